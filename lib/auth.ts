@@ -1,0 +1,65 @@
+/**
+ * Bearer API-key authentication. Keys are held and compared only as SHA-256 digests, in constant
+ * time, through the small `ApiKeyStore` interface: locally the keys come from the environment,
+ * when deployed from the parameter store, and the handlers never know which.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError } from './errors.ts';
+
+export const AUTH_REALM = 'petstore';
+
+export interface ApiKeyStore {
+  /** SHA-256 digests of every key that is valid now. */
+  keyDigests(): Promise<readonly Buffer[]>;
+}
+
+export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
+
+/** Keys given in plain text, as `PETSTORE_API_KEYS` does locally. */
+export class StaticApiKeys implements ApiKeyStore {
+  readonly #digests: readonly Buffer[];
+
+  constructor(keys: readonly string[]) {
+    this.#digests = keys.map((key) => key.trim()).filter(Boolean).map(digestKey);
+  }
+
+  static fromList(commaSeparated: string): StaticApiKeys {
+    return new StaticApiKeys(commaSeparated.split(','));
+  }
+
+  async keyDigests(): Promise<readonly Buffer[]> {
+    return this.#digests;
+  }
+}
+
+/** RFC 6750 b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+const unauthorized = (message: string, tokenPresented: boolean) =>
+  new ApiError('UNAUTHORIZED', message, {
+    'WWW-Authenticate': tokenPresented
+      ? `Bearer realm="${AUTH_REALM}", error="invalid_token"`
+      : `Bearer realm="${AUTH_REALM}"`,
+  });
+
+/** Resolves when `authorization` carries a valid key; throws a 401 otherwise. */
+export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<void> {
+  const header = authorization?.trim() ?? '';
+  if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
+  if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
+  const token = BEARER.exec(header)?.[1];
+  if (!token) {
+    const empty = header.replace(/^Bearer/i, '').trim() === '';
+    throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
+  }
+  if (!matchesAny(digestKey(token), await keys.keyDigests())) throw unauthorized('The API key is invalid.', true);
+}
+
+/** Compares against every digest, without stopping early, so timing says nothing about which matched. */
+function matchesAny(digest: Buffer, digests: readonly Buffer[]): boolean {
+  let matched = false;
+  for (const candidate of digests) {
+    if (candidate.length === digest.length && timingSafeEqual(candidate, digest)) matched = true;
+  }
+  return matched;
+}

@@ -1,0 +1,23 @@
+/**
+ * Deprecation of an operation, told on every answer it gives: `Deprecation` (RFC 9745),
+ * `Sunset` (RFC 8594) and a `successor-version` link. From the sunset on it answers 410.
+ */
+import { ApiError } from './errors.ts';
+import { API_BASE_PATH, type Deprecation } from './routes.ts';
+
+export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
+  return {
+    Deprecation: `@${Math.floor(Date.parse(deprecation.since) / 1000)}`,
+    Sunset: new Date(deprecation.sunset).toUTCString(),
+    Link: `<${API_BASE_PATH}${deprecation.successor}>; rel="successor-version"`,
+  };
+}
+
+export function assertBeforeSunset(deprecation: Deprecation, now: Date): void {
+  if (now.getTime() >= Date.parse(deprecation.sunset)) {
+    throw new ApiError(
+      'GONE',
+      `This operation was removed on ${new Date(deprecation.sunset).toUTCString()}; use GET ${API_BASE_PATH}${deprecation.successor} instead.`,
+    );
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The one list of error codes the service answers with, each with its HTTP status.
+ * Handlers, the local API and the API Gateway responses all read it.
+ */
+export const errorStatuses = {
+  VALIDATION_FAILED: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  GONE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL: 500,
+  BAD_GATEWAY: 502,
+  SERVICE_UNAVAILABLE: 503,
+  GATEWAY_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatuses;
+
+/** The Error resource of the spec: `status` always repeats the HTTP status. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+}
+
+/** An error whose message is safe to show to the client. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = errorStatuses[code];
+    this.headers = headers;
+  }
+
+  toBody(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+/** Seconds a client should wait before retrying when the store is unavailable. */
+export const RETRY_AFTER_SECONDS = 1;
+
+export const serviceUnavailable = (): ApiError =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The pet store is temporarily unavailable; retry later.', {
+    'Retry-After': String(RETRY_AFTER_SECONDS),
+  });
+
+/** Maps a status that a library raised (for example middy's parser) onto our codes. */
+export function codeForStatus(status: number): ErrorCode {
+  const found = (Object.keys(errorStatuses) as ErrorCode[]).find((code) => errorStatuses[code] === status);
+  if (found) return found;
+  // 422 is what middy's JSON parser answers for malformed JSON: the spec calls that a 400.
+  return status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED';
+}

@@ -1,0 +1,46 @@
+/**
+ * Test support: one embedded dynalite per test file, a fresh table per call, and a Service
+ * wired to it exactly as the handlers' own configuration would wire it.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
+import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+
+export const TEST_API_KEY = 'test-key-0123456789abcdef';
+export const TEST_CURSOR_SECRET = 'test-cursor-secret-0123456789';
+
+let store: EmbeddedStore | undefined;
+
+/** Starts dynalite for this file; call once at the top of a test file. */
+export function useEmbeddedStore(): () => string {
+  beforeAll(async () => {
+    store = await startEmbeddedStore();
+  });
+  afterAll(async () => {
+    await store?.close();
+    store = undefined;
+  });
+  return () => {
+    if (!store) throw new Error('useEmbeddedStore() has not started yet');
+    return store.endpoint;
+  };
+}
+
+/** The environment a deployed function would have, pointed at a new table on the embedded store. */
+export async function freshEnvironment(endpoint: string, extra: Environment = {}): Promise<Environment> {
+  const tableName = `pets-${randomUUID()}`;
+  await ensurePetsTable(endpoint, tableName);
+  return {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: 'us-east-1',
+    PETSTORE_API_KEYS: TEST_API_KEY,
+    PETSTORE_CURSOR_SECRET: TEST_CURSOR_SECRET,
+    ...extra,
+  };
+}
+
+export async function freshService(endpoint: string, overrides: Partial<Service> = {}): Promise<Service> {
+  return { ...serviceFromEnvironment(await freshEnvironment(endpoint)), ...overrides };
+}
