@@ -6,6 +6,8 @@ export default defineConfig({
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',
     testTimeout: 60_000,
+    // Logs of passing tests (expected 401s, injected faults) are noise; a failing test shows its own.
+    silent: 'passed-only',
     hookTimeout: 120_000,
   },
 });

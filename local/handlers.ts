@@ -1,0 +1,14 @@
+/** Loads the very handler modules that are deployed, by the entries of the shared route list. */
+import type { Handler } from 'aws-lambda';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import type { Route } from '../lib/routes.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Imports a route's handler. The module reads its configuration from process.env when first loaded. */
+export async function loadHandler(route: Route): Promise<Handler> {
+  const module = (await import(pathToFileURL(resolve(ROOT, route.entry)).href)) as { handler?: Handler };
+  if (typeof module.handler !== 'function') throw new Error(`${route.entry} does not export a handler`);
+  return module.handler;
+}

@@ -1,0 +1,130 @@
+/**
+ * Turns an HTTP request into the API Gateway REST (payload v1) proxy event that a deployed
+ * function receives, and a proxy result back into status, headers and body.
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { API_BASE_PATH, API_STAGE_NAME, type Route } from '../lib/routes.ts';
+
+export interface IncomingParts {
+  method: string;
+  /** Path below the base path, e.g. `/pets/7`. */
+  path: string;
+  query: URLSearchParams;
+  /** Raw header pairs, as node:http gives them in `rawHeaders`. */
+  rawHeaders: readonly string[];
+  body: Buffer;
+  sourceIp: string;
+}
+
+export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters: Record<string, string>): APIGatewayProxyEvent {
+  const multiValueHeaders = groupPairs(pairs(parts.rawHeaders));
+  const multiValueQuery = groupPairs([...parts.query.entries()]);
+  const requestId = randomUUID();
+  const now = new Date();
+  const { body, isBase64Encoded } = encodeBody(parts.body);
+  return {
+    resource: route.path,
+    path: parts.path,
+    httpMethod: parts.method,
+    headers: lastValues(multiValueHeaders) ?? {},
+    multiValueHeaders,
+    queryStringParameters: lastValues(multiValueQuery),
+    multiValueQueryStringParameters: Object.keys(multiValueQuery).length ? multiValueQuery : null,
+    pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
+    stageVariables: null,
+    body,
+    isBase64Encoded,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      httpMethod: parts.method,
+      path: `${API_BASE_PATH}${parts.path}`,
+      protocol: 'HTTP/1.1',
+      requestId,
+      requestTime: now.toUTCString(),
+      requestTimeEpoch: now.getTime(),
+      resourceId: route.operation,
+      resourcePath: route.path,
+      stage: API_STAGE_NAME,
+      identity: localIdentity(parts.sourceIp, multiValueHeaders['user-agent']?.[0] ?? null),
+    },
+  };
+}
+
+/** A Lambda context good enough for handlers run outside Lambda. */
+export function localContext(functionName: string, timeoutMs = 10_000): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Headers of a proxy result as node:http wants them, multi-value headers included. */
+export function resultHeaders(result: APIGatewayProxyResult): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  return headers;
+}
+
+export const resultBody = (result: APIGatewayProxyResult): Buffer =>
+  Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
+
+function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
+  if (raw.length === 0) return { body: null, isBase64Encoded: false };
+  const text = raw.toString('utf8');
+  // Text that is not valid UTF-8 would be mangled as a string; API Gateway would send it base64.
+  return Buffer.from(text, 'utf8').equals(raw)
+    ? { body: text, isBase64Encoded: false }
+    : { body: raw.toString('base64'), isBase64Encoded: true };
+}
+
+function pairs(flat: readonly string[]): [string, string][] {
+  const result: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) result.push([flat[i] as string, flat[i + 1] as string]);
+  return result;
+}
+
+function groupPairs(entries: [string, string][]): Record<string, string[]> {
+  const grouped: Record<string, string[]> = {};
+  for (const [name, value] of entries) (grouped[name] ??= []).push(value);
+  return grouped;
+}
+
+function lastValues(grouped: Record<string, string[]>): Record<string, string> | null {
+  const entries = Object.entries(grouped).map(([name, values]) => [name, values.at(-1) ?? ''] as const);
+  return entries.length ? Object.fromEntries(entries) : null;
+}
+
+function localIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp,
+    user: null,
+    userAgent,
+    userArn: null,
+  };
+}

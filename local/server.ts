@@ -1,0 +1,136 @@
+/**
+ * The local API: `npm start`. Each HTTP request becomes the API Gateway proxy event the deployed
+ * function would get, the same handler module answers it, and its result goes back as the response.
+ * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
+ */
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError } from '../lib/errors.ts';
+import { errorResponse } from '../lib/responses.ts';
+import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
+import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
+import { loadHandler } from './handlers.ts';
+import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
+
+/** API Gateway's own limit on a request body. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+export interface LocalApi {
+  url: string;
+  local: LocalEnvironment;
+  close(): Promise<void>;
+}
+
+export async function startLocalApi(options: { port?: number; host?: string; quiet?: boolean } = {}): Promise<LocalApi> {
+  const local = await prepareLocalEnvironment();
+  // The handlers read their configuration from the environment, exactly as on Lambda.
+  Object.assign(process.env, local.env);
+  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route)] as const)));
+
+  const server = createServer((request, response) => {
+    const started = Date.now();
+    serve(request, handlers)
+      .catch((error: unknown) => {
+        console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
+        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'));
+      })
+      .then((result) => {
+        send(response, result);
+        if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 3000, options.host ?? '127.0.0.1', resolve));
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address}:${port}${API_BASE_PATH}`,
+    local,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await local.close();
+    },
+  };
+}
+
+async function serve(request: IncomingMessage, handlers: Map<Route, Function>): Promise<APIGatewayProxyResult> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const method = request.method ?? 'GET';
+  const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
+  const match = below === undefined ? ({ kind: 'notFound' } as const) : matchRoute(method, below);
+  if (match.kind === 'notFound') {
+    request.resume();
+    return errorResponse(new ApiError('NOT_FOUND', `No resource at ${url.pathname}.`));
+  }
+  if (match.kind === 'methodNotAllowed') {
+    request.resume();
+    const allow = match.allow.join(', ');
+    return errorResponse(new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow }));
+  }
+  const body = await readBody(request);
+  if (body === undefined) return errorResponse(new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.'));
+  const { route, pathParameters } = match;
+  const event = toProxyEvent(
+    {
+      method,
+      path: below as string,
+      query: url.searchParams,
+      rawHeaders: [...request.rawHeaders, ...forwardedHeaders(request)],
+      body,
+      sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    },
+    route,
+    pathParameters,
+  );
+  const handler = handlers.get(route) as (e: unknown, c: unknown) => Promise<APIGatewayProxyResult>;
+  return handler(event, localContext(route.operation));
+}
+
+/** What API Gateway adds in front of a function. */
+function forwardedHeaders(request: IncomingMessage): string[] {
+  return [
+    'X-Forwarded-Proto', 'http',
+    'X-Forwarded-For', request.socket.remoteAddress ?? '127.0.0.1',
+    'X-Forwarded-Port', String(request.socket.localPort ?? ''),
+  ];
+}
+
+/** The body, or undefined when it passes API Gateway's limit. */
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REQUEST_BYTES) {
+      request.resume();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult): void {
+  const body = resultBody(result);
+  response.writeHead(result.statusCode, { ...resultHeaders(result), 'Content-Length': String(body.length) });
+  response.end(body);
+}
+
+async function main(): Promise<void> {
+  const api = await startLocalApi({ port: Number(process.env.PORT ?? 3000) });
+  const { store, generatedApiKey } = api.local;
+  const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
+  console.log(`Pet Store API listening on ${api.url}`);
+  console.log(`Store: ${store.embedded ? 'embedded dynalite' : 'DynamoDB endpoint'} ${store.endpoint}${store.persistent ? '' : ' (in memory)'}`);
+  if (generatedApiKey) console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
+  console.log('Try:');
+  console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
+  console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
+  const stop = () => {
+    void api.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))) await main();

@@ -1,0 +1,147 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createHandler as createPetHandler } from '../../functions/createPet.ts';
+import { createHandler as getPetHandler } from '../../functions/getPet.ts';
+import { MAX_BODY_BYTES } from '../../lib/http.ts';
+import { createDocumentClient } from '../../lib/petStore.ts';
+import type { Service } from '../../lib/service.ts';
+import { apiEvent, call } from '../support/events.ts';
+import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
+import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+
+const endpoint = useEmbeddedStore();
+let env: Environment;
+let service: Service;
+let createPet: ReturnType<typeof createPetHandler>;
+let getPet: ReturnType<typeof getPetHandler>;
+
+beforeEach(async () => {
+  env = await freshEnvironment(endpoint());
+  service = serviceFromEnvironment(env);
+  createPet = createPetHandler(service);
+  getPet = getPetHandler(service);
+});
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  call(createPet, apiEvent('POST', '/pets', { body, headers }));
+
+async function storedItems(): Promise<Record<string, unknown>[]> {
+  const documents = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
+  const { Items } = await documents.send(new ScanCommand({ TableName: env.TABLE_NAME }));
+  return Items ?? [];
+}
+
+describe('createPet', () => {
+  it('answers 201 with the stored Pet, its id and Location', async () => {
+    const res = await post({ name: 'Rex', categoryId: 7, status: 'available' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
+    expect(Number.isSafeInteger(res.body.id) && res.body.id > 0).toBe(true);
+    expect(res.headers.location).toBe(`/v1/pets/${res.body.id}`);
+    const fetched = await call(getPet, apiEvent('GET', `/pets/${res.body.id}`));
+    expect(fetched.body).toEqual(res.body);
+  });
+
+  it('leaves status out when the client leaves it out', async () => {
+    const res = await post({ name: 'Tom', categoryId: 1 });
+    expect(res.status).toBe(201);
+    expect(res.body).not.toHaveProperty('status');
+    expect((await storedItems())[0]).not.toHaveProperty('status');
+  });
+
+  it('stores the name trimmed, and accepts the largest safe categoryId', async () => {
+    const res = await post({ name: '  Rex  ', categoryId: Number.MAX_SAFE_INTEGER });
+    expect(res.body).toMatchObject({ name: 'Rex', categoryId: Number.MAX_SAFE_INTEGER });
+  });
+
+  it.each([
+    ['application/json; charset=utf-8'],
+    ['Application/JSON'],
+    ['application/json;charset="UTF-8"'],
+  ])('accepts Content-Type %s', async (contentType) => {
+    expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Type': contentType })).status).toBe(201);
+  });
+
+  it('accepts a base64-encoded body, as API Gateway may send it', async () => {
+    const event = apiEvent('POST', '/pets', { body: '' });
+    event.body = Buffer.from(JSON.stringify({ name: 'Rex', categoryId: 1 })).toString('base64');
+    event.isBase64Encoded = true;
+    expect((await call(createPet, event)).status).toBe(201);
+  });
+
+  const longName = 'x'.repeat(257);
+  it.each<[string, unknown, number, string, RegExp?]>([
+    ['name missing', { categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name'/],
+    ['categoryId missing', { name: 'Rex' }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['name empty', { name: '', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not be empty/],
+    ['name blank', { name: '   ', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not be empty/],
+    ['name too long', { name: longName, categoryId: 1 }, 400, 'VALIDATION_FAILED', /at most 256/],
+    ['name with a control character', { name: 'Re\u0000x', categoryId: 1 }, 400, 'VALIDATION_FAILED', /control/],
+    ['name not a string', { name: 42, categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must be a string/],
+    ['categoryId zero', { name: 'Rex', categoryId: 0 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['categoryId negative', { name: 'Rex', categoryId: -1 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['categoryId fractional', { name: 'Rex', categoryId: 1.5 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['categoryId a string', { name: 'Rex', categoryId: '1' }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['categoryId too large', { name: 'Rex', categoryId: 2 ** 53 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['categoryId huge literal', '{"name":"Rex","categoryId":123456789012345678901234567890}', 400, 'VALIDATION_FAILED', /'categoryId'/],
+    ['status unknown', { name: 'Rex', categoryId: 1, status: 'lost' }, 400, 'VALIDATION_FAILED', /'status'/],
+    ['status null', { name: 'Rex', categoryId: 1, status: null }, 400, 'VALIDATION_FAILED', /'status'/],
+    ['id sent by the client', { id: 5, name: 'Rex', categoryId: 1 }, 400, 'VALIDATION_FAILED', /unknown field 'id'/],
+    ['an unknown field', { name: 'Rex', categoryId: 1, colour: 'red' }, 400, 'VALIDATION_FAILED', /'colour'/],
+    ['a JSON array', '[{"name":"Rex","categoryId":1}]', 400, 'VALIDATION_FAILED', /JSON object/],
+    ['a JSON string', '"Rex"', 400, 'VALIDATION_FAILED', /JSON object/],
+    ['JSON null', 'null', 400, 'VALIDATION_FAILED', /JSON object/],
+    ['malformed JSON', '{"name": "Rex",', 400, 'VALIDATION_FAILED', /not valid JSON/],
+    ['a __proto__ key', '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}', 400, 'VALIDATION_FAILED'],
+    ['an empty body', '', 400, 'VALIDATION_FAILED', /JSON object is required/],
+    ['a body over 16 KiB', JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(MAX_BODY_BYTES) }), 413, 'PAYLOAD_TOO_LARGE'],
+  ])('rejects %s', async (_case, body, status, code, message) => {
+    const res = await post(body);
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ code, message: expect.any(String), status });
+    if (message) expect(res.body.message).toMatch(message);
+    expect(await storedItems()).toEqual([]);
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['text/plain', 'text/plain'],
+    ['a vendor JSON type', 'application/vnd.api+json'],
+    ['another charset', 'application/json; charset=latin1'],
+    ['form data', 'application/x-www-form-urlencoded'],
+  ])('answers 415 when Content-Type is %s', async (_case, contentType) => {
+    const event = apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 } });
+    delete event.headers['Content-Type'];
+    delete event.multiValueHeaders['Content-Type'];
+    if (contentType) event.headers['Content-Type'] = contentType;
+    const res = await call(createPet, event);
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.any(String), status: 415 });
+    expect(await storedItems()).toEqual([]);
+  });
+
+  it('gives 500 concurrent creates 500 distinct ids, every one readable', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => post({ name: `Pet ${i}`, categoryId: (i % 5) + 1 })),
+    );
+    expect(created.every((res) => res.status === 201)).toBe(true);
+    const ids = created.map((res) => res.body.id as number);
+    expect(new Set(ids).size).toBe(500);
+    expect(ids.every((id) => Number.isSafeInteger(id) && id > 0)).toBe(true);
+    const fetched = await Promise.all(created.map((res) => call(getPet, apiEvent('GET', `/pets/${res.body.id}`))));
+    expect(fetched.map((res) => res.body)).toEqual(created.map((res) => res.body));
+  });
+
+  it('draws a new id when one is taken, and never overwrites a stored pet', async () => {
+    const ids = [1001, 1001, 1002];
+    const store = new (await import('../../lib/petStore.ts')).DynamoPetStore(
+      createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT }),
+      env.TABLE_NAME as string,
+      () => ids.shift() ?? 9999,
+    );
+    await store.create({ name: 'First', categoryId: 1 });
+    const second = await store.create({ name: 'Second', categoryId: 1 });
+    expect(second.id).toBe(1002);
+    expect(await store.get(1001)).toMatchObject({ name: 'First' });
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../lib/errors.ts';
+import { timeOrderedId } from '../../lib/ids.ts';
+import { CursorCodec, nextPageLink } from '../../lib/pagination.ts';
+
+const codec = new CursorCodec(async () => 'a-secret-of-at-least-16-bytes');
+
+describe('CursorCodec', () => {
+  it('round-trips the last id for the same status filter', async () => {
+    expect(await codec.decode(await codec.encode(42, 'sold'), 'sold')).toBe(42);
+    expect(await codec.decode(await codec.encode(7, undefined), undefined)).toBe(7);
+  });
+
+  it.each([
+    ['for another status', async () => codec.decode(await codec.encode(42, 'sold'), 'pending')],
+    ['for a status when made without', async () => codec.decode(await codec.encode(42, undefined), 'sold')],
+    ['from another secret', async () => codec.decode(await new CursorCodec(async () => 'another-secret-entirely').encode(1, undefined), undefined)],
+    ['of garbage', async () => codec.decode('%%%', undefined)],
+    ['with an extra part', async () => codec.decode(`${await codec.encode(1, undefined)}.x`, undefined)],
+  ])('rejects a cursor %s with a 400', async (_case, attempt) => {
+    await expect(attempt()).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    await expect(attempt()).rejects.toBeInstanceOf(ApiError);
+  });
+
+  it('refuses a short secret', async () => {
+    await expect(new CursorCodec(async () => 'short').encode(1, undefined)).rejects.toThrow(/16 bytes/);
+  });
+});
+
+describe('nextPageLink', () => {
+  it('keeps limit and status, then the cursor', () => {
+    expect(nextPageLink('https://h/v1/pets', { limit: 5, status: 'sold' }, 'c.d')).toBe(
+      '<https://h/v1/pets?limit=5&status=sold&cursor=c.d>; rel="next"',
+    );
+    expect(nextPageLink('https://h/v1/pets', { limit: 20 }, 'c')).toBe('<https://h/v1/pets?limit=20&cursor=c>; rel="next"');
+  });
+});
+
+describe('timeOrderedId', () => {
+  it('gives positive safe integers that grow with time', async () => {
+    const first = timeOrderedId();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = timeOrderedId();
+    for (const id of [first, second]) expect(Number.isSafeInteger(id) && id > 0).toBe(true);
+    expect(second).toBeGreaterThan(first);
+  });
+});

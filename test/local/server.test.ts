@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalApi, type LocalApi } from '../../local/server.ts';
+
+const KEY = 'local-api-test-key';
+let api: LocalApi;
+
+beforeAll(async () => {
+  process.env.PETSTORE_API_KEYS = KEY;
+  process.env.PETSTORE_IN_MEMORY = '1';
+  delete process.env.DYNAMODB_ENDPOINT;
+  api = await startLocalApi({ port: 0, quiet: true });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const auth = { Authorization: `Bearer ${KEY}` };
+const json = { ...auth, 'Content-Type': 'application/json' };
+
+async function request(path: string, init: RequestInit = {}) {
+  const res = await fetch(`${api.url}${path}`, init);
+  expect(res.headers.get('content-type')).toBe('application/json');
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+const createPet = (pet: unknown) => request('/pets', { method: 'POST', headers: json, body: JSON.stringify(pet) });
+
+describe('local API over HTTP', () => {
+  it('serves under /v1 on loopback', () => {
+    expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  });
+
+  it('creates, lists and gets a pet', async () => {
+    const created = await createPet({ name: 'Rex', categoryId: 1, status: 'pending' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/v1/pets/${created.body.id}`);
+    const listed = await request('/pets?status=pending', { headers: auth });
+    expect(listed.body).toContainEqual(created.body);
+    const fetched = await request(`/pets/${created.body.id}`, { headers: auth });
+    expect(fetched.body).toEqual(created.body);
+    expect(fetched.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+  });
+
+  it('gives next links that work when followed as they are', async () => {
+    for (let i = 0; i < 5; i++) await createPet({ name: `Page ${i}`, categoryId: 2, status: 'sold' });
+    const seen: number[] = [];
+    let next: string | undefined = `${api.url}/pets?status=sold&limit=2`;
+    while (next) {
+      const res = await fetch(next, { headers: auth });
+      seen.push(...((await res.json()) as { id: number }[]).map((pet) => pet.id));
+      next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
+      if (next) expect(next.startsWith(`${api.url}/pets?limit=2&status=sold&cursor=`)).toBe(true);
+    }
+    expect(seen).toHaveLength(5);
+    expect(new Set(seen).size).toBe(5);
+  });
+
+  it.each([
+    ['/', 'GET'], ['/pets', 'GET'], ['/v2/pets', 'GET'], ['/v1', 'GET'], ['/v1/', 'GET'], ['/v1/orders', 'GET'],
+    ['/v1/pets/1/photos', 'GET'], ['/v1/pets/', 'GET'],
+  ])('answers 404 NOT_FOUND for %s', async (path, method) => {
+    const res = await fetch(new URL(path, api.url), { method, headers: auth });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
+  });
+
+  it.each([
+    ['/pets', 'DELETE', 'GET, POST'],
+    ['/pets', 'PUT', 'GET, POST'],
+    ['/pets/1', 'POST', 'GET'],
+    ['/pets/1', 'DELETE', 'GET'],
+    ['/pets/1', 'PATCH', 'GET'],
+  ])('answers 405 with Allow for %s %s', async (path, method, allow) => {
+    const res = await request(path, { method, headers: auth });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(res.body).toEqual({ code: 'METHOD_NOT_ALLOWED', message: expect.any(String), status: 405 });
+  });
+
+  it('answers errors with the Error body and no stack trace', async () => {
+    const res = await request('/pets', { method: 'POST', headers: json, body: '{"name":' });
+    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 });
+    expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts|SyntaxError/);
+  });
+
+  it('answers 401 with a challenge before any other check', async () => {
+    const res = await request('/pets?limit=0');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="petstore"');
+  });
+
+  it('passes multi-value query strings and headers as API Gateway does (the last value wins)', async () => {
+    const res = await request('/pets?limit=0&limit=1', { headers: auth });
+    expect(res.status).toBe(200);
+    expect(res.body.length).toBeLessThanOrEqual(1);
+  });
+
+  it('answers 413 for a body over the limit, and stores nothing', async () => {
+    const before = (await request('/pets?limit=100', { headers: auth })).body.length;
+    const res = await request('/pets', { method: 'POST', headers: json, body: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }) });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await request('/pets?limit=100', { headers: auth })).body.length).toBe(before);
+  });
+
+  it('decodes percent-encoded path parameters', async () => {
+    const res = await request('/pets/%31', { headers: auth });
+    expect([200, 404]).toContain(res.status);
+    expect((await request('/pets/%2F', { headers: auth })).status).toBe(400);
+  });
+});
