@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',
+    reporters: ['default', './test/support/summaryReporter.ts'],
     testTimeout: 60_000,
     // Logs of passing tests (expected 401s, injected faults) are noise; a failing test shows its own.
     silent: 'passed-only',
