@@ -4,7 +4,7 @@
  * when deployed from the parameter store, and the handlers never know which.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiError } from './errors.ts';
+import { ApiError, serviceUnavailable } from './errors.ts';
 
 export const AUTH_REALM = 'petstore';
 
@@ -52,7 +52,16 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
     const empty = header.replace(/^Bearer/i, '').trim() === '';
     throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
   }
-  if (!matchesAny(digestKey(token), await keys.keyDigests())) throw unauthorized('The API key is invalid.', true);
+  if (!matchesAny(digestKey(token), await validDigests(keys))) throw unauthorized('The API key is invalid.', true);
+}
+
+/** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
+async function validDigests(keys: ApiKeyStore): Promise<readonly Buffer[]> {
+  try {
+    return await keys.keyDigests();
+  } catch (error) {
+    throw Object.assign(serviceUnavailable(), { cause: error });
+  }
 }
 
 /** Compares against every digest, without stopping early, so timing says nothing about which matched. */

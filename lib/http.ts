@@ -11,6 +11,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { authenticate } from './auth.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
+import { logError } from './log.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 import { routes, type OperationName } from './routes.ts';
 import type { Service } from './service.ts';
@@ -62,7 +63,7 @@ function jsonResponses(operation: OperationName, headers: Record<string, string>
 function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
   const { error } = request;
   if (error instanceof ApiError) {
-    if (error.status >= 500) logError(request, operation, error.cause ?? error);
+    if (error.status >= 500) logFailure(request, operation, error.cause ?? error);
     return error;
   }
   // Errors that middy's own middlewares raise carry a client-safe status (415, 422, ...).
@@ -71,20 +72,14 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
     const code = codeForStatus(status);
     return new ApiError(code, code === 'VALIDATION_FAILED' ? 'Invalid body: the body is not valid JSON.' : String(error?.message));
   }
-  logError(request, operation, error);
+  logFailure(request, operation, error);
   return new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.');
 }
 
-function logError(request: ProxyRequest, operation: OperationName, error: unknown): void {
-  const failure = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { error };
-  console.error(
-    JSON.stringify({
-      level: 'ERROR',
-      operation,
-      requestId: request.context?.awsRequestId,
-      apiRequestId: request.event?.requestContext?.requestId,
-      ...failure,
-    }),
+function logFailure(request: ProxyRequest, operation: OperationName, error: unknown): void {
+  logError(
+    { operation, requestId: request.context?.awsRequestId, apiRequestId: request.event?.requestContext?.requestId },
+    error,
   );
 }
 

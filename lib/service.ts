@@ -4,13 +4,18 @@
  *
  * - TABLE_NAME: the pets table (default `pets`).
  * - DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint (dynalite locally); unset on AWS.
- * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only).
- * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes).
+ * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set).
+ * - PETSTORE_API_KEYS_PARAMETER_PATH: SSM path holding the keys' SHA-256 hashes (deployed).
+ * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes; local use).
+ * - PETSTORE_CURSOR_SECRET_ARN: a Secrets Manager secret holding it (deployed).
  */
 import { randomBytes } from 'node:crypto';
 import { StaticApiKeys, type ApiKeyStore } from './auth.ts';
+import { warn } from './log.ts';
 import { CursorCodec, type SecretSource } from './pagination.ts';
+import { ParameterStoreApiKeys } from './parameterStoreKeys.ts';
 import { DynamoPetStore, createDocumentClient, type PetStore } from './petStore.ts';
+import { secretsManagerSecret } from './secretsManagerSecret.ts';
 
 export interface Service {
   store: PetStore;
@@ -32,21 +37,20 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
 }
 
 function apiKeysFrom(env: Environment): ApiKeyStore {
-  if (!env.PETSTORE_API_KEYS) warn('No API keys are configured: every request will be answered 401.');
-  return StaticApiKeys.fromList(env.PETSTORE_API_KEYS ?? '');
+  if (env.PETSTORE_API_KEYS) return StaticApiKeys.fromList(env.PETSTORE_API_KEYS);
+  if (env.PETSTORE_API_KEYS_PARAMETER_PATH) return new ParameterStoreApiKeys({ path: env.PETSTORE_API_KEYS_PARAMETER_PATH });
+  warn('No API keys are configured: every request will be answered 401.');
+  return new StaticApiKeys([]);
 }
 
 function cursorSecretFrom(env: Environment): SecretSource {
   const configured = env.PETSTORE_CURSOR_SECRET;
   if (configured) return async () => configured;
+  if (env.PETSTORE_CURSOR_SECRET_ARN) return secretsManagerSecret({ secretId: env.PETSTORE_CURSOR_SECRET_ARN });
   // Good for one process only: cursors will not survive a restart or cross instances.
   warn('PETSTORE_CURSOR_SECRET is not set: page cursors are signed with a per-process secret.');
   const generated = randomBytes(32).toString('base64url');
   return async () => generated;
-}
-
-function warn(message: string): void {
-  console.warn(JSON.stringify({ level: 'WARN', message }));
 }
 
 let shared: Service | undefined;

@@ -1,0 +1,297 @@
+/**
+ * API-key management: `npm run keys -- <command>`; `npm run keys -- --help` tells how.
+ *
+ * Keys are stored as their SHA-256 digest only, one SecureString parameter per key under
+ * `/petstore/<stage>/api-keys/<keyId>`, which is what `ParameterStoreApiKeys` reads. A key is
+ * `psk_<keyId>_<secret>`: the id (12 hex characters) names its parameter, so it can be revoked;
+ * the secret is 32 random bytes, base64url, so the whole key is a valid RFC 6750 bearer token.
+ *
+ * AWS credentials and region come from the usual places (environment, profile, SSO);
+ * `--endpoint` or `AWS_ENDPOINT_URL_SSM` points it at another SSM endpoint, such as a local stand-in.
+ * Exit codes: 0 done, 1 failed, 2 bad usage.
+ */
+import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DeleteParameterCommand, DescribeParametersCommand, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { digestKey } from '../lib/auth.ts';
+import {
+  DEFAULT_KEYS_TTL_MS,
+  STAGES,
+  apiKeysPath,
+  createSsmClient,
+  formatKeyRecord,
+  isStage,
+  parseKeyRecord,
+  readKeyParameters,
+  type Stage,
+} from '../lib/parameterStoreKeys.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+const KEY_ID = /^[0-9a-f]{12}$/;
+/** `psk_<keyId>_<secret>`; group 1 is the key id. */
+export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+const MAX_DESCRIPTION = 1024;
+const CREATE_ATTEMPTS = 3;
+
+const TAKES_EFFECT = `within ${Math.round(DEFAULT_KEYS_TTL_MS / 60_000)} minutes`;
+
+export const USAGE = `Usage: npm run keys -- <command> [options]
+
+Manages the Pet Store API keys kept in SSM Parameter Store under /petstore/<stage>/api-keys.
+
+Commands:
+  create --stage <stage> [--description <text>]   Issue a new key. It is printed once; only its
+                                                  SHA-256 digest is stored.
+  list --stage <stage>                            Show key ids, creation dates and descriptions.
+  revoke <keyId> --stage <stage>                  Delete a key.
+
+Options:
+  --stage <stage>        ${STAGES.join(' or ')} (required)
+  --description <text>   What the key is for, for example who holds it (create only).
+  --endpoint <url>       SSM endpoint to use (default: $AWS_ENDPOINT_URL_SSM, else AWS's).
+  -h, --help             Show this help.
+
+AWS credentials and region come from the usual places (environment, profile, SSO).
+The service caches keys: a created or revoked key takes effect ${TAKES_EFFECT}.
+Exit codes: 0 done, 1 failed, 2 bad usage.`;
+
+export interface KeysIo {
+  /** When not given, one is made with the default credentials and region (and closed afterwards). */
+  client?: SSMClient;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env?: Record<string, string | undefined>;
+  now?: () => Date;
+}
+
+class UsageError extends Error {}
+
+type Command =
+  | { name: 'help' }
+  | { name: 'create'; stage: Stage; description: string | undefined }
+  | { name: 'list'; stage: Stage }
+  | { name: 'revoke'; stage: Stage; keyId: string };
+
+/** A new key and its id, from node:crypto's CSPRNG. */
+export function generateApiKey(): { keyId: string; key: string } {
+  const keyId = randomBytes(6).toString('hex');
+  return { keyId, key: `psk_${keyId}_${randomBytes(32).toString('base64url')}` };
+}
+
+/** Runs one command; resolves to the exit code. Never throws. */
+export async function runKeys(argv: readonly string[], io: KeysIo): Promise<number> {
+  let command: Command;
+  let endpoint: string | undefined;
+  try {
+    ({ command, endpoint } = parseCommand(argv, io.env ?? process.env));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`keys: ${error.message}`);
+    io.err('Run "npm run keys -- --help" for usage.');
+    return EXIT_USAGE;
+  }
+  if (command.name === 'help') {
+    io.out(USAGE);
+    return EXIT_OK;
+  }
+
+  const client = io.client ?? createSsmClient({ endpoint });
+  try {
+    switch (command.name) {
+      case 'create':
+        return await create(client, command, io);
+      case 'list':
+        return await list(client, command, io);
+      case 'revoke':
+        return await revoke(client, command, io);
+      default:
+        return command satisfies never;
+    }
+  } catch (error) {
+    io.err(`keys ${command.name} failed: ${describeError(error)}`);
+    return EXIT_FAILED;
+  } finally {
+    if (!io.client) client.destroy();
+  }
+}
+
+function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): { command: Command; endpoint?: string } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        stage: { type: 'string' },
+        description: { type: 'string' },
+        endpoint: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [name, ...rest] = positionals;
+  if (values.help || name === 'help') return { command: { name: 'help' } };
+  if (name === undefined) throw new UsageError('a command is required: create, list or revoke.');
+  if (name !== 'create' && name !== 'list' && name !== 'revoke') {
+    throw new UsageError(`unknown command "${name}"; the commands are create, list and revoke.`);
+  }
+
+  if (values.stage === undefined) throw new UsageError(`${name} needs --stage ${STAGES.join('|')}.`);
+  if (!isStage(values.stage)) throw new UsageError(`--stage must be ${STAGES.join(' or ')}, not "${values.stage}".`);
+  const stage = values.stage;
+  if (values.description !== undefined && name !== 'create') throw new UsageError('--description is only for create.');
+
+  const endpoint = values.endpoint ?? (env.AWS_ENDPOINT_URL_SSM || undefined);
+  if (endpoint !== undefined && !URL.canParse(endpoint)) throw new UsageError(`the endpoint "${endpoint}" is not a URL.`);
+
+  let command: Command;
+  if (name === 'revoke') {
+    const [keyId, ...extra] = rest;
+    if (keyId === undefined) throw new UsageError('revoke needs the id of the key, as create and list show it.');
+    if (extra.length > 0) throw new UsageError(`revoke takes one key id, not ${rest.length}.`);
+    if (!KEY_ID.test(keyId)) {
+      const hint = API_KEY_FORMAT.test(keyId) ? ' Give only the id (the 12 characters after "psk_"), never the key.' : '';
+      throw new UsageError(`"${API_KEY_FORMAT.test(keyId) ? 'psk_…' : keyId}" is not a key id (12 lowercase hex characters).${hint}`);
+    }
+    command = { name, stage, keyId };
+  } else {
+    if (rest.length > 0) throw new UsageError(`${name} takes no arguments besides options; got "${rest.join(' ')}".`);
+    if (name === 'create') {
+      const description = values.description?.trim() || undefined;
+      if (description !== undefined && description.length > MAX_DESCRIPTION) {
+        throw new UsageError(`--description must be at most ${MAX_DESCRIPTION} characters.`);
+      }
+      command = { name, stage, description };
+    } else {
+      command = { name, stage };
+    }
+  }
+  return endpoint === undefined ? { command } : { command, endpoint };
+}
+
+async function create(client: SSMClient, { stage, description }: { stage: Stage; description: string | undefined }, io: KeysIo) {
+  const createdAt = (io.now?.() ?? new Date()).toISOString();
+  for (let attempt = 1; ; attempt++) {
+    const { keyId, key } = generateApiKey();
+    const name = `${apiKeysPath(stage)}/${keyId}`;
+    try {
+      await client.send(
+        new PutParameterCommand({
+          Name: name,
+          Value: formatKeyRecord({ sha256: digestKey(key).toString('hex'), createdAt }),
+          Type: 'SecureString',
+          Overwrite: false,
+          ...(description === undefined ? {} : { Description: description }),
+        }),
+      );
+    } catch (error) {
+      // A 48-bit id collides almost never; when it does, draw a new key rather than overwrite one.
+      if (errorName(error) === 'ParameterAlreadyExists' && attempt < CREATE_ATTEMPTS) continue;
+      throw error;
+    }
+    io.out(`Created API key ${keyId} for ${stage}${description === undefined ? '' : ` (${description})`}.`);
+    io.out('');
+    io.out(`    ${key}`);
+    io.out('');
+    io.out('WARNING: copy this key now and hand it over through a secure channel.');
+    io.out('It cannot be shown again: only its SHA-256 digest is stored, so it cannot be recovered, only revoked.');
+    io.out(`It is accepted ${TAKES_EFFECT}. To revoke it: npm run keys -- revoke ${keyId} --stage ${stage}`);
+    return EXIT_OK;
+  }
+}
+
+async function list(client: SSMClient, { stage }: { stage: Stage }, io: KeysIo) {
+  const path = apiKeysPath(stage);
+  const [parameters, descriptions] = await Promise.all([readKeyParameters(client, path), readDescriptions(client, path)]);
+  if (parameters.length === 0) {
+    io.out(`No API keys for ${stage} (${path}).`);
+    return EXIT_OK;
+  }
+  const rows = parameters
+    .map((parameter) => {
+      const name = parameter.Name ?? '';
+      // Only the creation date is taken from the value: the digest is never printed.
+      const record = parseKeyRecord(parameter.Value);
+      return {
+        keyId: name.slice(path.length + 1),
+        created: record?.createdAt ?? '(unreadable value: ignored by the service)',
+        description: descriptions.get(name) ?? '',
+      };
+    })
+    .sort((a, b) => a.created.localeCompare(b.created) || a.keyId.localeCompare(b.keyId));
+  const idWidth = Math.max('KEY ID'.length, ...rows.map((row) => row.keyId.length));
+  const createdWidth = Math.max('CREATED'.length, ...rows.map((row) => row.created.length));
+  const line = (keyId: string, created: string, description: string) =>
+    `${keyId.padEnd(idWidth)}  ${created.padEnd(createdWidth)}  ${description}`.trimEnd();
+  io.out(`${rows.length} API key${rows.length === 1 ? '' : 's'} for ${stage} (${path}):`);
+  io.out(line('KEY ID', 'CREATED', 'DESCRIPTION'));
+  for (const row of rows) io.out(line(row.keyId, row.created, row.description));
+  return EXIT_OK;
+}
+
+/** Parameter name to description; DescribeParameters is the only call that returns descriptions. */
+async function readDescriptions(client: SSMClient, path: string): Promise<Map<string, string>> {
+  const descriptions = new Map<string, string>();
+  let nextToken: string | undefined;
+  do {
+    const page = await client.send(
+      new DescribeParametersCommand({
+        ParameterFilters: [{ Key: 'Path', Option: 'OneLevel', Values: [path] }],
+        MaxResults: 50,
+        NextToken: nextToken,
+      }),
+    );
+    for (const { Name, Description } of page.Parameters ?? []) {
+      if (Name !== undefined && Description !== undefined) descriptions.set(Name, Description);
+    }
+    nextToken = page.NextToken;
+  } while (nextToken);
+  return descriptions;
+}
+
+async function revoke(client: SSMClient, { stage, keyId }: { stage: Stage; keyId: string }, io: KeysIo) {
+  const name = `${apiKeysPath(stage)}/${keyId}`;
+  try {
+    await client.send(new DeleteParameterCommand({ Name: name }));
+  } catch (error) {
+    if (errorName(error) !== 'ParameterNotFound') throw error;
+    io.err(`keys revoke: there is no key ${keyId} for ${stage} (no parameter ${name}); nothing was revoked.`);
+    io.err(`Run "npm run keys -- list --stage ${stage}" to see the keys.`);
+    return EXIT_FAILED;
+  }
+  io.out(`Revoked API key ${keyId} for ${stage}. The service stops accepting it ${TAKES_EFFECT}.`);
+  return EXIT_OK;
+}
+
+const errorName = (error: unknown): string | undefined => (error instanceof Error ? error.name : undefined);
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.message && error.message !== error.name ? `${error.name}: ${error.message}` : error.name;
+}
+
+function invokedDirectly(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  process.exitCode = await runKeys(process.argv.slice(2), {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  });
+}
