@@ -3,7 +3,7 @@
  * function would get, the same handler module answers it, and its result goes back as the response.
  * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
  */
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../lib/errors.ts';
@@ -53,7 +53,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
   };
 }
 
-async function serve(request: IncomingMessage, handlers: Map<Route, Function>): Promise<APIGatewayProxyResult> {
+async function serve(request: IncomingMessage, handlers: Map<Route, Handler>): Promise<APIGatewayProxyResult> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const method = request.method ?? 'GET';
   const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
@@ -82,8 +82,8 @@ async function serve(request: IncomingMessage, handlers: Map<Route, Function>): 
     route,
     pathParameters,
   );
-  const handler = handlers.get(route) as (e: unknown, c: unknown) => Promise<APIGatewayProxyResult>;
-  return handler(event, localContext(route.operation));
+  const handler = handlers.get(route) as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
+  return (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
 }
 
 /** What API Gateway adds in front of a function. */
