@@ -31,6 +31,8 @@ export interface Route {
   readonly tableAccess: readonly TableAccess[];
   /** Whether the operation reads `tableAccess` on the status index as well as on the table. */
   readonly usesStatusIndex: boolean;
+  /** Whether the operation signs and checks page cursors, and so reads the cursor secret. */
+  readonly usesCursorSecret: boolean;
   readonly deprecated?: Deprecation;
 }
 
@@ -43,6 +45,7 @@ export const routes: readonly Route[] = [
     summary: 'List all animals',
     tableAccess: ['dynamodb:Query', 'dynamodb:Scan'],
     usesStatusIndex: true,
+    usesCursorSecret: true,
   },
   {
     operation: 'createPet',
@@ -52,6 +55,7 @@ export const routes: readonly Route[] = [
     summary: 'Add an animal',
     tableAccess: ['dynamodb:PutItem'],
     usesStatusIndex: false,
+    usesCursorSecret: false,
   },
   {
     operation: 'getPet',
@@ -61,6 +65,7 @@ export const routes: readonly Route[] = [
     summary: 'Get an animal (deprecated)',
     tableAccess: ['dynamodb:GetItem'],
     usesStatusIndex: false,
+    usesCursorSecret: false,
     deprecated: { since: '2026-01-01T00:00:00Z', sunset: '2030-12-05T00:00:00Z', successor: '/pets' },
   },
 ];

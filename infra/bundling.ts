@@ -1,0 +1,98 @@
+/**
+ * The one set of esbuild options for the Lambda bundles. The CDK functions (through
+ * NodejsFunction's local esbuild bundling) and `npm run build` (through esbuild's JS API) both
+ * read them from here, so what `cdk synth` deploys and what `dist/` holds are built alike.
+ */
+import type { BuildOptions } from 'esbuild';
+import { LogLevel, OutputFormat, SourceMapMode, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: every route's `entry` is relative to it, and so is package-lock.json. */
+export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+export const DEPS_LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
+
+/** ESM output, so the file is `.mjs` and the Lambda handler is `index.handler`. */
+export const BUNDLE_FILE = 'index.mjs';
+export const HANDLER_EXPORT = 'handler';
+
+/**
+ * ESM bundles have no `require`; esbuild's shim for CommonJS dependencies that `require()` a
+ * Node built-in calls the global one. The banner defines it (under a name no bundle uses).
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __petstoreCreateRequire } from 'node:module';" +
+  'const require = __petstoreCreateRequire(import.meta.url);';
+
+/** The shared settings, in esbuild's own terms. */
+export const esbuildSettings = {
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  minify: true,
+  /** Linked source maps (`index.mjs.map`), read by `NODE_OPTIONS=--enable-source-maps`. */
+  sourcemap: true,
+  /** Stack traces need names and positions only; leaving out the sources halves the map. */
+  sourcesContent: false,
+  /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken. */
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+  /** Nothing is external: AWS SDK v3 is bundled, so the version we test is the version we run. */
+  external: [] as string[],
+  logLevel: 'warning',
+} as const;
+
+/** NodejsFunction's `bundling` props: the settings above, always bundled by the local esbuild. */
+export function lambdaBundling(): BundlingOptions {
+  assertLocalEsbuild();
+  return {
+    format: OutputFormat.ESM,
+    target: esbuildSettings.target,
+    minify: esbuildSettings.minify,
+    sourceMap: esbuildSettings.sourcemap,
+    sourceMapMode: SourceMapMode.DEFAULT,
+    sourcesContent: esbuildSettings.sourcesContent,
+    mainFields: [...esbuildSettings.mainFields],
+    banner: esbuildSettings.banner,
+    bundleAwsSDK: true,
+    externalModules: [...esbuildSettings.external],
+    logLevel: LogLevel.WARNING,
+    forceDockerBundling: false,
+  };
+}
+
+/** The settings as esbuild JS API options, without entry point or output file. */
+export function bundleOptions(): BuildOptions {
+  return {
+    bundle: true,
+    platform: esbuildSettings.platform,
+    format: esbuildSettings.format,
+    target: esbuildSettings.target,
+    minify: esbuildSettings.minify,
+    sourcemap: esbuildSettings.sourcemap,
+    sourcesContent: esbuildSettings.sourcesContent,
+    mainFields: [...esbuildSettings.mainFields],
+    banner: { js: esbuildSettings.banner },
+    external: [...esbuildSettings.external],
+    logLevel: esbuildSettings.logLevel,
+    absWorkingDir: PROJECT_ROOT,
+  };
+}
+
+/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.mjs` (+ `.map`). */
+export function esbuildOptions(entry: string, outdir: string): BuildOptions & { outfile: string } {
+  return { ...bundleOptions(), entryPoints: [entry], outfile: join(outdir, BUNDLE_FILE), metafile: true };
+}
+
+/**
+ * NodejsFunction silently falls back to Docker when it cannot find esbuild; we never want that
+ * (no Docker here, and a different esbuild would build a different bundle), so fail instead.
+ */
+export function assertLocalEsbuild(): void {
+  try {
+    createRequire(import.meta.url).resolve('esbuild');
+  } catch {
+    throw new Error('esbuild is not installed locally: run `npm ci`. The functions are never bundled in Docker.');
+  }
+}
