@@ -40,6 +40,12 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
     message: 'Too many requests; retry later.',
     headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   },
+  // Only with usage plans (none today); named so its 429 is never reported as DEFAULT_4XX's 403.
+  {
+    type: ResponseType.QUOTA_EXCEEDED,
+    code: 'TOO_MANY_REQUESTS',
+    message: 'The request quota is used up; retry later.',
+  },
   {
     type: ResponseType.INTEGRATION_FAILURE,
     code: 'BAD_GATEWAY',

@@ -386,6 +386,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
       const required: Record<string, ErrorCode> = {
         MISSING_AUTHENTICATION_TOKEN: 'NOT_FOUND',
         THROTTLED: 'TOO_MANY_REQUESTS',
+        QUOTA_EXCEEDED: 'TOO_MANY_REQUESTS',
         REQUEST_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
         INTEGRATION_FAILURE: 'BAD_GATEWAY',
         INTEGRATION_TIMEOUT: 'GATEWAY_TIMEOUT',
