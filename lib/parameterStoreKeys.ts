@@ -6,6 +6,7 @@
  */
 import { GetParametersByPathCommand, SSMClient, type Parameter } from '@aws-sdk/client-ssm';
 import type { ApiKeyStore } from './auth.ts';
+import { boundedClientConfig, endpointConfig } from './awsClients.ts';
 import { refreshing } from './cache.ts';
 import { warn } from './log.ts';
 
@@ -47,13 +48,8 @@ export function parseKeyRecord(value: string | undefined): ApiKeyRecord | undefi
   return { sha256, createdAt };
 }
 
-/** Bounded timeouts and retries: a slow parameter store costs a request seconds, not the Lambda's timeout. */
 export function createSsmClient({ endpoint }: { endpoint?: string | undefined } = {}): SSMClient {
-  return new SSMClient({
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
-    ...(endpoint ? { endpoint } : {}),
-  });
+  return new SSMClient({ ...boundedClientConfig, ...endpointConfig(endpoint) });
 }
 
 /** Every parameter directly under `path` (not recursively), decrypted, following NextToken to the end. */

@@ -13,6 +13,7 @@ import {
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { boundedClientConfig, endpointConfig } from './awsClients.ts';
 import { serviceUnavailable } from './errors.ts';
 import { timeOrderedId, type IdGenerator } from './ids.ts';
 import type { NewPet, Pet, PetStatus } from './schemas.ts';
@@ -43,16 +44,18 @@ export interface DynamoClientOptions {
   endpoint?: string | undefined;
 }
 
-/** Bounded timeouts and retries, so a sick table costs a request seconds, not the Lambda's whole timeout. */
-export function createDocumentClient({ region, endpoint }: DynamoClientOptions): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
+export function createDynamoClient({ region, endpoint }: DynamoClientOptions): DynamoDBClient {
+  return new DynamoDBClient({
+    ...boundedClientConfig,
     region: region ?? 'us-east-1',
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
+    ...endpointConfig(endpoint),
     // A local endpoint takes any credentials; never look for real ones.
-    ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(endpoint ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export function createDocumentClient(options: DynamoClientOptions): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(createDynamoClient(options), { marshallOptions: { removeUndefinedValues: true } });
 }
 
 const ID_ATTEMPTS = 5;

@@ -3,6 +3,7 @@
  * and kept for `ttlMs`, so a rotated secret is picked up without a redeploy.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { boundedClientConfig, endpointConfig } from './awsClients.ts';
 import { refreshing } from './cache.ts';
 import type { SecretSource } from './pagination.ts';
 
@@ -17,13 +18,8 @@ export interface SecretsManagerSecretOptions {
   now?: () => number;
 }
 
-/** Bounded timeouts and retries, as for the other AWS clients of the service. */
 export function createSecretsManagerClient({ endpoint }: { endpoint?: string | undefined } = {}): SecretsManagerClient {
-  return new SecretsManagerClient({
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
-    ...(endpoint ? { endpoint } : {}),
-  });
+  return new SecretsManagerClient({ ...boundedClientConfig, ...endpointConfig(endpoint) });
 }
 
 export function secretsManagerSecret({

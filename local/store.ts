@@ -2,9 +2,10 @@
  * The embedded DynamoDB-compatible store for local use and tests: dynalite, in this process,
  * on a loopback port, persisting under a folder or in memory only.
  */
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
+import { createDynamoClient } from '../lib/petStore.ts';
 import { createTableInput } from '../lib/table.ts';
 
 export interface EmbeddedStore {
@@ -33,11 +34,7 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
 
 /** Creates the pets table and its status index from the shared definition, unless it exists. */
 export async function ensurePetsTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  const client = createDynamoClient({ endpoint });
   try {
     await client.send(new CreateTableCommand(createTableInput(tableName)));
   } catch (error) {
