@@ -1,0 +1,51 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../lib/petStore.ts';
+import { prepareLocalEnvironment } from '../../local/environment.ts';
+import { startEmbeddedStore } from '../../local/store.ts';
+
+const documents = (endpoint: string) => createDocumentClient({ endpoint });
+
+describe('the local environment', () => {
+  it('keeps data under its folder across restarts, and shares the open store with a second process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-data-'));
+    const first = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
+    expect(first.store).toMatchObject({ embedded: true, persistent: true });
+    await documents(first.store.endpoint).send(new PutCommand({ TableName: 'pets', Item: { id: 1, name: 'Kept', categoryId: 1 } }));
+
+    const second = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
+    expect(second.store).toEqual({ endpoint: first.store.endpoint, embedded: false, persistent: true });
+    expect(second.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
+    await second.close();
+    await first.close();
+    expect(existsSync(join(dir, 'endpoint'))).toBe(false);
+
+    const restarted = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
+    const { Item } = await documents(restarted.store.endpoint).send(new GetCommand({ TableName: 'pets', Key: { id: 1 } }));
+    expect(Item).toEqual({ id: 1, name: 'Kept', categoryId: 1 });
+    expect(restarted.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
+    await restarted.close();
+  });
+
+  it('keeps nothing with PETSTORE_IN_MEMORY=1', async () => {
+    const local = await prepareLocalEnvironment({ PETSTORE_IN_MEMORY: '1', PETSTORE_API_KEYS: 'k' });
+    expect(local.store).toMatchObject({ embedded: true, persistent: false });
+    expect(local.generatedApiKey).toBeUndefined();
+    expect(local.env.PETSTORE_API_KEYS).toBe('k');
+    await local.close();
+  });
+
+  it('uses DYNAMODB_ENDPOINT as it is, creating the table and its index there', async () => {
+    const other = await startEmbeddedStore();
+    const local = await prepareLocalEnvironment({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere' });
+    expect(local.store).toMatchObject({ endpoint: other.endpoint, embedded: false });
+    expect(local.env).toMatchObject({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere' });
+    expect(local.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
+    await documents(other.endpoint).send(new PutCommand({ TableName: 'elsewhere', Item: { id: 2, name: 'There', categoryId: 1, status: 'sold' } }));
+    await local.close();
+    await other.close();
+  });
+});
