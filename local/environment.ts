@@ -88,6 +88,7 @@ async function reachable(endpoint: string): Promise<boolean> {
 
 /** A cursor secret kept beside the data, so page links survive a restart of the local API. */
 function keptSecret(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, 'cursor-secret');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();

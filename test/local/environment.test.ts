@@ -40,10 +40,13 @@ describe('the local environment', () => {
 
   it('uses DYNAMODB_ENDPOINT as it is, creating the table and its index there', async () => {
     const other = await startEmbeddedStore();
-    const local = await prepareLocalEnvironment({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere' });
+    // A data folder that does not exist yet, as on a fresh clone: the kept cursor secret creates it.
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'petstore-data-')), 'not-yet');
+    const local = await prepareLocalEnvironment({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere', PETSTORE_DATA_DIR: dataDir });
     expect(local.store).toMatchObject({ endpoint: other.endpoint, embedded: false });
     expect(local.env).toMatchObject({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere' });
     expect(local.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
+    expect(existsSync(join(dataDir, 'cursor-secret'))).toBe(true);
     await documents(other.endpoint).send(new PutCommand({ TableName: 'elsewhere', Item: { id: 2, name: 'There', categoryId: 1, status: 'sold' } }));
     await local.close();
     await other.close();
