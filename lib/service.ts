@@ -47,10 +47,16 @@ function cursorSecretFrom(env: Environment): SecretSource {
   const configured = env.PETSTORE_CURSOR_SECRET;
   if (configured) return async () => configured;
   if (env.PETSTORE_CURSOR_SECRET_ARN) return secretsManagerSecret({ secretId: env.PETSTORE_CURSOR_SECRET_ARN });
-  // Good for one process only: cursors will not survive a restart or cross instances.
-  warn('PETSTORE_CURSOR_SECRET is not set: page cursors are signed with a per-process secret.');
-  const generated = randomBytes(32).toString('base64url');
-  return async () => generated;
+  // Good for one process only: cursors will not survive a restart or cross instances. Made on first
+  // use, so functions that never sign a cursor (createPet, getPet) neither pay for it nor warn.
+  let generated: string | undefined;
+  return async () => {
+    if (generated === undefined) {
+      warn('PETSTORE_CURSOR_SECRET is not set: page cursors are signed with a per-process secret.');
+      generated = randomBytes(32).toString('base64url');
+    }
+    return generated;
+  };
 }
 
 let shared: Service | undefined;

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { routes } from '../lib/routes.ts';
 import { prepareLocalEnvironment } from './environment.ts';
+import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from './proxyEvent.ts';
 
@@ -36,8 +37,7 @@ export async function invoke(argv: string[]): Promise<unknown> {
     PETSTORE_API_KEYS: process.env.PETSTORE_API_KEYS ?? SAMPLE_EVENT_API_KEY,
   });
   try {
-    Object.assign(process.env, local.env);
-    const handler = await loadHandler(route);
+    const handler = await loadHandler(route, local.env);
     return await handler(event, localContext(route.operation), () => undefined);
   } finally {
     await local.close();
@@ -55,4 +55,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))) await main();
+if (isEntryPoint(import.meta.url)) await main();

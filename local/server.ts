@@ -10,6 +10,7 @@ import { ApiError } from '../lib/errors.ts';
 import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
 import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
+import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 
@@ -24,9 +25,7 @@ export interface LocalApi {
 
 export async function startLocalApi(options: { port?: number; host?: string; quiet?: boolean } = {}): Promise<LocalApi> {
   const local = await prepareLocalEnvironment();
-  // The handlers read their configuration from the environment, exactly as on Lambda.
-  Object.assign(process.env, local.env);
-  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route)] as const)));
+  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route, local.env)] as const)));
 
   const server = createServer((request, response) => {
     const started = Date.now();
@@ -133,4 +132,4 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))) await main();
+if (isEntryPoint(import.meta.url)) await main();

@@ -11,11 +11,10 @@
  * Exit codes: 0 done, 1 failed, 2 bad usage.
  */
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DeleteParameterCommand, DescribeParametersCommand, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { digestKey } from '../lib/auth.ts';
+import { isEntryPoint } from '../local/entryPoint.ts';
 import {
   DEFAULT_KEYS_TTL_MS,
   STAGES,
@@ -279,17 +278,7 @@ function describeError(error: unknown): string {
   return error.message && error.message !== error.name ? `${error.name}: ${error.message}` : error.name;
 }
 
-function invokedDirectly(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
+if (isEntryPoint(import.meta.url)) {
   process.exitCode = await runKeys(process.argv.slice(2), {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import type { Environment } from '../../lib/service.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-0123456789';
@@ -39,8 +39,4 @@ export async function freshEnvironment(endpoint: string, extra: Environment = {}
     PETSTORE_CURSOR_SECRET: TEST_CURSOR_SECRET,
     ...extra,
   };
-}
-
-export async function freshService(endpoint: string, overrides: Partial<Service> = {}): Promise<Service> {
-  return { ...serviceFromEnvironment(await freshEnvironment(endpoint)), ...overrides };
 }
