@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Environment } from '../lib/service.ts';
-import { ensurePetsTable, startEmbeddedStore } from './store.ts';
+import { DEFAULT_CONTROL_TABLE } from '../lib/table.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
 
 export interface LocalEnvironment {
   /** The variables to run the handlers with. */
@@ -28,6 +29,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
   const dataDir = resolve(given.PETSTORE_DATA_DIR ?? '.data');
   const inMemory = given.PETSTORE_IN_MEMORY === '1' || given.PETSTORE_IN_MEMORY === 'true';
   const tableName = given.TABLE_NAME ?? DEFAULT_TABLE;
+  const controlTableName = given.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE;
   const generatedApiKey = given.PETSTORE_API_KEYS ? undefined : `local_${randomBytes(24).toString('base64url')}`;
 
   let close = async () => {};
@@ -42,10 +44,12 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     ({ store, close } = await persistentStore(dataDir));
   }
   await ensurePetsTable(store.endpoint, tableName);
+  await ensureControlTable(store.endpoint, controlTableName);
 
   const env: Environment = {
     ...given,
     TABLE_NAME: tableName,
+    CONTROL_TABLE_NAME: controlTableName,
     DYNAMODB_ENDPOINT: store.endpoint,
     AWS_REGION: given.AWS_REGION ?? 'us-east-1',
     PETSTORE_API_KEYS: given.PETSTORE_API_KEYS ?? generatedApiKey,

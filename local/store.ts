@@ -2,11 +2,11 @@
  * The embedded DynamoDB-compatible store for local use and tests: dynalite, in this process,
  * on a loopback port, persisting under a folder or in memory only.
  */
-import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/petStore.ts';
-import { createTableInput } from '../lib/table.ts';
+import { createControlTableInput, createTableInput } from '../lib/table.ts';
 
 export interface EmbeddedStore {
   endpoint: string;
@@ -33,15 +33,22 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
 }
 
 /** Creates the pets table and its status index from the shared definition, unless it exists. */
-export async function ensurePetsTable(endpoint: string, tableName: string): Promise<void> {
+export const ensurePetsTable = (endpoint: string, tableName: string): Promise<void> =>
+  ensureTable(endpoint, createTableInput(tableName));
+
+/** Creates the control table (idempotency records, keys, secrets) unless it exists. */
+export const ensureControlTable = (endpoint: string, tableName: string): Promise<void> =>
+  ensureTable(endpoint, createControlTableInput(tableName));
+
+async function ensureTable(endpoint: string, input: CreateTableCommandInput): Promise<void> {
   const client = createDynamoClient({ endpoint });
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(new CreateTableCommand(input));
   } catch (error) {
     if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
   }
   for (let i = 0; i < 100; i++) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
     if (Table?.TableStatus === 'ACTIVE') break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_SETTINGS, STAGES, stackName, type Stage } from '../../infra/stages.ts';
 import { errorStatuses, type ErrorCode } from '../../lib/errors.ts';
 import { API_STAGE_NAME, resourcePaths, routes, type OperationName } from '../../lib/routes.ts';
-import { petsTable } from '../../lib/table.ts';
+import { controlTable, petsTable } from '../../lib/table.ts';
 import { synthesize, testApp, type Resources, type SynthesizedStack } from './synth.ts';
 
 const synthesized = new Map<Stage, SynthesizedStack>();
@@ -98,7 +98,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
   describe('table', () => {
     it('is the shared definition from lib/table.ts', () => {
       const { partitionKey, statusIndex } = petsTable;
-      of(stage).template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      of(stage).template.resourceCountIs('AWS::DynamoDB::Table', 2);
       of(stage).template.hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [{ AttributeName: partitionKey.name, KeyType: 'HASH' }],
         AttributeDefinitions: Match.arrayWith([
@@ -116,7 +116,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
           },
         ],
       });
-      const [, table] = of(stage).ofType('AWS::DynamoDB::Table')[0]!;
+      const table = of(stage).resource(of(stage).logicalId(of(stage).stack.table));
       expect((props(table).AttributeDefinitions as unknown[]).length).toBe(2);
     });
 
@@ -126,6 +126,24 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
       });
+    });
+
+    it('has a control table: string keys, TTL, on-demand, PITR, encrypted, protected like the pets table', () => {
+      const s = of(stage);
+      const control = s.resource(s.logicalId(s.stack.controlTable));
+      expect(props(control)).toMatchObject({
+        KeySchema: [
+          { AttributeName: controlTable.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: controlTable.sortKey.name, KeyType: 'RANGE' },
+        ],
+        TimeToLiveSpecification: { AttributeName: controlTable.timeToLiveAttribute, Enabled: true },
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: production,
+      });
+      expect(control.DeletionPolicy).toBe(production ? 'Retain' : 'Delete');
+      expect((s.json.Outputs ?? {}).ControlTableName!.Value).toEqual(ref(s.logicalId(s.stack.controlTable)));
     });
 
     it(production ? 'is protected and retained' : 'can be destroyed', () => {
@@ -171,7 +189,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
 
     it.each(routes.map((r) => [r.operation] as const))('%s: environment', (operation) => {
       const s = of(stage);
-      const [tableId] = s.ofType('AWS::DynamoDB::Table')[0]!;
+      const tableId = s.logicalId(s.stack.table);
       const [secretId] = s.ofType('AWS::SecretsManager::Secret')[0]!;
       const expected: Record<string, Json> = {
         TABLE_NAME: ref(tableId),
@@ -207,7 +225,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
     it.each(routes.map((r) => [r.operation] as const))('%s: exactly what its route needs', (operation) => {
       const s = of(stage);
       const { role, fn } = roleOf(s, operation);
-      const [tableId] = s.ofType('AWS::DynamoDB::Table')[0]!;
+      const tableId = s.logicalId(s.stack.table);
       const [secretId] = s.ofType('AWS::SecretsManager::Secret')[0]!;
       const table = getAtt(tableId, 'Arn');
       const statusIndex = { 'Fn::Join': ['', [table, `/index/${petsTable.statusIndex.indexName}`]] };
@@ -434,7 +452,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
     const s = of(stage);
     const outputs = s.json.Outputs ?? {};
     const [stageId, apiStage] = s.ofType('AWS::ApiGateway::Stage')[0]!;
-    const [tableId] = s.ofType('AWS::DynamoDB::Table')[0]!;
+    const tableId = s.logicalId(s.stack.table);
     const url = render(outputs.ApiUrl!.Value, { [stageId]: String(props(apiStage).StageName) });
     expect(url).toMatch(/^https:\/\/<\w+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/v1\/$/);
     expect(outputs.TableName!.Value).toEqual(ref(tableId));

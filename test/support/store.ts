@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import { ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
 import type { Environment } from '../../lib/service.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
@@ -31,8 +31,10 @@ export function useEmbeddedStore(): () => string {
 export async function freshEnvironment(endpoint: string, extra: Environment = {}): Promise<Environment> {
   const tableName = `pets-${randomUUID()}`;
   await ensurePetsTable(endpoint, tableName);
+  await ensureControlTable(endpoint, `control-${tableName}`);
   return {
     TABLE_NAME: tableName,
+    CONTROL_TABLE_NAME: `control-${tableName}`,
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: 'us-east-1',
     PETSTORE_API_KEYS: TEST_API_KEY,
