@@ -1,5 +1,6 @@
 /** POST /v1/pets: validates a NewPet, stores it under a fresh id, answers 201 with its Location. */
 import { httpHandler } from '../lib/http.ts';
+import { jsonBody } from '../lib/jsonBody.ts';
 import { jsonResponse } from '../lib/responses.ts';
 import { API_BASE_PATH } from '../lib/routes.ts';
 import { NewPet, parseOrThrow } from '../lib/schemas.ts';
@@ -14,7 +15,7 @@ export const createHandler = (service: Service) =>
       const pet = await service.store.create(newPet);
       return jsonResponse(201, pet, { Location: `${API_BASE_PATH}/pets/${pet.id}` });
     },
-    { jsonBody: true },
+    { body: jsonBody() },
   );
 
 export const handler = createHandler(defaultService());

@@ -1,61 +1,47 @@
 /**
- * What a handler needs (store, keys, cursor codec, clock), built from configuration alone.
+ * What a handler needs (store, keys, clock, the control table), built from configuration alone.
  * The same code runs on AWS and locally; only these variables differ:
  *
  * - TABLE_NAME: the pets table (default `pets`).
+ * - CONTROL_TABLE_NAME: the control table (default `petstore-control`): API keys, cursor secret.
  * - DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint (dynalite locally); unset on AWS.
- * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set).
- * - PETSTORE_API_KEYS_PARAMETER_PATH: SSM path holding the keys' SHA-256 hashes (deployed).
- * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes; local use).
- * - PETSTORE_CURSOR_SECRET_ARN: a Secrets Manager secret holding it (deployed).
+ * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set); else the
+ *   keys' digests are read from the control table (deployed).
+ * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes; local use); else
+ *   listPets keeps one in the control table (lib/cursorSecret.ts).
  */
-import { randomBytes } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { StaticApiKeys, type ApiKeyStore } from './auth.ts';
-import { warn } from './log.ts';
-import { CursorCodec, type SecretSource } from './pagination.ts';
-import { ParameterStoreApiKeys } from './parameterStoreKeys.ts';
+import { ControlTableApiKeys } from './controlTableKeys.ts';
 import { DynamoPetStore, createDocumentClient, type PetStore } from './petStore.ts';
-import { secretsManagerSecret } from './secretsManagerSecret.ts';
+import { DEFAULT_CONTROL_TABLE } from './table.ts';
+
+export interface ControlTableAccess {
+  documents: DynamoDBDocumentClient;
+  tableName: string;
+}
 
 export interface Service {
   store: PetStore;
   keys: ApiKeyStore;
-  cursors: CursorCodec;
   now: () => Date;
+  /** The control table, through the pets table's own client. */
+  control: ControlTableAccess;
+  /** A cursor secret given in configuration (local use); when unset, the control table keeps one. */
+  cursorSecret?: string | undefined;
 }
 
 export type Environment = Record<string, string | undefined>;
 
 export function serviceFromEnvironment(env: Environment = process.env): Service {
   const documents = createDocumentClient({ region: env.AWS_REGION, endpoint: env.DYNAMODB_ENDPOINT });
+  const control = { documents, tableName: env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE };
   return {
     store: new DynamoPetStore(documents, env.TABLE_NAME ?? 'pets'),
-    keys: apiKeysFrom(env),
-    cursors: new CursorCodec(cursorSecretFrom(env)),
+    keys: env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control),
     now: () => new Date(),
-  };
-}
-
-function apiKeysFrom(env: Environment): ApiKeyStore {
-  if (env.PETSTORE_API_KEYS) return StaticApiKeys.fromList(env.PETSTORE_API_KEYS);
-  if (env.PETSTORE_API_KEYS_PARAMETER_PATH) return new ParameterStoreApiKeys({ path: env.PETSTORE_API_KEYS_PARAMETER_PATH });
-  warn('No API keys are configured: every request will be answered 401.');
-  return new StaticApiKeys([]);
-}
-
-function cursorSecretFrom(env: Environment): SecretSource {
-  const configured = env.PETSTORE_CURSOR_SECRET;
-  if (configured) return async () => configured;
-  if (env.PETSTORE_CURSOR_SECRET_ARN) return secretsManagerSecret({ secretId: env.PETSTORE_CURSOR_SECRET_ARN });
-  // Good for one process only: cursors will not survive a restart or cross instances. Made on first
-  // use, so functions that never sign a cursor (createPet, getPet) neither pay for it nor warn.
-  let generated: string | undefined;
-  return async () => {
-    if (generated === undefined) {
-      warn('PETSTORE_CURSOR_SECRET is not set: page cursors are signed with a per-process secret.');
-      generated = randomBytes(32).toString('base64url');
-    }
-    return generated;
+    control,
+    cursorSecret: env.PETSTORE_CURSOR_SECRET || undefined,
   };
 }
 

@@ -71,3 +71,10 @@ export function createControlTableInput(tableName: string) {
     ],
   };
 }
+
+/** The keys of the records this service keeps in the control table (see `controlTable`). */
+export const controlKeys = {
+  /** Partition of the API keys; the sort key is the key id. */
+  apiKeys: 'apikeys',
+  cursorSecret: { pk: 'cursor-secret', sk: 'current' },
+} as const;

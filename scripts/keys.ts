@@ -1,31 +1,25 @@
 /**
  * API-key management: `npm run keys -- <command>`; `npm run keys -- --help` tells how.
  *
- * Keys are stored as their SHA-256 digest only, one SecureString parameter per key under
- * `/petstore/<stage>/api-keys/<keyId>`, which is what `ParameterStoreApiKeys` reads. A key is
- * `psk_<keyId>_<secret>`: the id (12 hex characters) names its parameter, so it can be revoked;
+ * Keys are stored as their SHA-256 digest only, one control-table item per key (partition
+ * `apikeys`, sort key the key id), which is what `ControlTableApiKeys` reads. A key is
+ * `psk_<keyId>_<secret>`: the id (12 hex characters) names its item, so it can be revoked;
  * the secret is 32 random bytes, base64url, so the whole key is a valid RFC 6750 bearer token.
  *
- * AWS credentials and region come from the usual places (environment, profile, SSO);
- * `--endpoint` or `AWS_ENDPOINT_URL_SSM` points it at another SSM endpoint, such as a local stand-in.
- * Exit codes: 0 done, 1 failed, 2 bad usage.
+ * The table is `--table`, else $CONTROL_TABLE_NAME, else the name the stack gives the stage's
+ * control table (`petstore-<stage>-control`). AWS credentials and region come from the usual places
+ * (environment, profile, SSO); `--endpoint` or `AWS_ENDPOINT_URL_DYNAMODB` points it at another
+ * DynamoDB endpoint, such as dynalite. Exit codes: 0 done, 1 failed, 2 bad usage.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DeleteParameterCommand, DescribeParametersCommand, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { digestKey } from '../lib/auth.ts';
+import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/controlTableKeys.ts';
+import { createDocumentClient } from '../lib/petStore.ts';
+import { STAGES, controlTableName, isStage, type Stage } from '../lib/stages.ts';
+import { controlKeys, controlTable } from '../lib/table.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
-import {
-  DEFAULT_KEYS_TTL_MS,
-  STAGES,
-  apiKeysPath,
-  createSsmClient,
-  formatKeyRecord,
-  isStage,
-  parseKeyRecord,
-  readKeyParameters,
-  type Stage,
-} from '../lib/parameterStoreKeys.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -41,7 +35,7 @@ const TAKES_EFFECT = `within ${Math.round(DEFAULT_KEYS_TTL_MS / 60_000)} minutes
 
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
-Manages the Pet Store API keys kept in SSM Parameter Store under /petstore/<stage>/api-keys.
+Manages the Pet Store API keys kept in a stage's control table (partition "apikeys").
 
 Commands:
   create --stage <stage> [--description <text>]   Issue a new key. It is printed once; only its
@@ -52,7 +46,9 @@ Commands:
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
   --description <text>   What the key is for, for example who holds it (create only).
-  --endpoint <url>       SSM endpoint to use (default: $AWS_ENDPOINT_URL_SSM, else AWS's).
+  --table <name>         The control table (default: $CONTROL_TABLE_NAME, else petstore-<stage>-control,
+                         the name the stack gives it; also the stack's ControlTableName output).
+  --endpoint <url>       DynamoDB endpoint to use (default: $AWS_ENDPOINT_URL_DYNAMODB, else AWS's).
   -h, --help             Show this help.
 
 AWS credentials and region come from the usual places (environment, profile, SSO).
@@ -61,7 +57,7 @@ Exit codes: 0 done, 1 failed, 2 bad usage.`;
 
 export interface KeysIo {
   /** When not given, one is made with the default credentials and region (and closed afterwards). */
-  client?: SSMClient;
+  client?: DynamoDBDocumentClient;
   out: (line: string) => void;
   err: (line: string) => void;
   env?: Record<string, string | undefined>;
@@ -72,9 +68,9 @@ class UsageError extends Error {}
 
 type Command =
   | { name: 'help' }
-  | { name: 'create'; stage: Stage; description: string | undefined }
-  | { name: 'list'; stage: Stage }
-  | { name: 'revoke'; stage: Stage; keyId: string };
+  | { name: 'create'; stage: Stage; table: string; description: string | undefined }
+  | { name: 'list'; stage: Stage; table: string }
+  | { name: 'revoke'; stage: Stage; table: string; keyId: string };
 
 /** A new key and its id, from node:crypto's CSPRNG. */
 export function generateApiKey(): { keyId: string; key: string } {
@@ -99,7 +95,7 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
     return EXIT_OK;
   }
 
-  const client = io.client ?? createSsmClient({ endpoint });
+  const client = io.client ?? createDocumentClient({ region: (io.env ?? process.env).AWS_REGION, endpoint });
   try {
     switch (command.name) {
       case 'create':
@@ -130,6 +126,7 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
         stage: { type: 'string' },
         description: { type: 'string' },
         endpoint: { type: 'string' },
+        table: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -149,7 +146,9 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
   const stage = values.stage;
   if (values.description !== undefined && name !== 'create') throw new UsageError('--description is only for create.');
 
-  const endpoint = values.endpoint ?? (env.AWS_ENDPOINT_URL_SSM || undefined);
+  const endpoint = values.endpoint ?? (env.AWS_ENDPOINT_URL_DYNAMODB || undefined);
+  const table = values.table?.trim() || env.CONTROL_TABLE_NAME || controlTableName(stage);
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new UsageError(`"${table}" is not a DynamoDB table name.`);
   if (endpoint !== undefined && !URL.canParse(endpoint)) throw new UsageError(`the endpoint "${endpoint}" is not a URL.`);
 
   let command: Command;
@@ -161,7 +160,7 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
       const hint = API_KEY_FORMAT.test(keyId) ? ' Give only the id (the 12 characters after "psk_"), never the key.' : '';
       throw new UsageError(`"${API_KEY_FORMAT.test(keyId) ? 'psk_…' : keyId}" is not a key id (12 lowercase hex characters).${hint}`);
     }
-    command = { name, stage, keyId };
+    command = { name, stage, table, keyId };
   } else {
     if (rest.length > 0) throw new UsageError(`${name} takes no arguments besides options; got "${rest.join(' ')}".`);
     if (name === 'create') {
@@ -169,32 +168,32 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
       if (description !== undefined && description.length > MAX_DESCRIPTION) {
         throw new UsageError(`--description must be at most ${MAX_DESCRIPTION} characters.`);
       }
-      command = { name, stage, description };
+      command = { name, stage, table, description };
     } else {
-      command = { name, stage };
+      command = { name, stage, table };
     }
   }
   return endpoint === undefined ? { command } : { command, endpoint };
 }
 
-async function create(client: SSMClient, { stage, description }: { stage: Stage; description: string | undefined }, io: KeysIo) {
+type Client = DynamoDBDocumentClient;
+
+async function create(client: Client, { stage, table, description }: { stage: Stage; table: string; description: string | undefined }, io: KeysIo) {
   const createdAt = (io.now?.() ?? new Date()).toISOString();
   for (let attempt = 1; ; attempt++) {
     const { keyId, key } = generateApiKey();
-    const name = `${apiKeysPath(stage)}/${keyId}`;
     try {
       await client.send(
-        new PutParameterCommand({
-          Name: name,
-          Value: formatKeyRecord({ sha256: digestKey(key).toString('hex'), createdAt }),
-          Type: 'SecureString',
-          Overwrite: false,
-          ...(description === undefined ? {} : { Description: description }),
+        new PutCommand({
+          TableName: table,
+          Item: keyItem({ keyId, sha256: digestKey(key).toString('hex'), createdAt, description }),
+          ConditionExpression: 'attribute_not_exists(#sk)',
+          ExpressionAttributeNames: { '#sk': controlTable.sortKey.name },
         }),
       );
     } catch (error) {
       // A 48-bit id collides almost never; when it does, draw a new key rather than overwrite one.
-      if (errorName(error) === 'ParameterAlreadyExists' && attempt < CREATE_ATTEMPTS) continue;
+      if (errorName(error) === 'ConditionalCheckFailedException' && attempt < CREATE_ATTEMPTS) continue;
       throw error;
     }
     io.out(`Created API key ${keyId} for ${stage}${description === undefined ? '' : ` (${description})`}.`);
@@ -208,22 +207,20 @@ async function create(client: SSMClient, { stage, description }: { stage: Stage;
   }
 }
 
-async function list(client: SSMClient, { stage }: { stage: Stage }, io: KeysIo) {
-  const path = apiKeysPath(stage);
-  const [parameters, descriptions] = await Promise.all([readKeyParameters(client, path), readDescriptions(client, path)]);
-  if (parameters.length === 0) {
-    io.out(`No API keys for ${stage} (${path}).`);
+async function list(client: Client, { stage, table }: { stage: Stage; table: string }, io: KeysIo) {
+  const items = await readKeyItems(client, table);
+  if (items.length === 0) {
+    io.out(`No API keys for ${stage} (${table}).`);
     return EXIT_OK;
   }
-  const rows = parameters
-    .map((parameter) => {
-      const name = parameter.Name ?? '';
-      // Only the creation date is taken from the value: the digest is never printed.
-      const record = parseKeyRecord(parameter.Value);
+  const rows = items
+    .map((item) => {
+      // Only the creation date and description are taken from the item: the digest is never printed.
+      const record = parseKeyItem(item);
       return {
-        keyId: name.slice(path.length + 1),
-        created: record?.createdAt ?? '(unreadable value: ignored by the service)',
-        description: descriptions.get(name) ?? '',
+        keyId: String(item[controlTable.sortKey.name]),
+        created: record?.createdAt ?? '(unreadable item: ignored by the service)',
+        description: typeof item.description === 'string' ? item.description : '',
       };
     })
     .sort((a, b) => a.created.localeCompare(b.created) || a.keyId.localeCompare(b.keyId));
@@ -231,39 +228,25 @@ async function list(client: SSMClient, { stage }: { stage: Stage }, io: KeysIo) 
   const createdWidth = Math.max('CREATED'.length, ...rows.map((row) => row.created.length));
   const line = (keyId: string, created: string, description: string) =>
     `${keyId.padEnd(idWidth)}  ${created.padEnd(createdWidth)}  ${description}`.trimEnd();
-  io.out(`${rows.length} API key${rows.length === 1 ? '' : 's'} for ${stage} (${path}):`);
+  io.out(`${rows.length} API key${rows.length === 1 ? '' : 's'} for ${stage} (${table}):`);
   io.out(line('KEY ID', 'CREATED', 'DESCRIPTION'));
   for (const row of rows) io.out(line(row.keyId, row.created, row.description));
   return EXIT_OK;
 }
 
-/** Parameter name to description; DescribeParameters is the only call that returns descriptions. */
-async function readDescriptions(client: SSMClient, path: string): Promise<Map<string, string>> {
-  const descriptions = new Map<string, string>();
-  let nextToken: string | undefined;
-  do {
-    const page = await client.send(
-      new DescribeParametersCommand({
-        ParameterFilters: [{ Key: 'Path', Option: 'OneLevel', Values: [path] }],
-        MaxResults: 50,
-        NextToken: nextToken,
+async function revoke(client: Client, { stage, table, keyId }: { stage: Stage; table: string; keyId: string }, io: KeysIo) {
+  try {
+    await client.send(
+      new DeleteCommand({
+        TableName: table,
+        Key: { [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId },
+        ConditionExpression: 'attribute_exists(#sk)',
+        ExpressionAttributeNames: { '#sk': controlTable.sortKey.name },
       }),
     );
-    for (const { Name, Description } of page.Parameters ?? []) {
-      if (Name !== undefined && Description !== undefined) descriptions.set(Name, Description);
-    }
-    nextToken = page.NextToken;
-  } while (nextToken);
-  return descriptions;
-}
-
-async function revoke(client: SSMClient, { stage, keyId }: { stage: Stage; keyId: string }, io: KeysIo) {
-  const name = `${apiKeysPath(stage)}/${keyId}`;
-  try {
-    await client.send(new DeleteParameterCommand({ Name: name }));
   } catch (error) {
-    if (errorName(error) !== 'ParameterNotFound') throw error;
-    io.err(`keys revoke: there is no key ${keyId} for ${stage} (no parameter ${name}); nothing was revoked.`);
+    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+    io.err(`keys revoke: there is no key ${keyId} for ${stage} (in ${table}); nothing was revoked.`);
     io.err(`Run "npm run keys -- list --stage ${stage}" to see the keys.`);
     return EXIT_FAILED;
   }

@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { MAX_BODY_BYTES } from '../../lib/http.ts';
+import { MAX_BODY_BYTES } from '../../lib/jsonBody.ts';
 import { createDocumentClient } from '../../lib/petStore.ts';
 import type { Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';

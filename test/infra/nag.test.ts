@@ -25,7 +25,6 @@ const EXPECTED_ACKNOWLEDGMENTS = [
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXRayDaemonWriteAccess]',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
   'AwsSolutions-L1',
-  'AwsSolutions-SMG4',
 ];
 
 let outdir: string;

@@ -3,21 +3,52 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SSMClient } from '@aws-sdk/client-ssm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { authenticate, digestKey } from '../../lib/auth.ts';
+import { ControlTableApiKeys } from '../../lib/controlTableKeys.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { ParameterStoreApiKeys, apiKeysPath, parseKeyRecord } from '../../lib/parameterStoreKeys.ts';
+import { createDocumentClient } from '../../lib/petStore.ts';
+import { controlTableName, type Stage } from '../../lib/stages.ts';
+import { ensureControlTable } from '../../local/store.ts';
 import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, runKeys } from '../../scripts/keys.ts';
-import { fakeSsmClient, useFakeAws } from '../support/fakeAws.ts';
+import { useEmbeddedStore } from '../support/store.ts';
 
-const fake = useFakeAws();
+const endpoint = useEmbeddedStore();
+const STAGING = controlTableName('staging');
+const PRODUCTION = controlTableName('production');
 
-let client: SSMClient;
-beforeAll(() => {
-  client = fakeSsmClient(fake());
+let documents: DynamoDBDocumentClient;
+/** Every command the CLI sent, by class name, and the fault to inject into one kind of command. */
+let sent: string[] = [];
+let fault: { command: string; error: () => Error } | undefined;
+/** The real client on dynalite, wrapped only to count requests and inject a fault. */
+let client: DynamoDBDocumentClient;
+
+beforeAll(async () => {
+  for (const table of [STAGING, PRODUCTION]) await ensureControlTable(endpoint(), table);
+  documents = createDocumentClient({ endpoint: endpoint() });
+  client = {
+    send: (command: { constructor: { name: string } }) => {
+      sent.push(command.constructor.name);
+      if (fault && command.constructor.name === fault.command) return Promise.reject(fault.error());
+      return documents.send(command as never);
+    },
+  } as unknown as DynamoDBDocumentClient;
 });
-afterAll(() => client.destroy());
+afterAll(() => documents.destroy());
+
+/** Each test starts from empty control tables. */
+beforeEach(async () => {
+  sent = [];
+  fault = undefined;
+  for (const table of [STAGING, PRODUCTION]) {
+    const { Items = [] } = await documents.send(new ScanCommand({ TableName: table }));
+    for (const { pk, sk } of Items) await documents.send(new DeleteCommand({ TableName: table, Key: { pk, sk } }));
+  }
+});
+
+const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
 
 interface Run {
   code: number;
@@ -33,7 +64,7 @@ async function keys(...argv: string[]): Promise<Run> {
 }
 
 /** Creates a key and picks it and its id out of what create printed. */
-async function createKey(stage: 'staging' | 'production', ...extra: string[]) {
+async function createKey(stage: Stage, ...extra: string[]) {
   const run = await keys('create', '--stage', stage, ...extra);
   expect(run.code).toBe(EXIT_OK);
   const key = run.out.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
@@ -45,14 +76,11 @@ async function createKey(stage: 'staging' | 'production', ...extra: string[]) {
 
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
-/** The stand-in keeps state for the whole file: start each test from an empty store. */
-function clearParameters() {
-  fake().parameters.clear();
-}
+const keyItem = async (table: string, keyId: string) =>
+  (await documents.send(new GetCommand({ TableName: table, Key: { pk: 'apikeys', sk: keyId } }))).Item;
 
 describe('keys create, list, revoke', () => {
-  it('issues a key the service accepts, and stops accepting it after revoke once the cache expires', async () => {
-    clearParameters();
+  it('issues a key the service accepts, and stops accepting it after revoke once the cache refreshes', async () => {
     const { key, keyId } = await createKey('staging', '--description', 'integration partner');
 
     const listed = await keys('list', '--stage', 'staging');
@@ -61,29 +89,31 @@ describe('keys create, list, revoke', () => {
     expect(listed.out).toContain('integration partner');
 
     let at = Date.parse('2025-01-01T00:00:00Z');
-    const store = new ParameterStoreApiKeys({ path: apiKeysPath('staging'), client, ttlMs: 5 * 60_000, now: () => at });
+    const store = new ControlTableApiKeys({ documents, tableName: STAGING, ttlMs: 5 * 60_000, now: () => at });
     expect((await store.keyDigests()).map((digest) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toBeUndefined();
 
     const revoked = await keys('revoke', keyId, '--stage', 'staging');
     expect(revoked).toMatchObject({ code: EXIT_OK, err: '' });
     expect(revoked.out).toContain(`Revoked API key ${keyId}`);
-    expect(fake().parameters.has(`/petstore/staging/api-keys/${keyId}`)).toBe(false);
+    expect(await keyItem(STAGING, keyId)).toBeUndefined();
 
     // Still cached: accepted until the TTL runs out...
     at += 5 * 60_000 - 1;
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toBeUndefined();
-    // ...then rejected.
+    // ...then the first call after it is served the kept digests while the refresh runs in the background...
     at += 1;
+    await expect(authenticate(`Bearer ${key}`, store)).resolves.toBeUndefined();
+    await new Promise((done) => setTimeout(done, 200));
+    // ...and the calls after the refresh reject it.
     const rejected = await authenticate(`Bearer ${key}`, store).catch((error: unknown) => error);
     expect(rejected).toBeInstanceOf(ApiError);
     expect((rejected as ApiError).status).toBe(401);
 
-    expect((await keys('list', '--stage', 'staging')).out).toBe('No API keys for staging (/petstore/staging/api-keys).');
+    expect((await keys('list', '--stage', 'staging')).out).toBe(`No API keys for staging (${STAGING}).`);
   });
 
   it('prints the key exactly once, with a warning, and stores only its digest', async () => {
-    clearParameters();
     const now = new Date('2025-03-04T05:06:07.890Z');
     const out: string[] = [];
     const err: string[] = [];
@@ -103,32 +133,32 @@ describe('keys create, list, revoke', () => {
     const keyId = key.slice(4, 16);
     expect(out[0]).toContain(keyId);
 
-    const parameter = fake().parameters.get(`/petstore/production/api-keys/${keyId}`);
-    expect(parameter).toMatchObject({ type: 'SecureString', description: 'mobile app', version: 1 });
-    expect(JSON.parse(parameter?.value ?? '')).toEqual({ sha256: digestKey(key).toString('hex'), createdAt: now.toISOString() });
+    expect(await keyItem(PRODUCTION, keyId)).toEqual({
+      pk: 'apikeys',
+      sk: keyId,
+      sha256: digestKey(key).toString('hex'),
+      createdAt: now.toISOString(),
+      description: 'mobile app',
+    });
     // The key itself is nowhere in the store.
-    const stored = JSON.stringify([...fake().parameters.values()]);
+    const stored = JSON.stringify((await documents.send(new ScanCommand({ TableName: PRODUCTION }))).Items);
     expect(stored).not.toContain(key);
     expect(stored).not.toContain(key.slice(17));
-    const put = fake().requests.findLast((request) => request.target === 'AmazonSSM.PutParameter');
-    expect(put?.input).toMatchObject({ Type: 'SecureString', Overwrite: false });
-    expect(JSON.stringify(put?.input)).not.toContain(key.slice(17));
   });
 
   it('lists ids, creation dates and descriptions, but never a key or a digest', async () => {
-    clearParameters();
     const created = [await createKey('staging', '--description', 'first'), await createKey('staging'), await createKey('production')];
 
     const listed = await keys('list', '--stage', 'staging');
 
     expect(listed.code).toBe(EXIT_OK);
     const [header, columns, ...rows] = listed.out.split('\n');
-    expect(header).toBe('2 API keys for staging (/petstore/staging/api-keys):');
+    expect(header).toBe(`2 API keys for staging (${STAGING}):`);
     expect(columns).toMatch(/^KEY ID\s+CREATED\s+DESCRIPTION$/);
     expect(rows).toHaveLength(2);
     for (const { key, keyId } of created.slice(0, 2)) {
-      const createdAt = parseKeyRecord(fake().parameters.get(`/petstore/staging/api-keys/${keyId}`)?.value)?.createdAt;
-      expect(rows.some((row) => row.startsWith(keyId) && createdAt && row.includes(createdAt))).toBe(true);
+      const createdAt = (await keyItem(STAGING, keyId))?.createdAt as string;
+      expect(rows.some((row) => row.startsWith(keyId) && row.includes(createdAt))).toBe(true);
       expect(listed.out + listed.err).not.toContain(key);
       expect(listed.out + listed.err).not.toContain(key.slice(17));
       expect(listed.out + listed.err).not.toContain(digestKey(key).toString('hex'));
@@ -139,74 +169,68 @@ describe('keys create, list, revoke', () => {
     expect(listed.out).not.toContain(created[2]!.keyId);
   });
 
-  it('lists and serves more than 10 keys, across pages', async () => {
-    clearParameters();
+  it('lists and serves many keys', async () => {
     const created = [];
     for (let i = 0; i < 12; i++) created.push(await createKey('staging'));
 
     const listed = await keys('list', '--stage', 'staging');
-    expect(listed.out.split('\n')[0]).toBe('12 API keys for staging (/petstore/staging/api-keys):');
+    expect(listed.out.split('\n')[0]).toBe(`12 API keys for staging (${STAGING}):`);
     for (const { keyId } of created) expect(listed.out).toContain(keyId);
 
-    const store = new ParameterStoreApiKeys({ path: apiKeysPath('staging'), client });
+    const store = new ControlTableApiKeys({ documents, tableName: STAGING });
     expect(await store.keyDigests()).toHaveLength(12);
     for (const { key } of created) await expect(authenticate(`Bearer ${key}`, store)).resolves.toBeUndefined();
   });
 
-  it('marks a malformed parameter in the list without showing its value', async () => {
-    clearParameters();
-    fake().putParameter('/petstore/staging/api-keys/0123456789ab', 'not-a-record-value');
+  it('marks a malformed item in the list without showing its value', async () => {
+    await documents.send(new PutCommand({ TableName: STAGING, Item: { pk: 'apikeys', sk: '0123456789ab', sha256: 'not-a-digest-value' } }));
     const listed = await keys('list', '--stage', 'staging');
     expect(listed.code).toBe(EXIT_OK);
-    expect(listed.out).toMatch(/0123456789ab\s+\(unreadable value: ignored by the service\)/);
-    expect(listed.out).not.toContain('not-a-record-value');
+    expect(listed.out).toMatch(/0123456789ab\s+\(unreadable item: ignored by the service\)/);
+    expect(listed.out).not.toContain('not-a-digest-value');
   });
 
   it('fails with exit code 1 and a clear message when revoking a key that does not exist', async () => {
-    clearParameters();
     const { keyId: kept } = await createKey('staging');
     const run = await keys('revoke', 'abcdef012345', '--stage', 'staging');
     expect(run.code).toBe(EXIT_FAILED);
     expect(run.out).toBe('');
     expect(run.err).toContain('there is no key abcdef012345 for staging');
-    expect(fake().parameters.has(`/petstore/staging/api-keys/${kept}`)).toBe(true);
+    expect(await keyItem(STAGING, kept)).toBeDefined();
 
     // A staging key cannot be revoked as a production one.
     expect((await keys('revoke', kept, '--stage', 'production')).code).toBe(EXIT_FAILED);
-    expect(fake().parameters.has(`/petstore/staging/api-keys/${kept}`)).toBe(true);
+    expect(await keyItem(STAGING, kept)).toBeDefined();
   });
 
-  it('fails with exit code 1, and prints no key, when the parameter store refuses the key', async () => {
-    clearParameters();
-    fake().failWith('AmazonSSM.PutParameter', { status: 400, type: 'AccessDeniedException', message: 'not allowed' });
-    try {
-      const run = await keys('create', '--stage', 'staging');
-      expect(run.code).toBe(EXIT_FAILED);
-      expect(run.out).toBe('');
-      expect(run.err).toBe('keys create failed: AccessDeniedException: not allowed');
-      expect(run.err).not.toMatch(/psk_/);
-    } finally {
-      fake().failWith('AmazonSSM.PutParameter', undefined);
-    }
+  it('uses --table, else CONTROL_TABLE_NAME, else the stage\'s table', async () => {
+    const other = 'keys-test-other-control';
+    await ensureControlTable(endpoint(), other);
+    const { keyId } = await createKey('staging', '--table', other);
+    expect(await keyItem(other, keyId)).toBeDefined();
+    expect(await keyItem(STAGING, keyId)).toBeUndefined();
+    const out: string[] = [];
+    const code = await runKeys(['list', '--stage', 'staging'], { client, out: (l) => out.push(l), err: () => {}, env: { CONTROL_TABLE_NAME: other } });
+    expect(code).toBe(EXIT_OK);
+    expect(out.join('\n')).toContain(keyId);
+    expect((await keys('revoke', keyId, '--stage', 'staging', '--table', other)).code).toBe(EXIT_OK);
+  });
+
+  it('fails with exit code 1, and prints no key, when the table refuses the key', async () => {
+    fault = { command: 'PutCommand', error: () => awsError('AccessDeniedException', 'not allowed') };
+    const run = await keys('create', '--stage', 'staging');
+    expect(run.code).toBe(EXIT_FAILED);
+    expect(run.out).toBe('');
+    expect(run.err).toBe('keys create failed: AccessDeniedException: not allowed');
+    expect(run.err).not.toMatch(/psk_/);
   });
 
   it('draws a new id when one is taken, and gives up after three', async () => {
-    clearParameters();
-    const before = fake().count('AmazonSSM.PutParameter');
-    fake().failWith('AmazonSSM.PutParameter', { status: 400, type: 'ParameterAlreadyExists', message: 'exists' });
-    try {
-      const run = await keys('create', '--stage', 'staging');
-      expect(run.code).toBe(EXIT_FAILED);
-      expect(run.err).toContain('ParameterAlreadyExists');
-    } finally {
-      fake().failWith('AmazonSSM.PutParameter', undefined);
-    }
-    const names = fake()
-      .requests.filter((request) => request.target === 'AmazonSSM.PutParameter')
-      .slice(before)
-      .map((request) => request.input.Name);
-    expect(names).toHaveLength(3);
-    expect(new Set(names).size).toBe(3);
+    fault = { command: 'PutCommand', error: () => awsError('ConditionalCheckFailedException', 'exists') };
+    const run = await keys('create', '--stage', 'staging');
+    expect(run.code).toBe(EXIT_FAILED);
+    expect(run.err).toContain('ConditionalCheckFailedException');
+    expect(sent.filter((name) => name === 'PutCommand')).toHaveLength(3);
   });
 });
 
@@ -234,14 +258,14 @@ describe('keys usage', () => {
     [['revoke', 'abcdef012345', 'abcdef012346', '--stage', 'staging'], /revoke takes one key id/],
     [['create', '--stage', 'staging', '--description', 'x'.repeat(1025)], /at most 1024 characters/],
     [['list', '--stage', 'staging', '--endpoint', 'not a url'], /is not a URL/],
+    [['list', '--stage', 'staging', '--table', 'no spaces allowed'], /is not a DynamoDB table name/],
   ])('answers %j with a message and exit code 2, without a request', async (argv, message) => {
-    const before = fake().count();
     const run = await keys(...argv);
     expect(run.code).toBe(EXIT_USAGE);
     expect(run.out).toBe('');
     expect(run.err).toMatch(message);
     expect(run.err).toContain('npm run keys -- --help');
-    expect(fake().count()).toBe(before);
+    expect(sent).toEqual([]);
   });
 
   it('does not echo a whole key given to revoke', async () => {
@@ -297,20 +321,19 @@ describe('keys as a command (npm run keys)', () => {
     }
   }
 
-  it('creates with AWS_ENDPOINT_URL_SSM, revokes with --endpoint, and sets the exit codes', async () => {
-    clearParameters();
-    const created = await command(['create', '--stage', 'production'], { AWS_ENDPOINT_URL_SSM: fake().endpoint });
-    expect(created.code).toBe(0);
+  it('creates with AWS_ENDPOINT_URL_DYNAMODB, revokes with --endpoint, and sets the exit codes', async () => {
+    const created = await command(['create', '--stage', 'production'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
+    expect(created.code, created.err).toBe(0);
     const key = created.out.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
     expect(occurrences(created.out + created.err, key)).toBe(1);
     const keyId = key.slice(4, 16);
-    expect(fake().parameters.has(`/petstore/production/api-keys/${keyId}`)).toBe(true);
+    expect(await keyItem(PRODUCTION, keyId)).toBeDefined();
 
-    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', fake().endpoint]);
+    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()]);
     expect(revoked.code).toBe(0);
-    expect(fake().parameters.has(`/petstore/production/api-keys/${keyId}`)).toBe(false);
+    expect(await keyItem(PRODUCTION, keyId)).toBeUndefined();
 
-    const again = await command(['revoke', keyId, '--stage', 'production', '--endpoint', fake().endpoint]);
+    const again = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()]);
     expect(again.code).toBe(1);
     expect(again.err).toContain(`there is no key ${keyId}`);
 

@@ -1,0 +1,33 @@
+/**
+ * The JSON body of createPet: media type, size and emptiness checked here, then middy's parser.
+ * Only createPet's entry imports this module, so the GET functions bundle no body parser.
+ */
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { ApiError } from './errors.ts';
+import type { ProxyMiddleware } from './http.ts';
+
+/** The largest createPet body we accept; a pet is a few hundred bytes. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/** The middlewares, in order, for `httpHandler`'s `body` option. */
+export const jsonBody = (): ProxyMiddleware[] => [requireJsonBody(), httpJsonBodyParser() as ProxyMiddleware];
+
+/** Checks what middy's parser does not: the exact media type, an empty body, the size limit. */
+function requireJsonBody(): ProxyMiddleware {
+  return {
+    before: ({ event }) => {
+      const contentType = event.headers?.['content-type'] ?? '';
+      if (!JSON_MEDIA_TYPE.test(contentType.trim())) {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent as Content-Type: application/json.');
+      }
+      const body = event.body ?? '';
+      const bytes = event.isBase64Encoded ? Buffer.from(body, 'base64').length : Buffer.byteLength(body);
+      if (bytes > MAX_BODY_BYTES) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      }
+      if (bytes === 0) throw new ApiError('VALIDATION_FAILED', 'Invalid body: a JSON object is required.');
+    },
+  };
+}
