@@ -84,6 +84,11 @@ export function bundleOptions(): BuildOptions {
   };
 }
 
+/** The options as deployed: no source map in the zip (see `esbuildSettings.sourcemap`). */
+export function deployedBundleOptions(): BuildOptions {
+  return { ...bundleOptions(), sourcemap: false };
+}
+
 /** esbuild's JS API options for one function: `entry` bundled into `outdir/index.mjs` (+ `.map`). */
 export function esbuildOptions(entry: string, outdir: string): BuildOptions & { outfile: string } {
   return { ...bundleOptions(), entryPoints: [entry], outfile: join(outdir, BUNDLE_FILE), metafile: true };
