@@ -25,7 +25,7 @@ import { errorStatuses, type ErrorCode } from '../lib/errors.ts';
 import { controlTableName } from '../lib/stages.ts';
 import { controlTable, petsTable } from '../lib/table.ts';
 import { controlTableStatements } from './controlTableAccess.ts';
-import { DEPS_LOCK_FILE, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from './bundling.ts';
+import { DEPS_LOCK_FILE, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from './bundling.ts';
 import {
   GATEWAY_ERRORS,
   JSON_MEDIA_TYPE,
@@ -137,6 +137,7 @@ export class PetStoreStack extends Stack {
       TABLE_NAME: this.table.tableName,
       CONTROL_TABLE_NAME: this.controlTable.tableName,
     };
+    if (FUNCTION_NODE_OPTIONS) environment.NODE_OPTIONS = FUNCTION_NODE_OPTIONS;
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${stage})`,

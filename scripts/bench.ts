@@ -1,41 +1,49 @@
 /**
- * `npm run bench`: bundle size, cold import and warm latency, each printed beside a baseline
- * measured in the same run on the same machine. Figures only; nothing here asserts a time.
+ * `npm run bench` (`-- --quick` for a fast, rougher run): every figure beside the floor's, from the
+ * same run on the same machine, with its ratio. Figures only; nothing here asserts a time.
  *
- * 1. Bundles: every function bundled with the deployed esbuild options, against a plain
- *    `esbuild --bundle --platform=node` bundle (CommonJS, not minified, default mainFields).
- * 2. Cold import: median time for a fresh Node process to import each bundle (what Lambda's init pays).
- * 3. Warm latency: each handler in-process against dynalite, against the bare DynamoDB call it makes.
+ * 1. Bytes: each function bundled exactly as deployed, against the floor (bench/floor.ts: one
+ *    GetCommand through DynamoDBDocumentClient) built with the same esbuild options.
+ * 2. Cold import: a fresh Node process imports a bundle (what Lambda's init pays), with the
+ *    functions' NODE_OPTIONS; the floor's imports are interleaved with every function's.
+ * 3. Warm: each handler in-process on dynalite, interleaved request by request with the raw
+ *    DynamoDB call it makes, keys and cursor secret read from the control table as deployed.
+ *
+ * Writes bench/results.json (not committed).
  */
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { build, type BuildOptions } from 'esbuild';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { parseArgs } from 'node:util';
 import { createHandler as createPetHandler } from '../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../functions/listPets.ts';
-import { bundleOptions } from '../infra/bundling.ts';
-import { createDocumentClient } from '../lib/petStore.ts';
-import { routes } from '../lib/routes.ts';
+import { FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../infra/bundling.ts';
+import { digestKey } from '../lib/auth.ts';
+import { keyItem } from '../lib/controlTableKeys.ts';
+import { matchRoute } from '../lib/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
 import { STATUS_INDEX } from '../lib/table.ts';
-import { ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
-import { matchRoute } from '../lib/routes.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
+import { beyondFloor, buildAllBundles, type BuiltBundle } from './bundles.ts';
 
-const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 7);
-const WARM_REQUESTS = Number(process.env.BENCH_WARM_REQUESTS ?? 300);
-const KEY = 'bench-key';
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' } } });
+const COLD_IMPORTS = flags.quick ? 7 : 21;
+const WARM_REQUESTS = flags.quick ? 300 : 2_000;
+const WARM_UP = flags.quick ? 30 : 200;
+const KEY = 'bench-key-0123456789abcdef';
 
-const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
-const ms = (value: number) => `${value.toFixed(1)} ms`;
+const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+const ratio = (value: number, floor: number) => `${(value / floor).toFixed(3)}x`;
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 };
 
 function table(title: string, header: string[], rows: string[][]): void {
@@ -45,52 +53,106 @@ function table(title: string, header: string[], rows: string[][]): void {
   for (const row of rows) console.log(line(row));
 }
 
-async function bundle(entry: string, outfile: string, options: BuildOptions): Promise<{ bytes: number; gzip: number }> {
-  await build({ ...options, entryPoints: [entry], outfile, write: true, logLevel: 'silent' });
-  const content = readFileSync(outfile);
-  return { bytes: statSync(outfile).size, gzip: gzipSync(content).length };
-}
-
-/** Median wall time for a fresh Node process to import `file`, measured inside that process. */
+/** Milliseconds a fresh Node process takes to import `file`, measured inside that process. */
 function coldImport(file: string): number {
   const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t));`;
-  const env = { ...process.env, TABLE_NAME: 'pets', AWS_REGION: 'us-east-1', PETSTORE_API_KEYS: KEY, PETSTORE_CURSOR_SECRET: 'bench-cursor-secret-0123456789', NODE_NO_WARNINGS: '1' };
-  const runs = Array.from({ length: COLD_RUNS }, () =>
-    Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' })),
-  );
-  return percentile(runs, 50);
+  const env = {
+    PATH: process.env.PATH ?? '',
+    NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
+    NODE_NO_WARNINGS: '1',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    TABLE_NAME: 'pets',
+    CONTROL_TABLE_NAME: 'petstore-control',
+  };
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }));
 }
 
-async function bundles(): Promise<void> {
+interface SizeRow {
+  name: string;
+  bytes: number;
+  floorBytes: number;
+  ratio: number;
+  importMedianMs: number;
+  floorImportMedianMs: number;
+  importRatio: number;
+  beyondFloor: [string, number][];
+}
+
+async function bundlesAndColdImports(): Promise<SizeRow[]> {
+  const { floor, functions } = await buildAllBundles();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
-  const baseline: BuildOptions = { bundle: true, platform: 'node', format: 'cjs', target: 'node22' };
-  const rows: string[][] = [];
-  for (const route of routes) {
-    const entry = resolve(route.entry);
-    const plain = await bundle(entry, join(dir, `${route.operation}.baseline.cjs`), baseline);
-    const ours = await bundle(entry, join(dir, `${route.operation}.mjs`), { ...bundleOptions(), sourcemap: false });
-    const plainCold = coldImport(join(dir, `${route.operation}.baseline.cjs`));
-    const oursCold = coldImport(join(dir, `${route.operation}.mjs`));
-    rows.push([
-      route.operation,
-      kb(plain.bytes), kb(ours.bytes), `${((1 - ours.bytes / plain.bytes) * 100).toFixed(0)}%`,
-      kb(plain.gzip), kb(ours.gzip),
-      ms(plainCold), ms(oursCold), `${((1 - oursCold / plainCold) * 100).toFixed(0)}%`,
-    ]);
+  try {
+    const files = new Map<BuiltBundle, string>();
+    for (const bundle of [floor, ...functions]) {
+      mkdirSync(join(dir, bundle.name));
+      files.set(bundle, join(dir, bundle.name, 'index.mjs'));
+      writeFileSync(files.get(bundle)!, bundle.code);
+    }
+    // Floor, function, floor, function...: each function's imports beside floor imports of the same moment.
+    const times = new Map<BuiltBundle, { own: number[]; floor: number[] }>(functions.map((f) => [f, { own: [], floor: [] }]));
+    for (let run = 0; run < COLD_IMPORTS; run++) {
+      for (const bundle of functions) {
+        const sample = times.get(bundle)!;
+        const first = run % 2 === 0;
+        if (first) sample.floor.push(coldImport(files.get(floor)!));
+        sample.own.push(coldImport(files.get(bundle)!));
+        if (!first) sample.floor.push(coldImport(files.get(floor)!));
+      }
+    }
+    return functions.map((bundle) => {
+      const { own, floor: floorTimes } = times.get(bundle)!;
+      const importMedianMs = percentile(own, 50);
+      const floorImportMedianMs = percentile(floorTimes, 50);
+      return {
+        name: bundle.name,
+        bytes: bundle.bytes,
+        floorBytes: floor.bytes,
+        ratio: bundle.bytes / floor.bytes,
+        importMedianMs,
+        floorImportMedianMs,
+        importRatio: importMedianMs / floorImportMedianMs,
+        beyondFloor: beyondFloor(bundle, floor).slice(0, 6),
+      };
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  table(
-    `Bundles and cold import (median of ${COLD_RUNS} fresh processes; baseline = plain esbuild CJS bundle)`,
-    ['function', 'baseline', 'deployed', 'smaller', 'base gz', 'dep gz', 'base import', 'dep import', 'faster'],
-    rows,
-  );
 }
 
-async function latency(): Promise<void> {
+interface WarmRow {
+  case: string;
+  rawP50: number;
+  handlerP50: number;
+  p50Ratio: number;
+  rawP99: number;
+  handlerP99: number;
+  p99Ratio: number;
+}
+
+/** Prepares request `i` (untimed) and returns the call to time. */
+type Call = (i: number) => () => Promise<unknown>;
+
+async function warm(): Promise<WarmRow[]> {
   const store = await startEmbeddedStore();
-  const env = { TABLE_NAME: 'bench', DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: 'us-east-1', PETSTORE_API_KEYS: KEY, PETSTORE_CURSOR_SECRET: 'bench-cursor-secret-0123456789' };
+  const env = {
+    TABLE_NAME: 'bench',
+    CONTROL_TABLE_NAME: 'bench-control',
+    DYNAMODB_ENDPOINT: store.endpoint,
+    AWS_REGION: 'us-east-1',
+  };
   await ensurePetsTable(store.endpoint, env.TABLE_NAME);
+  await ensureControlTable(store.endpoint, env.CONTROL_TABLE_NAME);
+  // As deployed: no key or secret in the environment; both come from the control table.
   const service = serviceFromEnvironment(env);
-  const documents = createDocumentClient({ endpoint: store.endpoint });
+  const documents: DynamoDBDocumentClient = service.control.documents;
+  await documents.send(
+    new PutCommand({
+      TableName: env.CONTROL_TABLE_NAME,
+      Item: keyItem({ keyId: 'bench0000000', sha256: digestKey(KEY).toString('hex'), createdAt: new Date().toISOString() }),
+    }),
+  );
   const handlers = { listPets: listPetsHandler(service), createPet: createPetHandler(service), getPet: getPetHandler(service) };
 
   const event = (method: string, target: string, body?: unknown) => {
@@ -101,54 +163,129 @@ async function latency(): Promise<void> {
     const raw = Buffer.from(body ? JSON.stringify(body) : '');
     return toProxyEvent({ method, path: url.pathname, query: url.searchParams, rawHeaders: headers, body: raw, sourceIp: '127.0.0.1' }, match.route, match.pathParameters);
   };
-  /** Bare call and handler alternate, request by request, so both see the same JIT and store state. */
-  const interleaved = async (bare: (i: number) => Promise<unknown>, full: (i: number) => Promise<unknown>) => {
-    const samples = { bare: [] as number[], full: [] as number[] };
-    for (let i = 0; i < WARM_REQUESTS; i++) {
-      for (const [kind, run] of [['bare', bare], ['full', full]] as const) {
-        const t = performance.now();
-        await run(i);
-        samples[kind].push(performance.now() - t);
-      }
-    }
-    return samples;
+  const expect = (status: number) => (result: APIGatewayProxyResult) => {
+    if (result.statusCode !== status) throw new Error(`expected ${status}, got ${result.statusCode}: ${result.body}`);
+    return result;
   };
 
   const ids: number[] = [];
-  const cases: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
+  const pet = (i: number) => ({ name: `Pet ${i}`, categoryId: 1, status: 'available' as const });
+  const cases: [string, Call, Call][] = [
     [
       'createPet',
-      (i) => documents.send(new PutCommand({ TableName: env.TABLE_NAME, Item: { id: 10_000_000 + i, name: `Bare ${i}`, categoryId: 1, status: 'available' }, ConditionExpression: 'attribute_not_exists(id)' })),
-      async (i) => {
-        const res = await handlers.createPet(event('POST', '/pets', { name: `Pet ${i}`, categoryId: 1, status: 'available' }), localContext('bench'));
-        ids.push(JSON.parse(res.body).id);
+      (i) => {
+        const command = () => new PutCommand({ TableName: env.TABLE_NAME, Item: { id: 9_000_000_000 + i, ...pet(i) }, ConditionExpression: 'attribute_not_exists(id)' });
+        return () => documents.send(command());
+      },
+      (i) => {
+        const request = event('POST', '/pets', pet(i));
+        return async () => ids.push((JSON.parse(expect(201)(await handlers.createPet(request, localContext('bench'))).body) as { id: number }).id);
       },
     ],
     [
       'getPet',
-      (i) => documents.send(new GetCommand({ TableName: env.TABLE_NAME, Key: { id: ids[i % ids.length] } })),
-      (i) => handlers.getPet(event('GET', `/pets/${ids[i % ids.length]}`), localContext('bench')),
+      (i) => {
+        const command = () => new GetCommand({ TableName: env.TABLE_NAME, Key: { id: ids[i % ids.length] } });
+        return () => documents.send(command());
+      },
+      (i) => {
+        const request = event('GET', `/pets/${ids[i % ids.length]}`);
+        return async () => expect(200)(await handlers.getPet(request, localContext('bench')));
+      },
     ],
     [
-      'listPets?status&limit=20',
-      () => documents.send(new QueryCommand({ TableName: env.TABLE_NAME, IndexName: STATUS_INDEX, KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'available' }, Limit: 21 })),
-      () => handlers.listPets(event('GET', '/pets?status=available&limit=20'), localContext('bench')),
+      'listPets ?status=available&limit=20',
+      () => {
+        const command = () => new QueryCommand({
+            TableName: env.TABLE_NAME,
+            IndexName: STATUS_INDEX,
+            KeyConditionExpression: '#status = :status',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':status': 'available' },
+            ScanIndexForward: true,
+            Limit: 21,
+        });
+        return () => documents.send(command());
+      },
+      () => {
+        const request = event('GET', '/pets?status=available&limit=20');
+        return async () => expect(200)(await handlers.listPets(request, localContext('bench')));
+      },
+    ],
+    [
+      'listPets ?limit=20',
+      () => {
+        const command = () => new ScanCommand({ TableName: env.TABLE_NAME, Limit: 21 });
+        return () => documents.send(command());
+      },
+      () => {
+        const request = event('GET', '/pets?limit=20');
+        return async () => expect(200)(await handlers.listPets(request, localContext('bench')));
+      },
     ],
   ];
-  const rows: string[][] = [];
-  for (const [name, bare, full] of cases) {
-    const { bare: base, full: ours } = await interleaved(bare, full);
-    rows.push([name, ms(percentile(base, 50)), ms(percentile(ours, 50)), ms(percentile(base, 95)), ms(percentile(ours, 95)), ms(percentile(ours, 50) - percentile(base, 50))]);
+
+  const rows: WarmRow[] = [];
+  for (const [name, raw, handler] of cases) {
+    for (let i = 0; i < WARM_UP; i++) {
+      await raw(i)();
+      await handler(i)();
+    }
+    const samples = { raw: [] as number[], handler: [] as number[] };
+    for (let i = 0; i < WARM_REQUESTS; i++) {
+      // Alternate which goes first, so neither always meets a store just warmed by the other.
+      const order = i % 2 === 0 ? (['raw', 'handler'] as const) : (['handler', 'raw'] as const);
+      for (const kind of order) {
+        const call = (kind === 'raw' ? raw : handler)(WARM_UP + i);
+        const started = performance.now();
+        await call();
+        samples[kind].push(performance.now() - started);
+      }
+    }
+    const [rawP50, handlerP50, rawP99, handlerP99] = [
+      percentile(samples.raw, 50),
+      percentile(samples.handler, 50),
+      percentile(samples.raw, 99),
+      percentile(samples.handler, 99),
+    ] as [number, number, number, number];
+    rows.push({ case: name, rawP50, handlerP50, p50Ratio: handlerP50 / rawP50, rawP99, handlerP99, p99Ratio: handlerP99 / rawP99 });
   }
-  table(
-    `Warm latency, in-process on dynalite (${WARM_REQUESTS} sequential requests each, interleaved; baseline = the bare DynamoDB call)`,
-    ['operation', 'bare p50', 'handler p50', 'bare p95', 'handler p95', 'overhead p50'],
-    rows,
-  );
   documents.destroy();
   await store.close();
+  return rows;
 }
 
-console.log(`Node ${process.version}, ${process.arch}; figures from this machine, this run.`);
-await bundles();
-await latency();
+const started = new Date();
+console.log(`npm run bench${flags.quick ? ' --quick' : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
+console.log(`NODE_OPTIONS of the functions: ${FUNCTION_NODE_OPTIONS || '(none)'}. Targets: bytes <= 1.05x, import <= 1.10x, warm p50 <= 1.10x, p99 <= 1.20x.`);
+
+const sizes = await bundlesAndColdImports();
+table(
+  `Bundles and cold import (median of ${COLD_IMPORTS} fresh processes each, interleaved with as many of the floor's)`,
+  ['function', 'bytes', 'floor', 'ratio', 'import', 'floor', 'ratio'],
+  sizes.map((row) => [row.name, kb(row.bytes), kb(row.floorBytes), ratio(row.bytes, row.floorBytes), ms(row.importMedianMs), ms(row.floorImportMedianMs), `${row.importRatio.toFixed(3)}x`]),
+);
+console.log('\nBeyond the floor (bytes each source adds):');
+for (const row of sizes) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
+
+const latency = await warm();
+table(
+  `Warm, in-process on dynalite (${WARM_REQUESTS} requests each after ${WARM_UP} to warm up, interleaved with the raw call)`,
+  ['case', 'raw p50', 'handler p50', 'ratio', 'raw p99', 'handler p99', 'ratio'],
+  latency.map((row) => [row.case, ms(row.rawP50), ms(row.handlerP50), `${row.p50Ratio.toFixed(3)}x`, ms(row.rawP99), ms(row.handlerP99), `${row.p99Ratio.toFixed(3)}x`]),
+);
+
+const results = {
+  date: started.toISOString(),
+  node: process.version,
+  platform: `${process.platform}/${process.arch}`,
+  quick: Boolean(flags.quick),
+  nodeOptions: FUNCTION_NODE_OPTIONS,
+  coldImports: COLD_IMPORTS,
+  warmRequests: WARM_REQUESTS,
+  bundles: sizes,
+  warm: latency,
+};
+mkdirSync(join(PROJECT_ROOT, 'bench'), { recursive: true });
+writeFileSync(join(PROJECT_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log('\nWritten to bench/results.json.');
