@@ -276,7 +276,7 @@ export class PetStoreStack extends Stack {
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
-        'Requests are validated inside each function, after authentication, against the shared zod schemas ' +
+        'Requests are validated inside each function, after authentication, against the shared JSON schemas ' +
         '(lib/schemas.ts), as the local API does. An API Gateway validator would run before the API-key check, ' +
         'answering 400 to unauthenticated callers that must get 401, and would duplicate rules it cannot express.',
     });

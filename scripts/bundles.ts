@@ -45,7 +45,7 @@ export async function buildAllBundles(): Promise<{ floor: BuiltBundle; functions
   return { floor: floor!, functions };
 }
 
-/** The package an input belongs to (`zod`, `@middy/core`), or the project file itself. */
+/** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */
 export function sourceOf(input: string): string {
   const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
   return match ? match[1]! : input;

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../lib/errors.ts';
+import { ListPetsQuery, NewPet, PetIdPath, jsonSchemas, parseOrThrow } from '../../lib/schemas.ts';
+
+const problem = (run: () => unknown): string => {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(400);
+    return (error as ApiError).message;
+  }
+  throw new Error('no error');
+};
+
+describe('the schemas', () => {
+  it('are plain JSON Schema data, one object per schema, that OpenAPI can embed as they are', () => {
+    expect(Object.keys(jsonSchemas).sort()).toEqual(['ListPetsQuery', 'NewPet', 'Pet', 'PetIdPath', 'PetStatus']);
+    expect(JSON.parse(JSON.stringify(jsonSchemas))).toEqual(jsonSchemas);
+    expect(jsonSchemas.Pet.required).toEqual(['id', 'name', 'categoryId']);
+  });
+
+  it('name every problem of a body at once, in a message a client can act on', () => {
+    expect(problem(() => parseOrThrow(NewPet, { name: 42, id: 1, colour: 'red' }, 'body'))).toBe(
+      "Invalid body: 'name' must be a string; 'categoryId' is required; unknown field 'id', 'colour'.",
+    );
+    expect(problem(() => parseOrThrow(NewPet, { name: ' \t', categoryId: 0, status: 'lost' }, 'body'))).toBe(
+      `Invalid body: 'name' must not be empty; 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
+    );
+    expect(problem(() => parseOrThrow(NewPet, { name: 'a\u0007b', categoryId: 1 }, 'body'))).toBe(
+      "Invalid body: 'name' must not contain control characters.",
+    );
+    expect(problem(() => parseOrThrow(NewPet, ['x'], 'body'))).toBe('Invalid body: the body must be a JSON object.');
+  });
+
+  it('trim the name, count characters rather than UTF-16 units, and keep only declared fields', () => {
+    expect(parseOrThrow(NewPet, { name: '  Rex ', categoryId: 3 }, 'body')).toEqual({ name: 'Rex', categoryId: 3 });
+    const emoji = '🐕'.repeat(256);
+    expect(parseOrThrow(NewPet, { name: emoji, categoryId: 1, status: 'sold' }, 'body')).toEqual({ name: emoji, categoryId: 1, status: 'sold' });
+    expect(problem(() => parseOrThrow(NewPet, { name: `${emoji}x`, categoryId: 1 }, 'body'))).toContain('at most 256 characters');
+  });
+
+  it('read parameters as decimal strings, with defaults', () => {
+    expect(parseOrThrow(ListPetsQuery, {}, 'query')).toEqual({ limit: 20 });
+    expect(parseOrThrow(ListPetsQuery, { limit: '7', status: 'pending', cursor: 'c', other: 'x' }, 'query')).toEqual({ limit: 7, status: 'pending', cursor: 'c' });
+    expect(parseOrThrow(PetIdPath, { petId: '9007199254740991' }, 'path')).toEqual({ petId: Number.MAX_SAFE_INTEGER });
+    for (const petId of ['1e3', ' 1', '0x10', '1.0', '']) expect(problem(() => parseOrThrow(PetIdPath, { petId }, 'path'))).toContain("'petId'");
+    // A body integer must be a JSON number, never a string.
+    expect(problem(() => parseOrThrow(NewPet, { name: 'Rex', categoryId: '1' }, 'body'))).toContain("'categoryId'");
+  });
+});
