@@ -1,23 +1,22 @@
 /**
- * The one middy pipeline every handler runs in:
+ * The one pipeline (middy-shaped, lib/pipeline.ts) every handler runs in:
  *   JSON responses and errors -> header normalizer -> bearer auth -> [deprecation] -> [body] -> operation.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
-import middy, { type MiddlewareObj, type Request } from '@middy/core';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
+import { lowerCaseHeaders, pipeline as newPipeline, type Middleware, type PipelineRequest } from './pipeline.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 import { routes, type OperationName } from './routes.ts';
 import type { Service } from './service.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
-export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+type ProxyRequest = PipelineRequest<APIGatewayProxyEvent, APIGatewayProxyResult, Context>;
+export type ProxyMiddleware = Middleware<APIGatewayProxyEvent, APIGatewayProxyResult, Context>;
 
 export interface PipelineOptions {
   /**
@@ -34,9 +33,9 @@ export function httpHandler(
   options: PipelineOptions = {},
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
-  const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+  const pipeline = newPipeline<APIGatewayProxyEvent, APIGatewayProxyResult, Context>()
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
-    .use(httpHeaderNormalizer())
+    .use(lowerCaseHeaders())
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);
@@ -65,7 +64,7 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
     if (error.status >= 500) logFailure(request, operation, error.cause ?? error);
     return error;
   }
-  // Errors that middy's own middlewares raise carry a client-safe status (415, 422, ...).
+  // Errors that libraries raise http-errors style (middy's middlewares, for one) carry a client-safe status.
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = codeForStatus(status);

@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 const sources = (bundle: BuiltBundle) => new Set(Object.keys(bundle.inputs).filter((input) => bundle.inputs[input]! > 0).map(sourceOf));
 
-const BODY_PARSING = ['@middy/http-json-body-parser', 'lib/jsonBody.ts'];
+const BODY_PARSING = ['lib/jsonBody.ts'];
 const CURSORS = ['lib/pagination.ts', 'lib/cursorSecret.ts'];
 const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', '@aws-sdk/client-sts'];
 
