@@ -75,7 +75,7 @@ describe('real store faults, without mocks', () => {
 
 describe('key store faults', () => {
   it.each(requests)('%s answers 503 when the API keys cannot be read', async (_name, make, event) => {
-    const service = { ...serviceFromEnvironment(env), keys: { keyDigests: () => Promise.reject(new Error('SSM is down')) } };
+    const service = { ...serviceFromEnvironment(env), keys: { keyDigests: () => Promise.reject(new Error('the control table is down')) } };
     const res = await call(make(service), event());
     expect(res).toMatchObject({ status: 503, body: unavailable });
     expect(res.headers['retry-after']).toBe('1');
