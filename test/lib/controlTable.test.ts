@@ -8,7 +8,11 @@ import { controlTableCursorSecret } from '../../lib/cursorSecret.ts';
 import { CursorCodec } from '../../lib/pagination.ts';
 import { createDocumentClient } from '../../lib/petStore.ts';
 import { ensureControlTable } from '../../local/store.ts';
-import { useEmbeddedStore } from '../support/store.ts';
+import { createHandler as createPet } from '../../functions/createPet.ts';
+import { createHandler as listPets } from '../../functions/listPets.ts';
+import { serviceFromEnvironment } from '../../lib/service.ts';
+import { apiEvent, call } from '../support/events.ts';
+import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
 let documents: DynamoDBDocumentClient;
@@ -68,5 +72,36 @@ describe('controlTableCursorSecret', () => {
     const tableName = await freshTable();
     const cursor = await new CursorCodec(controlTableCursorSecret({ documents, tableName })).encode(42, 'sold');
     await expect(new CursorCodec(controlTableCursorSecret({ documents, tableName })).decode(cursor, 'sold')).resolves.toBe(42);
+  });
+});
+
+describe('a service configured as deployed (no key or secret in the environment)', () => {
+  it('authenticates with the control table keys and pages with the control table secret', async () => {
+    const { PETSTORE_API_KEYS: _keys, PETSTORE_CURSOR_SECRET: _secret, ...env } = await freshEnvironment(endpoint());
+    const key = 'psk_0123456789ab_deployed-key-deployed-key-deployed-key-0123456';
+    await documents.send(
+      new PutCommand({
+        TableName: env.CONTROL_TABLE_NAME,
+        Item: keyItem({ keyId: '0123456789ab', sha256: digestKey(key).toString('hex'), createdAt: new Date().toISOString() }),
+      }),
+    );
+    const service = serviceFromEnvironment(env);
+    const authorized = (event: ReturnType<typeof apiEvent>) => ((event.headers.Authorization = `Bearer ${key}`), event);
+
+    for (const name of ['A', 'B', 'C']) {
+      expect((await call(createPet(service), authorized(apiEvent('POST', '/pets', { body: { name, categoryId: 1 } })))).status).toBe(201);
+    }
+    const first = await call(listPets(service), authorized(apiEvent('GET', '/pets?limit=2')));
+    expect(first.status).toBe(200);
+    const next = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))?.[1];
+    expect(next).toBeDefined();
+    // Another instance (a new service) reads the same secret, so it accepts the cursor.
+    const second = await call(listPets(serviceFromEnvironment(env)), authorized(apiEvent('GET', `/pets${new URL(next!).search}`)));
+    expect(second.status).toBe(200);
+    expect((second.body as unknown[]).length).toBe(1);
+
+    const event = apiEvent('GET', '/pets');
+    event.headers.Authorization = 'Bearer psk_0123456789ab_not-the-key';
+    expect((await call(listPets(service), event)).status).toBe(401);
   });
 });
