@@ -1,22 +1,23 @@
 /**
- * The one pipeline (middy-shaped, lib/pipeline.ts) every handler runs in:
+ * The one middy pipeline every handler runs in:
  *   JSON responses and errors -> header normalizer -> bearer auth -> [deprecation] -> [body] -> operation.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
-import { lowerCaseHeaders, pipeline as newPipeline, type Middleware, type PipelineRequest } from './pipeline.ts';
+import { lowerCaseHeaders } from './headers.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 import { routes, type OperationName } from './routes.ts';
 import type { Service } from './service.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type ProxyRequest = PipelineRequest<APIGatewayProxyEvent, APIGatewayProxyResult, Context>;
-export type ProxyMiddleware = Middleware<APIGatewayProxyEvent, APIGatewayProxyResult, Context>;
+type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
 export interface PipelineOptions {
   /**
@@ -33,7 +34,7 @@ export function httpHandler(
   options: PipelineOptions = {},
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
-  const pipeline = newPipeline<APIGatewayProxyEvent, APIGatewayProxyResult, Context>()
+  const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(lowerCaseHeaders())
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
