@@ -40,6 +40,7 @@ export function apiEvent(method: string, target: string, options: EventOptions =
       rawHeaders: Object.entries(headers).flat(),
       body: Buffer.from(body),
       sourceIp: '127.0.0.1',
+      domainName: 'api.test',
     },
     route,
     match.kind === 'found' ? match.pathParameters : {},
