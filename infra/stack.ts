@@ -36,6 +36,7 @@ import {
   methodNotAllowedMessage,
 } from './gatewayErrors.ts';
 import { removalPolicyFor, type StageSettings } from './stages.ts';
+import { addCorsPreflight, corsEnvironment } from './cors.ts';
 
 export interface PetStoreStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -158,6 +159,7 @@ export class PetStoreStack extends Stack {
       TABLE_NAME: this.table.tableName,
       PETSTORE_API_KEYS_PARAMETER_PATH: apiKeysPath(stage),
       NODE_OPTIONS: '--enable-source-maps',
+      ...corsEnvironment(this.settings.corsAllowedOrigins),
     };
     if (route.usesCursorSecret) environment.PETSTORE_CURSOR_SECRET_ARN = this.cursorSecret.secretArn;
 
@@ -277,6 +279,8 @@ export class PetStoreStack extends Stack {
       acknowledgeInFunctionAuth(method);
       this.#document(api, route, method);
     }
+
+    addCorsPreflight(api, this.settings.corsAllowedOrigins);
 
     // 405 on every route resource for the methods it lacks: API Gateway prefers the explicit
     // methods above, and sends every other method to ANY.

@@ -9,6 +9,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
+import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
@@ -36,6 +37,7 @@ export function httpHandler(
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(cors())
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(httpHeaderNormalizer())
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });

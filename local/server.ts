@@ -6,6 +6,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/cors.ts';
 import { ApiError } from '../lib/errors.ts';
 import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
@@ -30,6 +31,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
   const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route, local.env)] as const)));
 
   let domainName = '';
+  const corsOrigins = parseOrigins(local.env[CORS_ORIGINS_VARIABLE]);
   // requireHostHeader: false lets a Host-less HTTP/1.1 request through, to get a JSON 400 below.
   const server = createServer({ requireHostHeader: false }, (request, response) => {
     const started = Date.now();
@@ -37,7 +39,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
     if (refused) return sendError(response, refused);
     const docs = request.method === 'GET' ? docsAnswer(new URL(request.url ?? '/', 'http://localhost').pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
     if (docs) return send(response, { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true });
-    serve(request, handlers, domainName)
+    serve(request, handlers, domainName, corsOrigins)
       .catch((error: unknown) => {
         if (request.socket.destroyed) return undefined; // the client went away (or sent a broken body): nobody to answer
         console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
@@ -86,7 +88,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-async function serve(request: IncomingMessage, handlers: Map<Route, Handler>, domainName: string): Promise<APIGatewayProxyResult> {
+async function serve(
+  request: IncomingMessage,
+  handlers: Map<Route, Handler>,
+  domainName: string,
+  corsOrigins: readonly string[],
+): Promise<APIGatewayProxyResult> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const method = request.method ?? 'GET';
   const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
@@ -97,6 +104,9 @@ async function serve(request: IncomingMessage, handlers: Map<Route, Handler>, do
   }
   if (match.kind === 'methodNotAllowed') {
     request.resume();
+    // A CORS preflight, answered in front of the functions as API Gateway does (only when origins are set).
+    const preflight = method === 'OPTIONS' ? preflightHeaders(request.headers.origin, match.allow, corsOrigins) : undefined;
+    if (preflight) return { statusCode: 204, headers: preflight, body: '' };
     const allow = match.allow.join(', ');
     return errorResponse(new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow }));
   }

@@ -106,3 +106,13 @@ describe('local API over HTTP', () => {
     expect((await request('/pets/%2F', { headers: auth })).status).toBe(400);
   });
 });
+
+describe('CORS by default (no origins configured)', () => {
+  it('adds no CORS header and answers OPTIONS 405 like any other method', async () => {
+    const res = await request('/pets', { headers: { ...auth, Origin: 'https://app.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await request('/pets', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
