@@ -3,7 +3,7 @@
  * Everything is derived from the shared definitions in lib/ (routes, table, error codes), so the
  * deployed API cannot drift from the local one. Instantiated once per stage (see app.ts).
  */
-import { ArnFormat, CfnOutput, RemovalPolicy, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, RemovalPolicy, Stack, Tags, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -37,6 +37,7 @@ import {
 } from './gatewayErrors.ts';
 import { removalPolicyFor, type StageSettings } from './stages.ts';
 import { addCorsPreflight, corsEnvironment } from './cors.ts';
+import { publishDocumentation } from './apiDocumentation.ts';
 
 export interface PetStoreStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -319,6 +320,8 @@ export class PetStoreStack extends Stack {
       });
     }
 
+    publishDocumentation(api);
+
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
@@ -348,7 +351,9 @@ export class PetStoreStack extends Stack {
       location: { type: 'METHOD', path: route.path, method: route.method },
       properties: JSON.stringify(properties),
     });
-    part.node.addDependency(method);
+    // On the CfnMethod only: the Method construct also holds its invoke permission, which depends on the
+    // stage, and the stage waits for the documentation version that snapshots this part.
+    part.node.addDependency(method.node.defaultChild as CfnElement);
   }
 }
 
