@@ -19,9 +19,14 @@ export interface SmokeResult {
   failed: number;
 }
 
-export async function runSmoke(base: string, key: string, print: (line: string) => void = console.log): Promise<SmokeResult> {
-  const client = petStoreClient({ baseUrl: base, apiKey: key });
-  const anonymous = petStoreClient({ baseUrl: base });
+export async function runSmoke(
+  base: string,
+  key: string,
+  print: (line: string) => void = console.log,
+  fetch?: (request: Request) => Promise<Response>,
+): Promise<SmokeResult> {
+  const client = petStoreClient({ baseUrl: base, apiKey: key, ...(fetch ? { fetch } : {}) });
+  const anonymous = petStoreClient({ baseUrl: base, ...(fetch ? { fetch } : {}) });
   const result: SmokeResult = { passed: 0, failed: 0 };
   let created: Pet | undefined;
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { petStoreClient, PetStoreError } from '../../client/petStoreClient.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 import { runSmoke } from '../../scripts/smoke.ts';
+import { validatingFetch } from '../support/http.ts';
 
 const KEY = 'smoke-test-key';
 let api: LocalApi;
@@ -19,11 +20,11 @@ afterAll(async () => {
 });
 
 it('passes every check against the local API', async () => {
-  const client = petStoreClient({ baseUrl: api.url, apiKey: KEY });
+  const client = petStoreClient({ baseUrl: api.url, apiKey: KEY, fetch: validatingFetch });
   // Enough pending pets that the smoke pet is found on a later page.
   for (let i = 0; i < 105; i++) await client.createPet({ name: `Filler ${i}`, categoryId: 2, status: 'pending' });
   const lines: string[] = [];
-  const result = await runSmoke(api.url, KEY, (line) => lines.push(line));
+  const result = await runSmoke(api.url, KEY, (line) => lines.push(line), validatingFetch);
   expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([`smoke ${api.url}: 7 passed, 0 failed`]);
   expect(result).toEqual({ passed: 7, failed: 0 });
   expect(lines.find((line) => line.includes('paging'))).toMatch(/among 10[6-9] pending pets/);
@@ -31,14 +32,14 @@ it('passes every check against the local API', async () => {
 
 it('counts and prints failures with a wrong key', async () => {
   const lines: string[] = [];
-  const result = await runSmoke(api.url, 'not-a-key', (line) => lines.push(line));
+  const result = await runSmoke(api.url, 'not-a-key', (line) => lines.push(line), validatingFetch);
   expect(result.failed).toBeGreaterThan(0);
   expect(lines.some((line) => line.startsWith('FAIL  createPet answers 201'))).toBe(true);
   expect(lines.at(-1)).toMatch(/: \d passed, [1-9] failed$/);
 });
 
 it('surfaces the Error body as a typed PetStoreError', async () => {
-  const client = petStoreClient({ baseUrl: api.url, apiKey: KEY });
+  const client = petStoreClient({ baseUrl: api.url, apiKey: KEY, fetch: validatingFetch });
   const error = await client.getPet(Number.MAX_SAFE_INTEGER).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(PetStoreError);
   expect((error as PetStoreError).body).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });

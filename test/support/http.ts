@@ -24,3 +24,13 @@ export async function fetchApi(url: string | URL, init: RequestInit = {}): Promi
   assertDocumented(method, resourcePathOf(method, new URL(url).pathname), { status: response.status, headers, body });
   return { status: response.status, headers: response.headers, body };
 }
+
+/** A `fetch` for the typed client that checks every response against openapi.json on the way. */
+export async function validatingFetch(request: Request): Promise<Response> {
+  const response = await fetch(request);
+  const text = await response.clone().text();
+  const headers = Object.fromEntries([...response.headers].map(([name, value]) => [name.toLowerCase(), value]));
+  const { pathname } = new URL(request.url);
+  assertDocumented(request.method, resourcePathOf(request.method, pathname), { status: response.status, headers, body: JSON.parse(text) });
+  return response;
+}
