@@ -3,7 +3,7 @@
  * Everything is derived from the shared definitions in lib/ (routes, table, error codes), so the
  * deployed API cannot drift from the local one. Instantiated once per stage (see app.ts).
  */
-import { CfnOutput, RemovalPolicy, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Tags, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -36,6 +36,8 @@ import {
   methodNotAllowedMessage,
 } from './gatewayErrors.ts';
 import { removalPolicyFor, type StageSettings } from './stages.ts';
+import { addCorsPreflight, corsEnvironment } from './cors.ts';
+import { publishDocumentation } from './apiDocumentation.ts';
 
 export interface PetStoreStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -136,6 +138,7 @@ export class PetStoreStack extends Stack {
     const environment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
       CONTROL_TABLE_NAME: this.controlTable.tableName,
+      ...corsEnvironment(this.settings.corsAllowedOrigins),
     };
     if (FUNCTION_NODE_OPTIONS) environment.NODE_OPTIONS = FUNCTION_NODE_OPTIONS;
 
@@ -236,6 +239,8 @@ export class PetStoreStack extends Stack {
       this.#document(api, route, method);
     }
 
+    addCorsPreflight(api, this.settings.corsAllowedOrigins);
+
     // 405 on every route resource for the methods it lacks: API Gateway prefers the explicit
     // methods above, and sends every other method to ANY.
     for (const [path, allow] of resourcePaths(routes)) {
@@ -273,6 +278,8 @@ export class PetStoreStack extends Stack {
       });
     }
 
+    publishDocumentation(api);
+
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
@@ -302,7 +309,9 @@ export class PetStoreStack extends Stack {
       location: { type: 'METHOD', path: route.path, method: route.method },
       properties: JSON.stringify(properties),
     });
-    part.node.addDependency(method);
+    // On the CfnMethod only: the Method construct also holds its invoke permission, which depends on the
+    // stage, and the stage waits for the documentation version that snapshots this part.
+    part.node.addDependency(method.node.defaultChild as CfnElement);
   }
 }
 

@@ -20,6 +20,8 @@ export interface StageSettings {
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
   readonly functionMemoryMiB: number;
   readonly functionTimeout: Duration;
+  /** Browser origins allowed by CORS (e.g. `https://app.example.com`); none by default. */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
@@ -30,6 +32,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     throttling: { rateLimit: 20, burstLimit: 40 },
     functionMemoryMiB: 512,
     functionTimeout: Duration.seconds(10),
+    corsAllowedOrigins: [],
   },
   production: {
     stage: 'production',
@@ -38,6 +41,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     throttling: { rateLimit: 200, burstLimit: 400 },
     functionMemoryMiB: 512,
     functionTimeout: Duration.seconds(10),
+    corsAllowedOrigins: [],
   },
 };
 

@@ -11,8 +11,14 @@ export const errorStatuses = {
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** Local API only (an unknown `Expect`); on AWS the gateway's edge answers it. */
+  EXPECTATION_FAILED: 417,
   TOO_MANY_REQUESTS: 429,
+  /** Local API only (headers over Node's limit); on AWS the gateway's edge answers it. */
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
+  /** Local API only (a method HTTP does not know, e.g. BREW); on AWS the gateway's edge answers it. */
+  NOT_IMPLEMENTED: 501,
   BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,

@@ -7,6 +7,7 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
+import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
@@ -35,6 +36,7 @@ export function httpHandler(
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(cors())
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(lowerCaseHeaders())
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });

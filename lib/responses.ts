@@ -13,11 +13,15 @@ export const errorResponse = (error: ApiError): APIGatewayProxyResult =>
   jsonResponse(error.status, error.toBody(), { ...error.headers });
 
 /**
- * The absolute URL of a path below the base path, as the client reached the API
- * (API Gateway sets Host and X-Forwarded-Proto; so does the local API).
+ * The absolute URL of a path below the base path, on the stage's own address: the domain API Gateway
+ * puts in the request context (the local API puts its listen address there), never the client's
+ * `Host`, which a client can set to anything. HTTPS, except on a loopback address (the local API).
  */
-export function absoluteUrl(event: Pick<APIGatewayProxyEvent, 'headers'>, path: string): string {
-  const host = event.headers?.host;
-  const proto = event.headers?.['x-forwarded-proto']?.split(',')[0]?.trim() || 'https';
-  return host ? `${proto}://${host}${API_BASE_PATH}${path}` : `${API_BASE_PATH}${path}`;
+export function absoluteUrl(event: Pick<APIGatewayProxyEvent, 'requestContext'>, path: string): string {
+  const domain = event.requestContext?.domainName;
+  if (!domain) return `${API_BASE_PATH}${path}`;
+  const scheme = LOOPBACK.test(domain) ? 'http' : 'https';
+  return `${scheme}://${domain}${API_BASE_PATH}${path}`;
 }
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/;

@@ -103,10 +103,19 @@ function matchPath(template: string, path: string): Record<string, string> | und
     const param = /^\{(\w+)\}$/.exec(segment)?.[1];
     if (param) {
       if (actual === '') return undefined;
-      params[param] = decodeURIComponent(actual);
+      params[param] = decodePathSegment(actual);
     } else if (segment !== actual) {
       return undefined;
     }
   }
   return params;
+}
+
+/** A malformed escape (`%`, `%zz`, an overlong or cut UTF-8 sequence) stays as sent, for validation to refuse. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -18,14 +18,11 @@ export const SAMPLE_EVENT_API_KEY = 'local-sample-key';
 const USAGE = `Usage: npm run invoke -- <${routes.map((r) => r.operation).join('|')}> --event <file> [--path name=value]`;
 
 export async function invoke(argv: string[]): Promise<unknown> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { event: { type: 'string', short: 'e' }, path: { type: 'string', multiple: true } },
-  });
+  const { positionals, values } = parseArguments(argv);
+  if (values.help) return new HelpRequest();
   const route = routes.find((r) => r.operation === positionals[0]);
   if (!route || !values.event) throw new UsageError(USAGE);
-  const event = JSON.parse(readFileSync(values.event, 'utf8')) as APIGatewayProxyEvent;
+  const event = readEvent(values.event);
   for (const assignment of values.path ?? []) {
     const [name, value] = assignment.split('=', 2);
     if (!name || value === undefined) throw new UsageError(`--path takes name=value, not ${assignment}`);
@@ -44,11 +41,44 @@ export async function invoke(argv: string[]): Promise<unknown> {
   }
 }
 
+function parseArguments(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        event: { type: 'string', short: 'e' },
+        path: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+}
+
+function readEvent(file: string): APIGatewayProxyEvent {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read the event file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+  }
+  try {
+    return JSON.parse(text) as APIGatewayProxyEvent;
+  } catch {
+    throw new UsageError(`The event file ${file} is not JSON.`);
+  }
+}
+
 class UsageError extends Error {}
+class HelpRequest {}
 
 async function main(): Promise<void> {
   try {
-    console.log(JSON.stringify(await invoke(process.argv.slice(2)), null, 2));
+    const result = await invoke(process.argv.slice(2));
+    if (result instanceof HelpRequest) return console.log(USAGE);
+    console.log(JSON.stringify(result, null, 2));
   } catch (error) {
     console.error(error instanceof UsageError ? error.message : error);
     process.exitCode = error instanceof UsageError ? 2 : 1;

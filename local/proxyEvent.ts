@@ -15,6 +15,11 @@ export interface IncomingParts {
   rawHeaders: readonly string[];
   body: Buffer;
   sourceIp: string;
+  /**
+   * The API's own address (`host[:port]`), as API Gateway gives its domain; never the client's Host.
+   * Without it the next-page link is relative.
+   */
+  domainName?: string;
 }
 
 export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters: Record<string, string>): APIGatewayProxyEvent {
@@ -39,6 +44,7 @@ export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters:
       accountId: '000000000000',
       apiId: 'local',
       authorizer: null,
+      ...(parts.domainName ? { domainName: parts.domainName } : {}),
       httpMethod: parts.method,
       path: `${API_BASE_PATH}${parts.path}`,
       protocol: 'HTTP/1.1',

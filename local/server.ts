@@ -4,12 +4,15 @@
  * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/cors.ts';
 import { ApiError } from '../lib/errors.ts';
 import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
+import { docsAnswer } from './docs.ts';
 import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
+import { answerClientError, answerExpectation, missingHost, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
@@ -27,20 +30,37 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
   const local = await prepareLocalEnvironment();
   const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route, local.env)] as const)));
 
-  const server = createServer((request, response) => {
+  let domainName = '';
+  const corsOrigins = parseOrigins(local.env[CORS_ORIGINS_VARIABLE]);
+  // requireHostHeader: false lets a Host-less HTTP/1.1 request through, to get a JSON 400 below.
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
     const started = Date.now();
-    serve(request, handlers)
+    const refused = missingHost(request);
+    if (refused) return sendError(response, refused);
+    const docs = request.method === 'GET' ? docsAnswer(new URL(request.url ?? '/', 'http://localhost').pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
+    if (docs) return send(response, { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true });
+    serve(request, handlers, domainName, corsOrigins)
       .catch((error: unknown) => {
+        if (request.socket.destroyed) return undefined; // the client went away (or sent a broken body): nobody to answer
         console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
         return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'));
       })
       .then((result) => {
+        if (!result) return;
         send(response, result);
         if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
       });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 3000, options.host ?? '127.0.0.1', resolve));
+  server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerExpectation);
+  try {
+    await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
+  } catch (error) {
+    await local.close();
+    throw error;
+  }
   const { address, port } = server.address() as AddressInfo;
+  domainName = `${address}:${port}`;
   return {
     url: `http://${address}:${port}${API_BASE_PATH}`,
     local,
@@ -52,7 +72,28 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
   };
 }
 
-async function serve(request: IncomingMessage, handlers: Map<Route, Handler>): Promise<APIGatewayProxyResult> {
+/** Thrown when the port is taken: says which, and how to choose another. */
+export class PortInUseError extends Error {}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new PortInUseError(`Port ${port} on ${host} is already in use. Stop what uses it, or choose another port: PORT=${port + 1} npm start`)
+          : error,
+      );
+    });
+    server.listen(port, host, () => resolve());
+  });
+}
+
+async function serve(
+  request: IncomingMessage,
+  handlers: Map<Route, Handler>,
+  domainName: string,
+  corsOrigins: readonly string[],
+): Promise<APIGatewayProxyResult> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const method = request.method ?? 'GET';
   const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
@@ -63,6 +104,9 @@ async function serve(request: IncomingMessage, handlers: Map<Route, Handler>): P
   }
   if (match.kind === 'methodNotAllowed') {
     request.resume();
+    // A CORS preflight, answered in front of the functions as API Gateway does (only when origins are set).
+    const preflight = method === 'OPTIONS' ? preflightHeaders(request.headers.origin, match.allow, corsOrigins) : undefined;
+    if (preflight) return { statusCode: 204, headers: preflight, body: '' };
     const allow = match.allow.join(', ');
     return errorResponse(new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow }));
   }
@@ -77,6 +121,7 @@ async function serve(request: IncomingMessage, handlers: Map<Route, Handler>): P
       rawHeaders: [...request.rawHeaders, ...forwardedHeaders(request)],
       body,
       sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+      domainName,
     },
     route,
     pathParameters,
@@ -116,7 +161,14 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
 }
 
 async function main(): Promise<void> {
-  const api = await startLocalApi({ port: Number(process.env.PORT ?? 3000) });
+  let api: LocalApi;
+  try {
+    api = await startLocalApi({ port: Number(process.env.PORT ?? 3000) });
+  } catch (error) {
+    if (!(error instanceof PortInUseError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
   const { store, generatedApiKey } = api.local;
   const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
   console.log(`Pet Store API listening on ${api.url}`);
@@ -125,6 +177,7 @@ async function main(): Promise<void> {
   console.log('Try:');
   console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
+  console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
   const stop = () => {
     void api.close().then(() => process.exit(0));
   };

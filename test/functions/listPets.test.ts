@@ -101,6 +101,11 @@ describe('listPets', () => {
     expect(next?.searchParams.get('cursor')).toMatch(/^[\w-]+\.[\w-]+$/);
   });
 
+  it('builds the next link on the stage\'s own domain, never on the Host a client sent', async () => {
+    const res = await call(listPets, apiEvent('GET', '/pets?limit=1', { headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'http' } }));
+    expect(nextLink(res.headers.link)?.origin).toBe('https://api.test');
+  });
+
   it('answers an empty array and no link when nothing matches', async () => {
     const empty = listPetsHandler(serviceFromEnvironment(await freshEnvironment(endpoint())));
     const res = await call(empty, apiEvent('GET', '/pets'));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import { fetchApi } from '../support/http.ts';
 
 const KEY = 'local-api-test-key';
 let api: LocalApi;
@@ -17,11 +18,7 @@ afterAll(async () => {
 const auth = { Authorization: `Bearer ${KEY}` };
 const json = { ...auth, 'Content-Type': 'application/json' };
 
-async function request(path: string, init: RequestInit = {}) {
-  const res = await fetch(`${api.url}${path}`, init);
-  expect(res.headers.get('content-type')).toBe('application/json');
-  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
-}
+const request = (path: string, init: RequestInit = {}) => fetchApi(`${api.url}${path}`, init);
 
 const createPet = (pet: unknown) => request('/pets', { method: 'POST', headers: json, body: JSON.stringify(pet) });
 
@@ -46,8 +43,8 @@ describe('local API over HTTP', () => {
     const seen: number[] = [];
     let next: string | undefined = `${api.url}/pets?status=sold&limit=2`;
     while (next) {
-      const res = await fetch(next, { headers: auth });
-      seen.push(...((await res.json()) as { id: number }[]).map((pet) => pet.id));
+      const res = await fetchApi(next, { headers: auth });
+      seen.push(...(res.body as { id: number }[]).map((pet) => pet.id));
       next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
       if (next) expect(next.startsWith(`${api.url}/pets?limit=2&status=sold&cursor=`)).toBe(true);
     }
@@ -59,10 +56,9 @@ describe('local API over HTTP', () => {
     ['/', 'GET'], ['/pets', 'GET'], ['/v2/pets', 'GET'], ['/v1', 'GET'], ['/v1/', 'GET'], ['/v1/orders', 'GET'],
     ['/v1/pets/1/photos', 'GET'], ['/v1/pets/', 'GET'],
   ])('answers 404 NOT_FOUND for %s', async (path, method) => {
-    const res = await fetch(new URL(path, api.url), { method, headers: auth });
+    const res = await fetchApi(new URL(path, api.url), { method, headers: auth });
     expect(res.status).toBe(404);
-    expect(res.headers.get('content-type')).toBe('application/json');
-    expect(await res.json()).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
+    expect(res.body).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
   });
 
   it.each([
@@ -108,5 +104,15 @@ describe('local API over HTTP', () => {
     const res = await request('/pets/%31', { headers: auth });
     expect([200, 404]).toContain(res.status);
     expect((await request('/pets/%2F', { headers: auth })).status).toBe(400);
+  });
+});
+
+describe('CORS by default (no origins configured)', () => {
+  it('adds no CORS header and answers OPTIONS 405 like any other method', async () => {
+    const res = await request('/pets', { headers: { ...auth, Origin: 'https://app.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await request('/pets', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { matchRoute, routes, type Route } from '../../lib/routes.ts';
 import { localContext, toProxyEvent } from '../../local/proxyEvent.ts';
+import { assertDocumented } from './contract.ts';
 import { TEST_API_KEY } from './store.ts';
 
 export interface EventOptions {
@@ -39,6 +40,7 @@ export function apiEvent(method: string, target: string, options: EventOptions =
       rawHeaders: Object.entries(headers).flat(),
       body: Buffer.from(body),
       sourceIp: '127.0.0.1',
+      domainName: 'api.test',
     },
     route,
     match.kind === 'found' ? match.pathParameters : {},
@@ -53,10 +55,12 @@ export const routeOf = (operation: Route['operation']): Route => {
 
 type Handler = (event: APIGatewayProxyEvent, context: ReturnType<typeof localContext>) => Promise<APIGatewayProxyResult>;
 
-/** Invokes a handler and parses its JSON body, checking the headers every answer must have. */
+/** Invokes a handler and parses its JSON body, checking the answer against openapi.json. */
 export async function call(handler: Handler, event: APIGatewayProxyEvent) {
   const result = await handler(event, localContext('test'));
   const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
   if (headers['content-type'] !== 'application/json') throw new Error(`no JSON content type: ${JSON.stringify(result)}`);
-  return { status: result.statusCode, headers, body: JSON.parse(result.body) as any };
+  const response = { status: result.statusCode, headers, body: JSON.parse(result.body) as any };
+  assertDocumented(event.httpMethod, event.resource, response);
+  return response;
 }

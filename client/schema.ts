@@ -1,0 +1,653 @@
+/** Generated from openapi.json by `npm run openapi` (openapi-typescript). Do not edit. */
+export interface paths {
+    "/pets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all animals
+         * @description A page of pets, optionally of one status. A page holds exactly `limit` pets whenever that many remain; while more remain, `Link: rel="next"` gives the next page (same `limit` and `status`, an opaque cursor). With `status` pets come in ascending `id` order; without it in the table's own, stable order.
+         */
+        get: operations["listPets"];
+        put?: never;
+        /**
+         * Add an animal
+         * @description Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`.
+         */
+        post: operations["createPet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pets/{petId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an animal (deprecated)
+         * @deprecated
+         * @description One pet by id. Deprecated: use `GET /v1/pets?status=` instead.
+         *
+         *     Deprecated since 2026-01-01T00:00:00Z; from its sunset, 2030-12-05T00:00:00Z, it answers 410 `GONE`. Successor: `GET /v1/pets`.
+         */
+        get: operations["getPet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** @enum {string} */
+        PetStatus: "available" | "pending" | "sold";
+        /** @description A pet to add. Unknown fields, `id` included, are refused. */
+        NewPet: {
+            name: string;
+            /** Format: int64 */
+            categoryId: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        /** @description A pet as stored. Without `status` when it was created without one. */
+        Pet: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** Format: int64 */
+            categoryId: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        /** @description Every error answer. `status` repeats the HTTP status. */
+        Error: {
+            /** @enum {string} */
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "TOO_MANY_REQUESTS" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            /** @description For people; never a stack trace. */
+            message: string;
+            status: number;
+        };
+    };
+    responses: {
+        /** @description `NOT_FOUND`: no resource at this path. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @constant */
+                    code?: "NOT_FOUND";
+                    /** @constant */
+                    status?: 404;
+                };
+            };
+        };
+        /** @description `METHOD_NOT_ALLOWED`: the path exists, the method does not. */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @constant */
+                    code?: "METHOD_NOT_ALLOWED";
+                    /** @constant */
+                    status?: 405;
+                };
+            };
+        };
+    };
+    parameters: {
+        /** @description Pets per page. */
+        limit: number;
+        /** @description Only pets of this status. */
+        status: components["schemas"]["PetStatus"];
+        /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. */
+        cursor: string;
+        /** @description The pet's id. */
+        petId: number;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description Path of the created pet. */
+        Location: string;
+        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it. */
+        Link: string;
+        /** @description RFC 9745: when the operation became deprecated (`@` Unix seconds). */
+        Deprecation: string;
+        /** @description RFC 8594: from this date on the operation answers 410 GONE. */
+        Sunset: string;
+        /** @description The bearer challenge; `error="invalid_token"` when a token was sent but refused. */
+        "WWW-Authenticate": string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": string;
+        /** @description The methods the path allows. */
+        Allow: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listPets: {
+        parameters: {
+            query?: {
+                /** @description Pets per page. */
+                limit?: components["parameters"]["limit"];
+                /** @description Only pets of this status. */
+                status?: components["parameters"]["status"];
+                /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pets. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"][];
+                };
+            };
+            /** @description `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "VALIDATION_FAILED";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "UNAUTHORIZED";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN` (answered by API Gateway) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "FORBIDDEN";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "TOO_MANY_REQUESTS";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `INTERNAL` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "INTERNAL";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY` (answered by API Gateway) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "BAD_GATEWAY";
+                        /** @constant */
+                        status?: 502;
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "SERVICE_UNAVAILABLE";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GATEWAY_TIMEOUT";
+                        /** @constant */
+                        status?: 504;
+                    };
+                };
+            };
+        };
+    };
+    createPet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPet"];
+            };
+        };
+        responses: {
+            /** @description The stored pet. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "VALIDATION_FAILED";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "UNAUTHORIZED";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN` (answered by API Gateway) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "FORBIDDEN";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "PAYLOAD_TOO_LARGE";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "TOO_MANY_REQUESTS";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `INTERNAL` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "INTERNAL";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY` (answered by API Gateway) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "BAD_GATEWAY";
+                        /** @constant */
+                        status?: 502;
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "SERVICE_UNAVAILABLE";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GATEWAY_TIMEOUT";
+                        /** @constant */
+                        status?: 504;
+                    };
+                };
+            };
+        };
+    };
+    getPet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pet's id. */
+                petId: components["parameters"]["petId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pet. */
+            200: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "VALIDATION_FAILED";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "UNAUTHORIZED";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN` (answered by API Gateway) */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "FORBIDDEN";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND` */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "NOT_FOUND";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `GONE` */
+            410: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GONE";
+                        /** @constant */
+                        status?: 410;
+                    };
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "TOO_MANY_REQUESTS";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `INTERNAL` */
+            500: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "INTERNAL";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY` (answered by API Gateway) */
+            502: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "BAD_GATEWAY";
+                        /** @constant */
+                        status?: 502;
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "SERVICE_UNAVAILABLE";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
+            504: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GATEWAY_TIMEOUT";
+                        /** @constant */
+                        status?: 504;
+                    };
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,237 @@
+/**
+ * The OpenAPI 3.1 document, generated from what the code declares: routes (lib/routes.ts), schemas
+ * (lib/schemas.ts), error codes (lib/errors.ts), stages (infra/stages.ts), plus the contract data of
+ * contract/operations.ts. `npm run openapi` writes it to openapi.json; a test fails when that file
+ * differs from a fresh generation. Never imported by functions/ or lib/ (a test checks the bundles).
+ */
+import { errorStatuses, type ErrorCode } from '../lib/errors.ts';
+import { API_BASE_PATH, routes, type Route } from '../lib/routes.ts';
+import { LIMIT, MAX_ID, jsonSchemas } from '../lib/schemas.ts';
+import { STAGES } from '../lib/stages.ts';
+import {
+  ERROR_HEADERS,
+  GATEWAY_ERRORS,
+  HEADERS,
+  OPERATIONS,
+  PIPELINE_ERRORS,
+  type HeaderName,
+  type OptionalHeader,
+} from './operations.ts';
+
+/** The interface version of the spec this service implements. */
+export const INTERFACE_VERSION = '1.0.0';
+
+type Json = Record<string, unknown>;
+const ref = (kind: 'schemas' | 'headers' | 'parameters' | 'responses', name: string): Json => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+/**
+ * The one place a schema of lib/schemas.ts becomes the document's JSON Schema (draft 2020-12, what
+ * OpenAPI 3.1 uses). They are JSON Schema already; only our `x-` keywords (how the handler trims and
+ * words its messages) stay out, and integers get the spec's `int64` format.
+ */
+export function jsonSchemaOf(schema: object): Json {
+  const convert = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(convert);
+    if (typeof value !== 'object' || value === null) return value;
+    const entries = Object.entries(value).filter(([key]) => !key.startsWith('x-'));
+    const converted = Object.fromEntries(entries.map(([key, inner]) => [key, convert(inner)]));
+    return converted.type === 'integer' ? { ...converted, format: 'int64' } : converted;
+  };
+  return convert(schema) as Json;
+}
+
+const petIdSchema: Json = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID };
+
+function componentSchemas(): Json {
+  const withStatusRef = (schema: object) => {
+    const converted = jsonSchemaOf(schema) as { properties: Record<string, Json>; required: string[] };
+    converted.properties.status = ref('schemas', 'PetStatus');
+    return converted;
+  };
+  const newPet = withStatusRef(jsonSchemas.NewPet);
+  const pet = withStatusRef(jsonSchemas.Pet);
+  const codes = Object.keys(errorStatuses);
+  return {
+    PetStatus: jsonSchemaOf(jsonSchemas.PetStatus),
+    NewPet: { ...newPet, description: 'A pet to add. Unknown fields, `id` included, are refused.' },
+    Pet: { ...pet, description: 'A pet as stored. Without `status` when it was created without one.' },
+    Error: {
+      type: 'object',
+      description: 'Every error answer. `status` repeats the HTTP status.',
+      properties: {
+        code: { type: 'string', enum: codes },
+        message: { type: 'string', description: 'For people; never a stack trace.' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
+      },
+      required: ['code', 'message', 'status'],
+      additionalProperties: false,
+    },
+  };
+}
+
+function componentParameters(): Json {
+  return {
+    limit: {
+      name: 'limit',
+      in: 'query',
+      description: 'Pets per page.',
+      schema: { type: 'integer', minimum: LIMIT.min, maximum: LIMIT.max, default: LIMIT.default },
+    },
+    status: { name: 'status', in: 'query', description: 'Only pets of this status.', schema: ref('schemas', 'PetStatus') },
+    cursor: {
+      name: 'cursor',
+      in: 'query',
+      description: 'Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`.',
+      schema: { type: 'string', minLength: 1 },
+    },
+    petId: { name: 'petId', in: 'path', required: true, description: 'The pet\'s id.', schema: petIdSchema },
+  };
+}
+
+function componentHeaders(): Json {
+  return Object.fromEntries(
+    Object.entries(HEADERS).map(([name, header]) => [
+      name,
+      { description: header.description, schema: { type: 'string', ...(header.example ? { examples: [header.example] } : {}) } },
+    ]),
+  );
+}
+
+const headerRefs = (headers: readonly OptionalHeader[]): Json | undefined =>
+  headers.length === 0
+    ? undefined
+    : Object.fromEntries(headers.map(({ name, required }) => [name, required ? { ...ref('headers', name), required: true } : ref('headers', name)]));
+
+/** Error responses of an operation, one per status, each narrowing the Error schema to its codes. */
+function errorResponses(route: Route): Record<string, Json> {
+  const contract = OPERATIONS[route.operation];
+  const own = [...contract.errors, ...PIPELINE_ERRORS];
+  const codes = [...new Set([...own, ...GATEWAY_ERRORS])];
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(errorStatuses[code], [...(byStatus.get(errorStatuses[code]) ?? []), code]);
+  const responses: Record<string, Json> = {};
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    // The function's own headers come only when the function answered (not on the gateway's errors).
+    const fromFunction = statusCodes.some((code) => own.includes(code));
+    const headers: OptionalHeader[] = [
+      ...statusCodes.flatMap((code) => (ERROR_HEADERS[code] ?? []).map((name) => ({ name, required: true }))),
+      ...(contract.everyAnswerHeaders ?? []).map((name) => ({ name, required: fromFunction })),
+    ];
+    responses[String(status)] = {
+      description: statusCodes.map((code) => `\`${code}\``).join(', ') + (fromFunction ? '' : ' (answered by API Gateway)'),
+      ...(headerRefs(dedupe(headers)) ? { headers: headerRefs(dedupe(headers)) } : {}),
+      content: { 'application/json': { schema: errorSchema(statusCodes, status) } },
+    };
+  }
+  return responses;
+}
+
+const errorSchema = (codes: readonly ErrorCode[], status: number): Json => ({
+  allOf: [
+    ref('schemas', 'Error'),
+    { properties: { code: codes.length === 1 ? { const: codes[0] } : { enum: codes }, status: { const: status } } },
+  ],
+});
+
+function dedupe(headers: readonly OptionalHeader[]): OptionalHeader[] {
+  const seen = new Map<HeaderName, OptionalHeader>();
+  for (const header of headers) if (!seen.get(header.name)?.required) seen.set(header.name, header);
+  return [...seen.values()];
+}
+
+function operation(route: Route): Json {
+  const contract = OPERATIONS[route.operation];
+  const success = contract.success;
+  const successHeaders = [
+    ...(success.headers ?? []),
+    ...(contract.everyAnswerHeaders ?? []).map((name) => ({ name, required: true })),
+  ];
+  const body = route.operation === 'listPets' ? { type: 'array', items: ref('schemas', 'Pet') } : ref('schemas', 'Pet');
+  const deprecation = route.deprecated;
+  return {
+    operationId: route.operation,
+    summary: route.summary,
+    description: deprecation
+      ? `${contract.description}\n\nDeprecated since ${deprecation.since}; from its sunset, ${deprecation.sunset}, ` +
+        `it answers 410 \`GONE\`. Successor: \`GET ${API_BASE_PATH}${deprecation.successor}\`.`
+      : contract.description,
+    tags: ['pets'],
+    ...(deprecation
+      ? { deprecated: true, 'x-sunset': deprecation.sunset, 'x-successor': `GET ${API_BASE_PATH}${deprecation.successor}` }
+      : {}),
+    security: [{ bearer: [] }],
+    ...(parametersOf(route).length ? { parameters: parametersOf(route) } : {}),
+    ...(route.method === 'POST'
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', 'NewPet') } } } }
+      : {}),
+    responses: {
+      [String(success.status)]: {
+        description: success.description,
+        ...(headerRefs(dedupe(successHeaders)) ? { headers: headerRefs(dedupe(successHeaders)) } : {}),
+        content: { 'application/json': { schema: body } },
+      },
+      ...errorResponses(route),
+    },
+  };
+}
+
+function parametersOf(route: Route): Json[] {
+  const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => ref('parameters', match[1] as string));
+  const inQuery = route.operation === 'listPets' ? ['limit', 'status', 'cursor'].map((name) => ref('parameters', name)) : [];
+  return [...inPath, ...inQuery];
+}
+
+function servers(): Json[] {
+  return [...STAGES].reverse().map((stage) => ({
+    url: `https://{apiId}.execute-api.{region}.amazonaws.com${API_BASE_PATH}`,
+    description: `${stage} (the ApiUrl output of PetStore-${stage})`,
+    variables: {
+      apiId: { default: 'your-api-id', description: `The REST API id of PetStore-${stage}.` },
+      region: { default: 'eu-west-1', description: 'The AWS region it is deployed in.' },
+    },
+  }));
+}
+
+export function openApiDocument(): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
+  }
+  return {
+    openapi: '3.1.1',
+    info: {
+      title: 'Pet Store Inventory',
+      version: INTERFACE_VERSION,
+      description:
+        'The inventory of a pet store\'s animals. Every request needs `Authorization: Bearer <API_KEY>`; every answer ' +
+        'is `application/json`, errors in the `Error` shape. A path that does not exist answers 404 `NOT_FOUND`; a ' +
+        'known path with another method answers 405 `METHOD_NOT_ALLOWED` with `Allow` (see components/responses).',
+    },
+    servers: servers(),
+    security: [{ bearer: [] }],
+    tags: [{ name: 'pets', description: 'The animals of the store.' }],
+    paths: Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, item])),
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key issued with `npm run keys`.' } },
+      schemas: componentSchemas(),
+      parameters: componentParameters(),
+      headers: componentHeaders(),
+      responses: {
+        NotFound: {
+          description: '`NOT_FOUND`: no resource at this path.',
+          content: { 'application/json': { schema: errorSchema(['NOT_FOUND'], errorStatuses.NOT_FOUND) } },
+        },
+        MethodNotAllowed: {
+          description: '`METHOD_NOT_ALLOWED`: the path exists, the method does not.',
+          headers: { Allow: { ...ref('headers', 'Allow'), required: true } },
+          content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
+        },
+      },
+    },
+  };
+}
+
+/** The document as it is written to openapi.json. */
+export const openApiText = (): string => `${JSON.stringify(openApiDocument(), null, 2)}\n`;

@@ -1,0 +1,84 @@
+/**
+ * What the OpenAPI document states that the code does not declare by itself: per operation, the
+ * error codes it can really answer, its response headers and its prose. Data only, read by the
+ * generator (contract/openapi.ts); never imported by functions/ or lib/, so no bundle carries it.
+ *
+ * Adding an error code or a header to an operation is one line here.
+ */
+import type { ErrorCode } from '../lib/errors.ts';
+import type { OperationName } from '../lib/routes.ts';
+
+/** Response headers the document describes (components/headers). */
+export type HeaderName = 'Location' | 'Link' | 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'Retry-After' | 'Allow';
+
+export const HEADERS: Readonly<Record<HeaderName, { description: string; example?: string }>> = {
+  Location: { description: 'Path of the created pet.', example: '/v1/pets/57627683154107' },
+  Link: {
+    description:
+      'listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). ' +
+      'getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it.',
+    example: '<https://api.example/v1/pets?limit=20&status=available&cursor=eyJ2Ijox.abc>; rel="next"',
+  },
+  Deprecation: { description: 'RFC 9745: when the operation became deprecated (`@` Unix seconds).', example: '@1767225600' },
+  Sunset: { description: 'RFC 8594: from this date on the operation answers 410 GONE.', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
+  'WWW-Authenticate': {
+    description: 'The bearer challenge; `error="invalid_token"` when a token was sent but refused.',
+    example: 'Bearer realm="petstore"',
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', example: '1' },
+  Allow: { description: 'The methods the path allows.', example: 'GET, POST' },
+};
+
+/** Headers that come with an error code whatever the operation. */
+export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly HeaderName[]>> = {
+  UNAUTHORIZED: ['WWW-Authenticate'],
+  TOO_MANY_REQUESTS: ['Retry-After'],
+  SERVICE_UNAVAILABLE: ['Retry-After'],
+  METHOD_NOT_ALLOWED: ['Allow'],
+};
+
+/**
+ * Errors API Gateway answers by itself for any operation, before or instead of the function
+ * (infra/gatewayErrors.ts). They carry the Error body but none of the function's own headers.
+ */
+export const GATEWAY_ERRORS: readonly ErrorCode[] = ['FORBIDDEN', 'TOO_MANY_REQUESTS', 'BAD_GATEWAY', 'GATEWAY_TIMEOUT'];
+
+/** Errors the shared pipeline (lib/http.ts) can answer for every operation. */
+export const PIPELINE_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
+
+export interface OperationContract {
+  readonly description: string;
+  readonly success: { readonly status: number; readonly description: string; readonly headers?: readonly OptionalHeader[] };
+  /** Errors the function itself answers for this operation, beyond PIPELINE_ERRORS. */
+  readonly errors: readonly ErrorCode[];
+  /** Headers on every answer the function gives (not on GATEWAY_ERRORS). */
+  readonly everyAnswerHeaders?: readonly HeaderName[];
+}
+
+/** A header on a success response; `required: false` when it is present only sometimes. */
+export interface OptionalHeader {
+  readonly name: HeaderName;
+  readonly required: boolean;
+}
+
+export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
+  listPets: {
+    description:
+      'A page of pets, optionally of one status. A page holds exactly `limit` pets whenever that many remain; ' +
+      'while more remain, `Link: rel="next"` gives the next page (same `limit` and `status`, an opaque cursor). ' +
+      'With `status` pets come in ascending `id` order; without it in the table\'s own, stable order.',
+    success: { status: 200, description: 'A page of pets.', headers: [{ name: 'Link', required: false }] },
+    errors: ['VALIDATION_FAILED'],
+  },
+  createPet: {
+    description: 'Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`.',
+    success: { status: 201, description: 'The stored pet.', headers: [{ name: 'Location', required: true }] },
+    errors: ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+  },
+  getPet: {
+    description: 'One pet by id. Deprecated: use `GET /v1/pets?status=` instead.',
+    success: { status: 200, description: 'The pet.' },
+    errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'GONE'],
+    everyAnswerHeaders: ['Deprecation', 'Sunset', 'Link'],
+  },
+};

@@ -1,0 +1,93 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_TYPES_FILE, OPENAPI_FILE } from '../../contract/files.ts';
+import { openApiDocument, openApiText } from '../../contract/openapi.ts';
+import { clientTypesText } from '../../tools/openapi-types/generate.ts';
+import { assertDocumented, type ReceivedResponse } from '../support/contract.ts';
+
+const committed = readFileSync(OPENAPI_FILE, 'utf8');
+const doc = openApiDocument() as any;
+
+describe('openapi.json', () => {
+  it('is what `npm run openapi` generates from the code (run it after changing routes, schemas or errors)', () => {
+    expect(committed).toBe(openApiText());
+  });
+
+  it('client/schema.ts is generated from it (run `npm run openapi`)', async () => {
+    expect(readFileSync(CLIENT_TYPES_FILE, 'utf8')).toBe(await clientTypesText(committed));
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(JSON.parse(committed));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('has both stages as templated servers ending in /v1, and bearer security on every operation', () => {
+    expect(doc.servers.map((s: any) => s.description.split(' ')[0])).toEqual(['production', 'staging']);
+    for (const server of doc.servers) {
+      expect(server.url).toMatch(/^https:\/\/\{apiId\}\.execute-api\.\{region\}\.amazonaws\.com\/v1$/);
+      expect(Object.keys(server.variables)).toEqual(['apiId', 'region']);
+    }
+    const operations = Object.values(doc.paths).flatMap((item: any) => Object.values(item)) as any[];
+    expect(operations.map((op) => op.operationId).sort()).toEqual(['createPet', 'getPet', 'listPets']);
+    for (const op of operations) expect(op.security).toEqual([{ bearer: [] }]);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('states limit with its bounds and default', () => {
+    expect(doc.components.parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+  });
+
+  it('marks getPet deprecated with its sunset and successor, on every answer', () => {
+    const getPet = doc.paths['/pets/{petId}'].get;
+    expect(getPet.deprecated).toBe(true);
+    expect(getPet['x-sunset']).toBe('2030-12-05T00:00:00Z');
+    expect(getPet['x-successor']).toBe('GET /v1/pets');
+    for (const status of ['200', '400', '401', '404', '410', '500', '503']) {
+      for (const header of ['Deprecation', 'Sunset', 'Link']) expect(getPet.responses[status].headers[header].required).toBe(true);
+    }
+  });
+
+  it('declares every response header the service sends', () => {
+    expect(Object.keys(doc.components.headers).sort()).toEqual(
+      ['Allow', 'Deprecation', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate'].sort(),
+    );
+    const createPet = doc.paths['/pets'].post;
+    expect(createPet.responses['201'].headers.Location.required).toBe(true);
+    expect(createPet.responses['401'].headers['WWW-Authenticate'].required).toBe(true);
+    expect(createPet.responses['503'].headers['Retry-After'].required).toBe(true);
+    expect(createPet.responses['429'].headers['Retry-After'].required).toBe(true);
+    expect(doc.paths['/pets'].get.responses['200'].headers.Link.required).toBeUndefined();
+    expect(doc.components.responses.MethodNotAllowed.headers.Allow.required).toBe(true);
+  });
+
+  it('gives each error status the Error schema narrowed to its code', () => {
+    const responses = doc.paths['/pets'].post.responses;
+    expect(Object.keys(responses)).toEqual(['201', '400', '401', '403', '413', '415', '429', '500', '502', '503', '504']);
+    expect(responses['415'].content['application/json'].schema.allOf[1].properties).toEqual({
+      code: { const: 'UNSUPPORTED_MEDIA_TYPE' },
+      status: { const: 415 },
+    });
+  });
+});
+
+describe('response validation in test support', () => {
+  const pet = { id: 1, name: 'Rex', categoryId: 1 };
+  const json = { 'content-type': 'application/json' };
+
+  it('accepts a documented answer', () => {
+    expect(() => assertDocumented('POST', '/pets', { status: 201, headers: { ...json, location: '/v1/pets/1' }, body: pet })).not.toThrow();
+  });
+
+  it.each([
+    ['an undeclared status', 'GET', '/pets', { status: 404, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 404 } }],
+    ['a missing required header', 'POST', '/pets', { status: 201, headers: json, body: pet }],
+    ['a body off its schema', 'GET', '/pets', { status: 200, headers: json, body: [{ ...pet, extra: true }] }],
+    ['an error code off its status', 'GET', '/pets', { status: 400, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 400 } }],
+    ['a 405 without Allow', 'DELETE', undefined, { status: 405, headers: json, body: { code: 'METHOD_NOT_ALLOWED', message: 'x', status: 405 } }],
+  ] as const)('rejects %s', (_, method, path, response) => {
+    expect(() => assertDocumented(method, path, response as ReceivedResponse)).toThrow();
+  });
+});

@@ -1,0 +1,119 @@
+/** The local API answers JSON on every edge, even where Node's HTTP parser refuses the request. */
+import { connect, createServer } from 'node:net';
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import { fetchApi } from '../support/http.ts';
+
+const KEY = 'edges-test-key';
+let api: LocalApi;
+let port: number;
+
+beforeAll(async () => {
+  process.env.PETSTORE_API_KEYS = KEY;
+  process.env.PETSTORE_IN_MEMORY = '1';
+  delete process.env.DYNAMODB_ENDPOINT;
+  api = await startLocalApi({ port: 0, quiet: true });
+  port = Number(new URL(api.url).port);
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const auth = { Authorization: `Bearer ${KEY}` };
+
+/** Sends raw bytes and reads until the server closes (bounded by a timeout). */
+function raw(request: string): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close within 5 s; got ${JSON.stringify(data)}`));
+    }, 5_000);
+    socket.on('data', (chunk) => (data += String(chunk)));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const [head = '', body = ''] = data.split('\r\n\r\n', 2);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((line) => [line.split(':')[0]!.toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, closed: true });
+    });
+  });
+}
+
+describe('requests Node refuses before any handler', () => {
+  it.each([
+    ['a header too large', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    ['obsolete line folding', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  b\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['a malformed chunk size', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['Content-Length with Transfer-Encoding', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
+    ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
+  ])('answers %s with a JSON Error and closes', async (_, request, status, code) => {
+    const res = await raw(request);
+    expect(res.status).toBe(status);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['connection']).toBe('close');
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+    expect(JSON.parse(res.body)).toEqual({ code, message: expect.any(String), status });
+  });
+});
+
+describe('paths and links', () => {
+  it.each(['/v1/pets/%', '/v1/pets/%zz', '/v1/pets/%E0%A4%A', '/v1/pets/%C0%AF'])('answers 400, not 5xx, for %s', async (path) => {
+    const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('builds the next link on the listen address whatever Host the client sends', async () => {
+    for (let i = 0; i < 2; i++) {
+      await fetchApi(`${api.url}/pets`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: `L${i}`, categoryId: 1 }) });
+    }
+    const res = await raw(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`);
+    expect(res.status).toBe(200);
+    expect(res.headers['link']).toMatch(new RegExp(`^<${api.url}/pets\\?limit=1&cursor=`));
+  });
+});
+
+describe('commands', () => {
+  /** Runs a command in its own process (asynchronously: this process serves the store it may reach). */
+  const tsx = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
+      delete childEnv.DYNAMODB_ENDPOINT;
+      execFile(process.execPath, ['--import', 'tsx', ...args], { env: childEnv, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+      );
+    });
+
+  it('npm start on a port in use says which, and how to choose another', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    try {
+      const run = await tsx(['local/server.ts'], { PORT: String(taken), PETSTORE_IN_MEMORY: '1' });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`Port ${taken} on 127.0.0.1 is already in use`);
+      expect(run.stderr).toContain('PORT=');
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('npm run invoke -- --help prints the usage', async () => {
+    const run = await tsx(['local/invoke.ts', '--help']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: npm run invoke/);
+  });
+
+  it('npm run invoke with a missing event file says so in one line', async () => {
+    const run = await tsx(['local/invoke.ts', 'listPets', '--event', 'events/nope.json']);
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toBe('Cannot read the event file events/nope.json (ENOENT).');
+  });
+});
