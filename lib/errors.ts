@@ -8,9 +8,11 @@ export const errorStatuses = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_IN_PROGRESS: 409,
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
   TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
   BAD_GATEWAY: 502,
@@ -54,10 +56,20 @@ export const serviceUnavailable = (): ApiError =>
     'Retry-After': String(RETRY_AFTER_SECONDS),
   });
 
+/** A write that may or may not have been applied: the client must not take it for a clean failure. */
+export const writeOutcomeUnknown = (): ApiError =>
+  new ApiError(
+    'SERVICE_UNAVAILABLE',
+    'The pet store did not confirm the write in time: the pet may or may not have been stored. ' +
+      'Retry with the same Idempotency-Key to get the stored pet; without one, check the list before retrying.',
+    { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  );
+
 /** Maps a status that a library raised (for example middy's parser) onto our codes. */
 export function codeForStatus(status: number): ErrorCode {
+  // 422 is what middy's JSON parser answers for malformed JSON: the spec calls that a 400.
+  if (status === 422) return 'VALIDATION_FAILED';
   const found = (Object.keys(errorStatuses) as ErrorCode[]).find((code) => errorStatuses[code] === status);
   if (found) return found;
-  // 422 is what middy's JSON parser answers for malformed JSON: the spec calls that a 400.
   return status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED';
 }

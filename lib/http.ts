@@ -9,6 +9,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
+import { storeBudget, withDeadline } from './deadline.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
@@ -41,7 +42,9 @@ export function httpHandler(
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   if (options.jsonBody) pipeline.use(requireJsonBody()).use(httpJsonBodyParser());
-  return pipeline.handler(handle);
+  return pipeline.handler((event, context) =>
+    withDeadline(storeBudget(context.getRemainingTimeInMillis?.()), () => handle(event, context)),
+  );
 }
 
 /** Every answer is JSON and carries `headers`; every error becomes the spec's Error body. */
@@ -70,10 +73,18 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = codeForStatus(status);
-    return new ApiError(code, code === 'VALIDATION_FAILED' ? 'Invalid body: the body is not valid JSON.' : String(error?.message));
+    return new ApiError(code, code === 'VALIDATION_FAILED' ? bodyProblem(error) : String(error?.message));
   }
   logFailure(request, operation, error);
   return new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.');
+}
+
+/** middy's parser refuses `__proto__` (and `constructor.prototype`) keys: to the client, unknown fields. */
+function bodyProblem(error: Error | null | undefined): string {
+  const { cause } = (error ?? {}) as { cause?: { data?: unknown } };
+  return error?.message === 'Forbidden key in JSON body'
+    ? `Invalid body: unknown field '${String(cause?.data)}'.`
+    : 'Invalid body: the body is not valid JSON.';
 }
 
 function logFailure(request: ProxyRequest, operation: OperationName, error: unknown): void {
@@ -99,6 +110,21 @@ function requireJsonBody(): ProxyMiddleware {
         throw new ApiError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
       }
       if (bytes === 0) throw new ApiError('VALIDATION_FAILED', 'Invalid body: a JSON object is required.');
+      if (event.isBase64Encoded) {
+        event.body = strictUtf8(Buffer.from(body, 'base64'));
+        event.isBase64Encoded = false;
+      }
     },
   };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Bytes that are not UTF-8 (overlong forms, encoded surrogates, truncated sequences) are refused, never replaced by U+FFFD. */
+function strictUtf8(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError('VALIDATION_FAILED', 'Invalid body: the body is not valid UTF-8.');
+  }
 }

@@ -3,6 +3,7 @@
  * The same code runs on AWS and locally; only these variables differ:
  *
  * - TABLE_NAME: the pets table (default `pets`).
+ * - CONTROL_TABLE_NAME: the control table, holding idempotency records (default `petstore-control`).
  * - DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint (dynalite locally); unset on AWS.
  * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set).
  * - PETSTORE_API_KEYS_PARAMETER_PATH: SSM path holding the keys' SHA-256 hashes (deployed).
@@ -14,11 +15,15 @@ import { StaticApiKeys, type ApiKeyStore } from './auth.ts';
 import { warn } from './log.ts';
 import { CursorCodec, type SecretSource } from './pagination.ts';
 import { ParameterStoreApiKeys } from './parameterStoreKeys.ts';
+import { IdempotentCreates } from './idempotency.ts';
 import { DynamoPetStore, createDocumentClient, type PetStore } from './petStore.ts';
 import { secretsManagerSecret } from './secretsManagerSecret.ts';
+import { DEFAULT_CONTROL_TABLE } from './table.ts';
 
 export interface Service {
   store: PetStore;
+  /** createPet with an Idempotency-Key. */
+  idempotency: IdempotentCreates;
   keys: ApiKeyStore;
   cursors: CursorCodec;
   now: () => Date;
@@ -28,8 +33,10 @@ export type Environment = Record<string, string | undefined>;
 
 export function serviceFromEnvironment(env: Environment = process.env): Service {
   const documents = createDocumentClient({ region: env.AWS_REGION, endpoint: env.DYNAMODB_ENDPOINT });
+  const store = new DynamoPetStore(documents, env.TABLE_NAME ?? 'pets');
   return {
-    store: new DynamoPetStore(documents, env.TABLE_NAME ?? 'pets'),
+    store,
+    idempotency: new IdempotentCreates(documents, env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE, store),
     keys: apiKeysFrom(env),
     cursors: new CursorCodec(cursorSecretFrom(env)),
     now: () => new Date(),
