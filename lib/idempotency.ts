@@ -84,7 +84,7 @@ export class IdempotentCreates {
   /** Creates `newPet` once for (`caller`, `key`): see the module comment. */
   async create(caller: Buffer, key: string, newPet: NewPet): Promise<IdempotentResult> {
     const pk = recordKey(caller, key);
-    const bodyHash = hashOf(newPet);
+    const bodyHash = bodyHashOf(newPet);
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       const claimed = await this.#claim(pk, bodyHash);
       if (claimed) return { pet: await this.#finish(claimed, newPet), replayed: false };
@@ -215,7 +215,7 @@ export const recordKey = (caller: Buffer, key: string): string =>
   `idempotency#${createHash('sha256').update(caller).update(key, 'utf8').digest('hex')}`;
 
 /** The body as validated (name trimmed), in a fixed field order: the same pet hashes the same. */
-const hashOf = (pet: NewPet): string =>
+export const bodyHashOf = (pet: NewPet): string =>
   createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status ?? null])).digest('hex');
 
 /** True when a conditional write succeeded, false when its condition failed; other errors pass. */
