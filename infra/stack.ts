@@ -35,6 +35,7 @@ import {
   errorTemplate,
   methodNotAllowedMessage,
 } from './gatewayErrors.ts';
+import { idempotencyEnvironment, idempotencyStatements } from './idempotencyGrants.ts';
 import { removalPolicyFor, type StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
@@ -160,6 +161,7 @@ export class PetStoreStack extends Stack {
       NODE_OPTIONS: '--enable-source-maps',
     };
     if (route.usesCursorSecret) environment.PETSTORE_CURSOR_SECRET_ARN = this.cursorSecret.secretArn;
+    Object.assign(environment, idempotencyEnvironment(route.operation, this.controlTable));
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${stage})`,
@@ -225,6 +227,7 @@ export class PetStoreStack extends Stack {
         }),
       );
     }
+    statements.push(...idempotencyStatements(route.operation, this.controlTable));
     return statements;
   }
 
