@@ -15,14 +15,20 @@ const idRange = `an integer from 1 to ${MAX_ID}`;
 
 export const PetStatus = z.enum(PET_STATUSES, { error: `must be one of ${PET_STATUSES.join(', ')}` });
 
-const PetName = z.string({ error: 'must be a string' }).check(
+/** A missing field is "required", not "of the wrong type". */
+const requiredOr = (message: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : message;
+
+const PetName = z.string({ error: requiredOr('must be a string') }).check(
   z.trim(),
   z.minLength(1, 'must not be empty'),
   z.refine((name) => [...name].length <= NAME_MAX_CHARACTERS, `must be at most ${NAME_MAX_CHARACTERS} characters`),
   z.refine((name) => !/\p{Cc}/u.test(name), 'must not contain control characters'),
+  // A lone surrogate (valid in a JSON escape) cannot be stored as UTF-8: it would come back as U+FFFD.
+  z.refine((name) => !/\p{Cs}/u.test(name), 'must be valid Unicode text (no lone surrogates)'),
 );
 
-const Int64 = z.int({ error: `must be ${idRange}` }).check(
+const Int64 = z.int({ error: requiredOr(`must be ${idRange}`) }).check(
   z.minimum(1, `must be ${idRange}`),
   z.maximum(MAX_ID, `must be ${idRange}`),
 );
