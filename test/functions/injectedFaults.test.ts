@@ -9,7 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { STORE_BUDGET_MS } from '../../lib/deadline.ts';
+import { ANSWER_MARGIN_MS, STORE_BUDGET_MS, storeBudget } from '../../lib/deadline.ts';
+import { localContext } from '../../local/proxyEvent.ts';
 import { createDocumentClient } from '../../lib/petStore.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
@@ -119,5 +120,22 @@ describe('a write whose answer is lost', () => {
     expect(retry).toMatchObject({ status: 201, body: written });
     expect(retry.headers.location).toBe(`/v1/pets/${String(written?.id)}`);
     expect(await storedPets()).toHaveLength(1);
+  });
+});
+
+describe('the store budget', () => {
+  it('is 2.5 s, or the Lambda time left minus the margin when that is less', () => {
+    expect(storeBudget(undefined)).toBe(STORE_BUDGET_MS);
+    expect(storeBudget(10_000)).toBe(STORE_BUDGET_MS);
+    expect(storeBudget(2_000)).toBe(2_000 - ANSWER_MARGIN_MS);
+    expect(storeBudget(500)).toBe(0);
+  });
+
+  it('answers a hang before a Lambda with little time left times out', async () => {
+    proxy.fault = { kind: 'hang' };
+    const started = Date.now();
+    const result = await getPetHandler(service)(apiEvent('GET', '/pets/1'), localContext('getPet', 1_800));
+    expect(result.statusCode).toBe(503);
+    expect(Date.now() - started).toBeLessThan(1_800);
   });
 });
