@@ -16,10 +16,10 @@ export const ANSWER_MARGIN_MS = 1_000;
 
 const deadlines = new AsyncLocalStorage<number>();
 
-/** The store budget of a request whose function has `remainingMs` left (unknown: the full budget). */
-export function storeBudget(remainingMs: number | undefined): number {
-  const available = remainingMs === undefined ? STORE_BUDGET_MS : remainingMs - ANSWER_MARGIN_MS;
-  return Math.max(0, Math.min(STORE_BUDGET_MS, available));
+/** The store budget of a request whose function has `remainingMs` left (unknown: the full budget `cap`). */
+export function storeBudget(remainingMs: number | undefined, cap = STORE_BUDGET_MS): number {
+  const available = remainingMs === undefined ? cap : remainingMs - ANSWER_MARGIN_MS;
+  return Math.max(0, Math.min(cap, available));
 }
 
 /** Runs `work` with a deadline `budgetMs` from now for every store call it makes. */

@@ -43,7 +43,7 @@ export function httpHandler(
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   if (options.jsonBody) pipeline.use(requireJsonBody()).use(httpJsonBodyParser());
   return pipeline.handler((event, context) =>
-    withDeadline(storeBudget(context.getRemainingTimeInMillis?.()), () => handle(event, context)),
+    withDeadline(storeBudget(context.getRemainingTimeInMillis?.(), service.storeBudgetMs), () => handle(event, context)),
   );
 }
 

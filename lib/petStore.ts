@@ -49,11 +49,15 @@ export interface DynamoClientOptions {
   region?: string | undefined;
   /** A DynamoDB-compatible endpoint (dynalite locally); unset on AWS. */
   endpoint?: string | undefined;
+  /** Per-attempt answer timeout (default `boundedClientConfig`'s 1 s). */
+  attemptTimeoutMs?: number | undefined;
 }
 
-export function createDynamoClient({ region, endpoint }: DynamoClientOptions): DynamoDBClient {
+export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: DynamoClientOptions): DynamoDBClient {
+  const { requestHandler } = boundedClientConfig;
   return new DynamoDBClient({
     ...boundedClientConfig,
+    requestHandler: { ...requestHandler, requestTimeout: attemptTimeoutMs || requestHandler.requestTimeout },
     region: region ?? 'us-east-1',
     ...endpointConfig(endpoint),
     // A local endpoint takes any credentials; never look for real ones.

@@ -3,6 +3,8 @@
  * The same code runs on AWS and locally; only these variables differ:
  *
  * - TABLE_NAME: the pets table (default `pets`).
+ * - STORE_BUDGET_MS: each request's time budget for store calls (default 2500).
+ * - DYNAMODB_ATTEMPT_TIMEOUT_MS: one DynamoDB attempt's answer timeout (default 1000).
  * - CONTROL_TABLE_NAME: the control table, holding idempotency records (default `petstore-control`).
  * - DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint (dynalite locally); unset on AWS.
  * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set).
@@ -15,6 +17,7 @@ import { StaticApiKeys, type ApiKeyStore } from './auth.ts';
 import { warn } from './log.ts';
 import { CursorCodec, type SecretSource } from './pagination.ts';
 import { ParameterStoreApiKeys } from './parameterStoreKeys.ts';
+import { STORE_BUDGET_MS } from './deadline.ts';
 import { IdempotentCreates } from './idempotency.ts';
 import { DynamoPetStore, createDocumentClient, type PetStore } from './petStore.ts';
 import { secretsManagerSecret } from './secretsManagerSecret.ts';
@@ -27,12 +30,18 @@ export interface Service {
   keys: ApiKeyStore;
   cursors: CursorCodec;
   now: () => Date;
+  /** Each request's budget for store calls (lib/deadline.ts); STORE_BUDGET_MS, default 2,500. */
+  storeBudgetMs?: number;
 }
 
 export type Environment = Record<string, string | undefined>;
 
 export function serviceFromEnvironment(env: Environment = process.env): Service {
-  const documents = createDocumentClient({ region: env.AWS_REGION, endpoint: env.DYNAMODB_ENDPOINT });
+  const documents = createDocumentClient({
+    region: env.AWS_REGION,
+    endpoint: env.DYNAMODB_ENDPOINT,
+    attemptTimeoutMs: Number(env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || undefined,
+  });
   const store = new DynamoPetStore(documents, env.TABLE_NAME ?? 'pets');
   return {
     store,
@@ -40,6 +49,7 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
     keys: apiKeysFrom(env),
     cursors: new CursorCodec(cursorSecretFrom(env)),
     now: () => new Date(),
+    storeBudgetMs: Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS,
   };
 }
 
