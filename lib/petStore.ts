@@ -49,7 +49,7 @@ export interface DynamoClientOptions {
   region?: string | undefined;
   /** A DynamoDB-compatible endpoint (dynalite locally); unset on AWS. */
   endpoint?: string | undefined;
-  /** Per-attempt answer timeout (default `boundedClientConfig`'s 1 s). */
+  /** Per-attempt connect and answer timeouts (default `boundedClientConfig`'s 1 s each). */
   attemptTimeoutMs?: number | undefined;
 }
 
@@ -57,7 +57,9 @@ export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: Dynam
   const { requestHandler } = boundedClientConfig;
   return new DynamoDBClient({
     ...boundedClientConfig,
-    requestHandler: { ...requestHandler, requestTimeout: attemptTimeoutMs || requestHandler.requestTimeout },
+    requestHandler: attemptTimeoutMs
+      ? { ...requestHandler, connectionTimeout: attemptTimeoutMs, requestTimeout: attemptTimeoutMs }
+      : requestHandler,
     region: region ?? 'us-east-1',
     ...endpointConfig(endpoint),
     // A local endpoint takes any credentials; never look for real ones.
@@ -200,8 +202,9 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
  */
 export function isWriteOutcomeUnknown(error: unknown): boolean {
   if (!isStoreUnavailable(error)) return false;
-  const { name, code } = error as { name?: string; code?: string };
-  return !NOT_APPLIED.has(name ?? '') && !NOT_SENT_CODES.has(code ?? '');
+  const { name, code, message } = error as { name?: string; code?: string; message?: string };
+  const neverConnected = name === 'TimeoutError' && /did not establish a connection/.test(message ?? '');
+  return !NOT_APPLIED.has(name ?? '') && !NOT_SENT_CODES.has(code ?? '') && !neverConnected;
 }
 
 async function guardedWrite<T>(call: Promise<T>): Promise<T> {

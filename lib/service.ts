@@ -4,7 +4,7 @@
  *
  * - TABLE_NAME: the pets table (default `pets`).
  * - STORE_BUDGET_MS: each request's time budget for store calls (default 2500).
- * - DYNAMODB_ATTEMPT_TIMEOUT_MS: one DynamoDB attempt's answer timeout (default 1000).
+ * - DYNAMODB_ATTEMPT_TIMEOUT_MS: one DynamoDB attempt's connect and answer timeouts (default 1000).
  * - CONTROL_TABLE_NAME: the control table, holding idempotency records (default `petstore-control`).
  * - DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint (dynalite locally); unset on AWS.
  * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set).

@@ -11,7 +11,7 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { ANSWER_MARGIN_MS, STORE_BUDGET_MS, storeBudget } from '../../lib/deadline.ts';
 import { localContext } from '../../local/proxyEvent.ts';
-import { createDocumentClient } from '../../lib/petStore.ts';
+import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/petStore.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { startFaultProxy, type FaultKind, type FaultProxy } from '../support/faultProxy.ts';
@@ -137,5 +137,19 @@ describe('the store budget', () => {
     const result = await getPetHandler(service)(apiEvent('GET', '/pets/1'), localContext('getPet', 1_800));
     expect(result.statusCode).toBe(503);
     expect(Date.now() - started).toBeLessThan(1_800);
+  });
+});
+
+describe('which failed writes may have landed', () => {
+  const sdkTimeout = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
+  it.each<[string, unknown, boolean]>([
+    ['an answer timeout', sdkTimeout('a request has exceeded the configured 1000 ms requestTimeout.'), true],
+    ['an abort at the deadline', Object.assign(new Error('Request aborted'), { name: 'AbortError' }), true],
+    ['a reset', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
+    ['a connect timeout', sdkTimeout('the request socket did not establish a connection with the server within the configured timeout of 1000 ms'), false],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), false],
+    ['throttling', Object.assign(new Error('slow down'), { name: 'ThrottlingException' }), false],
+  ])('%s: %s', (_case, error, unknown) => {
+    expect(isWriteOutcomeUnknown(error)).toBe(unknown);
   });
 });
