@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`.
+         * @description Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`. With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing.
          */
         post: operations["createPet"];
         delete?: never;
@@ -72,7 +72,7 @@ export interface components {
         /** @description Every error answer. `status` repeats the HTTP status. */
         Error: {
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "TOO_MANY_REQUESTS" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_REQUESTS" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /** @description For people; never a stack trace. */
             message: string;
             status: number;
@@ -118,6 +118,8 @@ export interface components {
         cursor: string;
         /** @description The pet's id. */
         petId: number;
+        /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
+        idempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -135,6 +137,8 @@ export interface components {
         "Retry-After": string;
         /** @description The methods the path allows. */
         Allow: string;
+        /** @description Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created. */
+        "Idempotent-Replayed": string;
     };
     pathItems: never;
 }
@@ -286,7 +290,10 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -296,10 +303,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored pet. */
+            /** @description The stored pet (or, for a retried `Idempotency-Key`, the pet the first request stored). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -349,6 +357,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description `IDEMPOTENCY_IN_PROGRESS` */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "IDEMPOTENCY_IN_PROGRESS";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE` */
             413: {
                 headers: {
@@ -374,6 +397,20 @@ export interface operations {
                         code?: "UNSUPPORTED_MEDIA_TYPE";
                         /** @constant */
                         status?: 415;
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "IDEMPOTENCY_KEY_REUSED";
+                        /** @constant */
+                        status?: 422;
                     };
                 };
             };

@@ -87,6 +87,15 @@ function componentParameters(): Json {
       schema: { type: 'string', minLength: 1 },
     },
     petId: { name: 'petId', in: 'path', required: true, description: 'The pet\'s id.', schema: petIdSchema },
+    idempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      description:
+        'Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first ' +
+        'request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. ' +
+        'Send one whenever the client may retry (after a 503 or 504, or a lost connection).',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+    },
   };
 }
 
@@ -179,8 +188,8 @@ function operation(route: Route): Json {
 
 function parametersOf(route: Route): Json[] {
   const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => ref('parameters', match[1] as string));
-  const inQuery = route.operation === 'listPets' ? ['limit', 'status', 'cursor'].map((name) => ref('parameters', name)) : [];
-  return [...inPath, ...inQuery];
+  const others = (OPERATIONS[route.operation].parameters ?? []).map((name) => ref('parameters', name));
+  return [...inPath, ...others];
 }
 
 function servers(): Json[] {

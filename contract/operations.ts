@@ -9,7 +9,15 @@ import type { ErrorCode } from '../lib/errors.ts';
 import type { OperationName } from '../lib/routes.ts';
 
 /** Response headers the document describes (components/headers). */
-export type HeaderName = 'Location' | 'Link' | 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'Retry-After' | 'Allow';
+export type HeaderName =
+  | 'Location'
+  | 'Link'
+  | 'Deprecation'
+  | 'Sunset'
+  | 'WWW-Authenticate'
+  | 'Retry-After'
+  | 'Allow'
+  | 'Idempotent-Replayed';
 
 export const HEADERS: Readonly<Record<HeaderName, { description: string; example?: string }>> = {
   Location: { description: 'Path of the created pet.', example: '/v1/pets/57627683154107' },
@@ -27,6 +35,10 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', example: '1' },
   Allow: { description: 'The methods the path allows.', example: 'GET, POST' },
+  'Idempotent-Replayed': {
+    description: 'Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created.',
+    example: 'true',
+  },
 };
 
 /** Headers that come with an error code whatever the operation. */
@@ -34,6 +46,7 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly HeaderName[]>> = 
   UNAUTHORIZED: ['WWW-Authenticate'],
   TOO_MANY_REQUESTS: ['Retry-After'],
   SERVICE_UNAVAILABLE: ['Retry-After'],
+  IDEMPOTENCY_IN_PROGRESS: ['Retry-After'],
   METHOD_NOT_ALLOWED: ['Allow'],
 };
 
@@ -53,7 +66,12 @@ export interface OperationContract {
   readonly errors: readonly ErrorCode[];
   /** Headers on every answer the function gives (not on GATEWAY_ERRORS). */
   readonly everyAnswerHeaders?: readonly HeaderName[];
+  /** Request parameters beyond the path's, by their name in components/parameters. */
+  readonly parameters?: readonly ParameterName[];
 }
+
+/** The document's reusable request parameters (components/parameters). */
+export type ParameterName = 'limit' | 'status' | 'cursor' | 'petId' | 'idempotencyKey';
 
 /** A header on a success response; `required: false` when it is present only sometimes. */
 export interface OptionalHeader {
@@ -69,11 +87,22 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
       'With `status` pets come in ascending `id` order; without it in the table\'s own, stable order.',
     success: { status: 200, description: 'A page of pets.', headers: [{ name: 'Link', required: false }] },
     errors: ['VALIDATION_FAILED'],
+    parameters: ['limit', 'status', 'cursor'],
   },
   createPet: {
-    description: 'Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`.',
-    success: { status: 201, description: 'The stored pet.', headers: [{ name: 'Location', required: true }] },
-    errors: ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    description:
+      'Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`. ' +
+      'With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing.',
+    success: {
+      status: 201,
+      description: 'The stored pet (or, for a retried `Idempotency-Key`, the pet the first request stored).',
+      headers: [
+        { name: 'Location', required: true },
+        { name: 'Idempotent-Replayed', required: false },
+      ],
+    },
+    errors: ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED'],
+    parameters: ['idempotencyKey'],
   },
   getPet: {
     description: 'One pet by id. Deprecated: use `GET /v1/pets?status=` instead.',

@@ -1,12 +1,12 @@
 /**
- * What each function may do to the control table: read the API keys' partition, and (listPets
- * only) read and create the cursor secret. Each statement is held to its partition by the
- * `dynamodb:LeadingKeys` condition, so no function can read idempotency records or another
- * kind of record through these grants.
+ * What each function may do to the control table: read the API keys' partition, (listPets only)
+ * read and create the cursor secret, and (createPet only) get, put and update its idempotency
+ * records. Each statement is held to its partitions by the `dynamodb:LeadingKeys` condition, so
+ * no function can reach another kind of record through these grants.
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Route } from '../lib/routes.ts';
-import { controlKeys } from '../lib/table.ts';
+import { IDEMPOTENCY_KEY_PREFIX, controlKeys } from '../lib/table.ts';
 
 const onlyPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] } });
 
@@ -27,6 +27,16 @@ export function controlTableStatements(route: Route, controlTableArn: string): i
         actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
         resources: [controlTableArn],
         conditions: onlyPartition(controlKeys.cursorSecret.pk),
+      }),
+    );
+  }
+  if (route.usesIdempotencyRecords) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'IdempotencyRecords',
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [controlTableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${IDEMPOTENCY_KEY_PREFIX}*`] } },
       }),
     );
   }

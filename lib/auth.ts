@@ -72,3 +72,13 @@ function matchesAny(digest: Buffer, digests: readonly Buffer[]): boolean {
   }
   return matched;
 }
+
+/**
+ * The digest of the key an authenticated request carries: the scope of its idempotency keys, so
+ * two clients never see each other's records. Call only after `authenticate` succeeded.
+ */
+export function callerDigest(authorization: string | undefined): Buffer {
+  const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
+  if (!token) throw new Error('callerDigest needs an authenticated request.');
+  return digestKey(token);
+}

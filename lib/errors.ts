@@ -8,11 +8,13 @@ export const errorStatuses = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_IN_PROGRESS: 409,
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** Local API only (an unknown `Expect`); on AWS the gateway's edge answers it. */
   EXPECTATION_FAILED: 417,
+  IDEMPOTENCY_KEY_REUSED: 422,
   TOO_MANY_REQUESTS: 429,
   /** Local API only (headers over Node's limit); on AWS the gateway's edge answers it. */
   HEADERS_TOO_LARGE: 431,
@@ -60,10 +62,20 @@ export const serviceUnavailable = (): ApiError =>
     'Retry-After': String(RETRY_AFTER_SECONDS),
   });
 
+/** A write that may or may not have been applied: the client must not take it for a clean failure. */
+export const writeOutcomeUnknown = (): ApiError =>
+  new ApiError(
+    'SERVICE_UNAVAILABLE',
+    'The pet store did not confirm the write in time: the pet may or may not have been stored. ' +
+      'Retry with the same Idempotency-Key to get the stored pet; without one, check the list before retrying.',
+    { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  );
+
 /** Maps a status that a library raised (for example middy's parser) onto our codes. */
 export function codeForStatus(status: number): ErrorCode {
+  // 422 is what middy's JSON parser answers for malformed JSON: the spec calls that a 400.
+  if (status === 422) return 'VALIDATION_FAILED';
   const found = (Object.keys(errorStatuses) as ErrorCode[]).find((code) => errorStatuses[code] === status);
   if (found) return found;
-  // 422 is what middy's JSON parser answers for malformed JSON: the spec calls that a 400.
   return status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED';
 }

@@ -8,6 +8,7 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authenticate } from './auth.ts';
 import { cors } from './cors.ts';
+import { storeBudget, withDeadline } from './deadline.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
@@ -42,7 +43,9 @@ export function httpHandler(
     .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);
-  return pipeline.handler(handle);
+  return pipeline.handler((event, context) =>
+    withDeadline(storeBudget(context.getRemainingTimeInMillis?.(), service.storeBudgetMs), () => handle(event, context)),
+  );
 }
 
 /** Every answer is JSON and carries `headers`; every error becomes the spec's Error body. */
@@ -71,7 +74,7 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = codeForStatus(status);
-    return new ApiError(code, code === 'VALIDATION_FAILED' ? 'Invalid body: the body is not valid JSON.' : String(error?.message));
+    return new ApiError(code, code === 'VALIDATION_FAILED' ? 'Invalid request.' : String(error?.message));
   }
   logFailure(request, operation, error);
   return new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.');

@@ -52,6 +52,21 @@ function requireJsonBody(): ProxyMiddleware {
         throw new ApiError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
       }
       if (bytes === 0) throw new ApiError('VALIDATION_FAILED', 'Invalid body: a JSON object is required.');
+      if (event.isBase64Encoded) {
+        event.body = strictUtf8(Buffer.from(body, 'base64'));
+        event.isBase64Encoded = false;
+      }
     },
   };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Bytes that are not UTF-8 (overlong forms, encoded surrogates, truncated sequences) are refused, never replaced by U+FFFD. */
+function strictUtf8(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError('VALIDATION_FAILED', 'Invalid body: the body is not valid UTF-8.');
+  }
 }

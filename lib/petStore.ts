@@ -1,7 +1,9 @@
 /**
  * The pet store: an interface the handlers use, and its DynamoDB implementation.
  * Store faults that a retry can cure (throttling, timeouts, an unreachable or missing table)
- * become 503 SERVICE_UNAVAILABLE here, so every handler answers them the same way.
+ * become 503 SERVICE_UNAVAILABLE here, so every handler answers them the same way. A write whose
+ * outcome is unknown (the request may have reached DynamoDB) says so in its 503.
+ * Every call is aborted at the request's deadline (lib/deadline.ts).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
@@ -14,7 +16,8 @@ import {
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { boundedClientConfig, endpointConfig } from './awsClients.ts';
-import { serviceUnavailable } from './errors.ts';
+import { deadlineSignal } from './deadline.ts';
+import { serviceUnavailable, writeOutcomeUnknown } from './errors.ts';
 import { timeOrderedId, type IdGenerator } from './ids.ts';
 import type { NewPet, Pet, PetStatus } from './schemas.ts';
 import { STATUS_INDEX } from './table.ts';
@@ -33,7 +36,11 @@ export interface Page {
 }
 
 export interface PetStore {
-  create(pet: NewPet): Promise<Pet>;
+  /**
+   * Stores a new pet under a fresh id, or under `id` when given (an idempotent retry of a create
+   * that may already have stored it: then the pet already stored under `id` is the answer).
+   */
+  create(pet: NewPet, id?: number): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
   list(request: PageRequest): Promise<Page>;
 }
@@ -42,11 +49,17 @@ export interface DynamoClientOptions {
   region?: string | undefined;
   /** A DynamoDB-compatible endpoint (dynalite locally); unset on AWS. */
   endpoint?: string | undefined;
+  /** Per-attempt connect and answer timeouts (default `boundedClientConfig`'s 1 s each). */
+  attemptTimeoutMs?: number | undefined;
 }
 
-export function createDynamoClient({ region, endpoint }: DynamoClientOptions): DynamoDBClient {
+export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: DynamoClientOptions): DynamoDBClient {
+  const { requestHandler } = boundedClientConfig;
   return new DynamoDBClient({
     ...boundedClientConfig,
+    requestHandler: attemptTimeoutMs
+      ? { ...requestHandler, connectionTimeout: attemptTimeoutMs, requestTimeout: attemptTimeoutMs }
+      : requestHandler,
     region: region ?? 'us-east-1',
     ...endpointConfig(endpoint),
     // A local endpoint takes any credentials; never look for real ones.
@@ -59,6 +72,9 @@ export function createDocumentClient(options: DynamoClientOptions): DynamoDBDocu
 }
 
 const ID_ATTEMPTS = 5;
+
+/** Per-call options: abort at the current request's deadline. */
+export const bounded = () => ({ abortSignal: deadlineSignal() });
 const RETRYABLE = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
@@ -91,25 +107,42 @@ export class DynamoPetStore implements PetStore {
     private readonly newId: IdGenerator = timeOrderedId,
   ) {}
 
-  async create(newPet: NewPet): Promise<Pet> {
-    for (let attempt = 1; ; attempt++) {
-      const pet: Pet = { id: this.newId(), ...newPet };
-      try {
-        await guarded(
-          this.documents.send(
-            new PutCommand({ TableName: this.tableName, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }),
-          ),
-        );
-        return pet;
-      } catch (error) {
-        const collided = (error as { name?: string }).name === 'ConditionalCheckFailedException';
-        if (!collided || attempt >= ID_ATTEMPTS) throw error;
-      }
+  async create(newPet: NewPet, id?: number): Promise<Pet> {
+    if (id !== undefined) {
+      const stored = await this.#putOnce({ id, ...newPet });
+      if (!stored) throw new Error(`Pet id ${id} is held by another pet.`);
+      return stored;
     }
+    for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
+      const stored = await this.#putOnce({ id: this.newId(), ...newPet });
+      if (stored) return stored;
+    }
+    throw new Error(`No free pet id after ${ID_ATTEMPTS} attempts.`);
+  }
+
+  /**
+   * Puts `pet` unless its id is taken. A taken id may be this very write: the SDK retries a put
+   * whose answer was lost, and the retry then finds the pet the first attempt stored. So a taken
+   * id is read back: the same pet means stored (answered), another pet means a collision (undefined).
+   */
+  async #putOnce(pet: Pet): Promise<Pet | undefined> {
+    try {
+      await guardedWrite(
+        this.documents.send(
+          new PutCommand({ TableName: this.tableName, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }),
+          bounded(),
+        ),
+      );
+      return pet;
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    }
+    const existing = await this.get(pet.id);
+    return existing && samePet(existing, pet) ? pet : undefined;
   }
 
   async get(id: number): Promise<Pet | undefined> {
-    const { Item } = await guarded(this.documents.send(new GetCommand({ TableName: this.tableName, Key: { id } })));
+    const { Item } = await guarded(this.documents.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }), bounded()));
     return Item ? toPet(Item) : undefined;
   }
 
@@ -122,8 +155,8 @@ export class DynamoPetStore implements PetStore {
       const want = limit + 1 - items.length;
       const page = await guarded(
         status
-          ? this.documents.send(this.#query(status, want, startKey))
-          : this.documents.send(this.#scan(want, startKey)),
+          ? this.documents.send(this.#query(status, want, startKey), bounded())
+          : this.documents.send(this.#scan(want, startKey), bounded()),
       );
       items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
@@ -151,16 +184,48 @@ export class DynamoPetStore implements PetStore {
     const input: ScanCommandInput = { TableName: this.tableName, Limit: limit, ExclusiveStartKey: startKey };
     return new ScanCommand(input);
   }
-
 }
 
-async function guarded<T>(call: Promise<T>): Promise<T> {
+/** Errors after which the write surely did not happen: refused before it reached the table. */
+const NOT_APPLIED = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'ResourceNotFoundException',
+]);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a failed write may still have been applied: a timeout, an abort or a reset after the
+ * request was sent, or a 5xx (DynamoDB documents InternalServerError as "may have succeeded").
+ */
+export function isWriteOutcomeUnknown(error: unknown): boolean {
+  if (!isStoreUnavailable(error)) return false;
+  const { name, code, message } = error as { name?: string; code?: string; message?: string };
+  const neverConnected = name === 'TimeoutError' && /did not establish a connection/.test(message ?? '');
+  return !NOT_APPLIED.has(name ?? '') && !NOT_SENT_CODES.has(code ?? '') && !neverConnected;
+}
+
+async function guardedWrite<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isWriteOutcomeUnknown(error)) throw Object.assign(writeOutcomeUnknown(), { cause: error });
+    throw isStoreUnavailable(error) ? Object.assign(serviceUnavailable(), { cause: error }) : error;
+  }
+}
+
+export async function guarded<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (error) {
     throw isStoreUnavailable(error) ? Object.assign(serviceUnavailable(), { cause: error }) : error;
   }
 }
+
+const samePet = (a: Pet, b: Pet): boolean =>
+  a.id === b.id && a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
 
 /** Only the Pet's own fields leave the store, whatever else an item holds. */
 function toPet(item: Record<string, unknown>): Pet {

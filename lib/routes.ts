@@ -33,6 +33,8 @@ export interface Route {
   readonly usesStatusIndex: boolean;
   /** Whether the operation signs and checks page cursors, and so reads the cursor secret. */
   readonly usesCursorSecret: boolean;
+  /** Whether the operation keeps idempotency records (`Idempotency-Key`) in the control table. */
+  readonly usesIdempotencyRecords: boolean;
   readonly deprecated?: Deprecation;
 }
 
@@ -46,6 +48,7 @@ export const routes: readonly Route[] = [
     tableAccess: ['dynamodb:Query', 'dynamodb:Scan'],
     usesStatusIndex: true,
     usesCursorSecret: true,
+    usesIdempotencyRecords: false,
   },
   {
     operation: 'createPet',
@@ -53,9 +56,11 @@ export const routes: readonly Route[] = [
     path: '/pets',
     entry: 'functions/createPet.ts',
     summary: 'Add an animal',
-    tableAccess: ['dynamodb:PutItem'],
+    // GetItem: a put whose answer was lost is read back on retry (lib/petStore.ts).
+    tableAccess: ['dynamodb:PutItem', 'dynamodb:GetItem'],
     usesStatusIndex: false,
     usesCursorSecret: false,
+    usesIdempotencyRecords: true,
   },
   {
     operation: 'getPet',
@@ -66,6 +71,7 @@ export const routes: readonly Route[] = [
     tableAccess: ['dynamodb:GetItem'],
     usesStatusIndex: false,
     usesCursorSecret: false,
+    usesIdempotencyRecords: false,
     deprecated: { since: '2026-01-01T00:00:00Z', sunset: '2030-12-05T00:00:00Z', successor: '/pets' },
   },
 ];

@@ -25,8 +25,9 @@ const PetNameSchema = {
   'x-trim': true,
   minLength: 1,
   maxLength: NAME_MAX_CHARACTERS,
-  pattern: '^\\P{Cc}*$',
-  'x-patternMessage': 'must not contain control characters',
+  // A lone surrogate (valid in a JSON escape) cannot be stored as UTF-8: it would come back as U+FFFD.
+  pattern: '^[^\\p{Cc}\\p{Cs}]*$',
+  'x-patternMessage': 'must not contain control characters or lone surrogates',
 } as const;
 
 const IdSchema = { type: 'integer', minimum: 1, maximum: MAX_ID } as const;

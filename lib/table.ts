@@ -78,3 +78,6 @@ export const controlKeys = {
   apiKeys: 'apikeys',
   cursorSecret: { pk: 'cursor-secret', sk: 'current' },
 } as const;
+
+/** Partition-key prefix of createPet's idempotency records (`idempotency#<hex digest>` / `record`). */
+export const IDEMPOTENCY_KEY_PREFIX = 'idempotency#';

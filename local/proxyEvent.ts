@@ -105,7 +105,8 @@ function pairs(flat: readonly string[]): [string, string][] {
 }
 
 function groupPairs(entries: [string, string][]): Record<string, string[]> {
-  const grouped: Record<string, string[]> = {};
+  // No prototype: a parameter or header named `toString`, `constructor` or `__proto__` is just a name.
+  const grouped: Record<string, string[]> = Object.create(null);
   for (const [name, value] of entries) (grouped[name] ??= []).push(value);
   return grouped;
 }

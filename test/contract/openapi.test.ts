@@ -52,7 +52,7 @@ describe('openapi.json', () => {
 
   it('declares every response header the service sends', () => {
     expect(Object.keys(doc.components.headers).sort()).toEqual(
-      ['Allow', 'Deprecation', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate'].sort(),
+      ['Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate'].sort(),
     );
     const createPet = doc.paths['/pets'].post;
     expect(createPet.responses['201'].headers.Location.required).toBe(true);
@@ -65,7 +65,7 @@ describe('openapi.json', () => {
 
   it('gives each error status the Error schema narrowed to its code', () => {
     const responses = doc.paths['/pets'].post.responses;
-    expect(Object.keys(responses)).toEqual(['201', '400', '401', '403', '413', '415', '429', '500', '502', '503', '504']);
+    expect(Object.keys(responses)).toEqual(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '502', '503', '504']);
     expect(responses['415'].content['application/json'].schema.allOf[1].properties).toEqual({
       code: { const: 'UNSUPPORTED_MEDIA_TYPE' },
       status: { const: 415 },

@@ -36,7 +36,7 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: Match.objectLike({
               'method.response.header.Access-Control-Allow-Methods': "'GET,POST'",
-              'method.response.header.Access-Control-Allow-Headers': "'Authorization,Content-Type'",
+              'method.response.header.Access-Control-Allow-Headers': "'Authorization,Content-Type,Idempotency-Key'",
             }),
           }),
         ],

@@ -221,7 +221,7 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
       const tableId = s.logicalId(s.stack.table);
       const table = getAtt(tableId, 'Arn');
       const control = getAtt(s.logicalId(s.stack.controlTable), 'Arn');
-      // Each control-table grant is held to one partition: the keys, or the cursor secret.
+      // Each control-table grant is held to its partitions: the keys, the cursor secret, idempotency records.
       const partition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] } });
       const statusIndex = { 'Fn::Join': ['', [table, `/index/${petsTable.statusIndex.indexName}`]] };
       const logs = getAtt((fn.LoggingConfig.LogGroup as { Ref: string }).Ref, 'Arn');
@@ -235,7 +235,14 @@ describe.each(STAGES)('PetStore-%s', (stage) => {
           { actions: ['dynamodb:Scan'], resource: table },
           { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resource: control, condition: partition('cursor-secret') },
         ],
-        createPet: [{ actions: ['dynamodb:PutItem'], resource: table }],
+        createPet: [
+          { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resource: table },
+          {
+            actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+            resource: control,
+            condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['idempotency#*'] } },
+          },
+        ],
         getPet: [{ actions: ['dynamodb:GetItem'], resource: table }],
       }[operation];
 

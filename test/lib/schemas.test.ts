@@ -28,7 +28,7 @@ describe('the schemas', () => {
       `Invalid body: 'name' must not be empty; 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
     );
     expect(problem(() => parseOrThrow(NewPet, { name: 'a\u0007b', categoryId: 1 }, 'body'))).toBe(
-      "Invalid body: 'name' must not contain control characters.",
+      "Invalid body: 'name' must not contain control characters or lone surrogates.",
     );
     expect(problem(() => parseOrThrow(NewPet, ['x'], 'body'))).toBe('Invalid body: the body must be a JSON object.');
   });

@@ -1,0 +1,231 @@
+/**
+ * Idempotent creates: `POST /v1/pets` with an `Idempotency-Key` creates at most one pet per key
+ * and caller, however often it is retried or raced, for 24 hours.
+ *
+ * A record in the control table (`idempotency#<sha256(caller key digest, idempotency key)>` /
+ * `record`) is claimed with a conditional put *before* the pet is written. It holds the request's
+ * body hash, the pet id chosen for it and a lease (the claiming request's deadline). The pet is
+ * then put under that id with `attribute_not_exists(id)` and the record marked completed with it.
+ * A request that finds the record:
+ * - with another body hash: 422 IDEMPOTENCY_KEY_REUSED;
+ * - completed: the same pet again (replayed);
+ * - in progress with a live lease: waits briefly for it, else 409 IDEMPOTENCY_IN_PROGRESS;
+ * - in progress with a lapsed lease (that attempt failed or timed out, maybe after its write):
+ *   takes the record over and writes the pet under the recorded id, which either stores it or
+ *   finds it already stored. Because the id is fixed, no sequence of retries makes two pets.
+ *
+ * Built on the DynamoDB document client the bundle already has (Powertools' idempotency utility
+ * would add about 45 KB to the createPet bundle, beyond its size budget).
+ */
+import { createHash } from 'node:crypto';
+import {
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { currentDeadline } from './deadline.ts';
+import { ApiError, RETRY_AFTER_SECONDS } from './errors.ts';
+import { timeOrderedId, type IdGenerator } from './ids.ts';
+import { bounded, guarded, type PetStore } from './petStore.ts';
+import type { NewPet, Pet } from './schemas.ts';
+import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** How long a key is remembered. */
+export const RECORD_TTL_SECONDS = 24 * 60 * 60;
+/** How long a request waits for a concurrent one with the same key before answering 409. */
+export const WAIT_FOR_CONCURRENT_MS = 1_000;
+const POLL_INTERVAL_MS = 50;
+/** A lease when the request has no deadline (outside a handler). */
+const DEFAULT_LEASE_MS = 5_000;
+const CLAIM_ROUNDS = 3;
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+
+/** The request's Idempotency-Key, if it sent one; 400 when it is not 1 to 255 printable ASCII characters. */
+export function idempotencyKeyOf(headers: Record<string, string | undefined> | null): string | undefined {
+  const key = headers?.[IDEMPOTENCY_KEY_HEADER];
+  if (key === undefined) return undefined;
+  if (!PRINTABLE_ASCII.test(key)) {
+    throw new ApiError('VALIDATION_FAILED', 'Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  }
+  return key;
+}
+
+type RecordState = 'in_progress' | 'completed';
+
+interface IdempotencyRecord {
+  pk: string;
+  sk: 'record';
+  state: RecordState;
+  bodyHash: string;
+  petId: number;
+  /** Epoch ms until which the claiming request may still be working on it. */
+  leaseUntil: number;
+  /** Epoch seconds; DynamoDB TTL deletes the record some time after, readers ignore it at once. */
+  expiresAt: number;
+  pet?: Pet;
+}
+
+export interface IdempotentResult {
+  pet: Pet;
+  /** The pet was created by an earlier request with the same key. */
+  replayed: boolean;
+}
+
+export class IdempotentCreates {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly store: PetStore,
+    private readonly newId: IdGenerator = timeOrderedId,
+  ) {}
+
+  /** Creates `newPet` once for (`caller`, `key`): see the module comment. */
+  async create(caller: Buffer, key: string, newPet: NewPet): Promise<IdempotentResult> {
+    const pk = recordKey(caller, key);
+    const bodyHash = bodyHashOf(newPet);
+    for (let round = 0; round < CLAIM_ROUNDS; round++) {
+      const claimed = await this.#claim(pk, bodyHash);
+      if (claimed) return { pet: await this.#finish(claimed, newPet), replayed: false };
+      let found = await this.#read(pk);
+      if (!found) continue;
+      if (found.bodyHash !== bodyHash) {
+        throw new ApiError(
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was already used with a different body; use a new key for a new pet.',
+        );
+      }
+      if (found.state === 'in_progress' && found.leaseUntil > Date.now()) found = await this.#awaitOther(found);
+      if (found.state === 'completed' && found.pet) return { pet: found.pet, replayed: true };
+      if (found.leaseUntil > Date.now()) throw inProgress();
+      const taken = await this.#takeOver(found);
+      if (taken) return { pet: await this.#finish(taken, newPet), replayed: false };
+    }
+    throw inProgress();
+  }
+
+  /** Puts a fresh in-progress record unless a live one exists; the record, or undefined if taken. */
+  async #claim(pk: string, bodyHash: string): Promise<IdempotencyRecord | undefined> {
+    const now = Date.now();
+    const record: IdempotencyRecord = {
+      pk,
+      sk: 'record',
+      state: 'in_progress',
+      bodyHash,
+      petId: this.newId(),
+      leaseUntil: leaseEnd(now),
+      expiresAt: Math.floor(now / 1000) + RECORD_TTL_SECONDS,
+    };
+    const put = new PutCommand({
+      TableName: this.tableName,
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
+      ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
+    });
+    return (await succeeded(guarded(this.documents.send(put, bounded())))) ? record : undefined;
+  }
+
+  /** Writes the pet under the recorded id (or finds it written), then marks the record completed. */
+  async #finish(record: IdempotencyRecord, newPet: NewPet): Promise<Pet> {
+    let pet: Pet;
+    try {
+      pet = await this.store.create(newPet, record.petId);
+    } catch (error) {
+      await this.#release(record);
+      throw error;
+    }
+    // The pet is stored: a record left in progress is harmless (the next retry takes it over and
+    // finds the pet), so a failure to mark it completed does not fail the create.
+    await this.#update(record, 'SET #state = :completed, pet = :pet', { ':completed': 'completed', ':pet': pet }).catch(
+      () => undefined,
+    );
+    return pet;
+  }
+
+  /** Ends the lease early after a failed attempt, so a retry need not wait for it (best effort). */
+  async #release(record: IdempotencyRecord): Promise<void> {
+    const deadline = currentDeadline();
+    if (deadline !== undefined && deadline <= Date.now()) return;
+    await this.#update(record, 'SET leaseUntil = :zero', { ':zero': 0 }, true).catch(() => undefined);
+  }
+
+  /** Takes over a lapsed in-progress record, unless another request just did; the record as taken. */
+  async #takeOver(record: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+    const leaseUntil = leaseEnd(Date.now());
+    const taken = await succeeded(this.#update(record, 'SET leaseUntil = :lease', { ':lease': leaseUntil }, true));
+    return taken ? { ...record, leaseUntil } : undefined;
+  }
+
+  /** Polls a record held by a live lease until it completes, its lease lapses, or the wait ends. */
+  async #awaitOther(record: IdempotencyRecord): Promise<IdempotencyRecord> {
+    const deadline = currentDeadline();
+    const until = Math.min(Date.now() + WAIT_FOR_CONCURRENT_MS, deadline === undefined ? Infinity : deadline - 250);
+    let latest = record;
+    while (latest.state === 'in_progress' && latest.leaseUntil > Date.now() && Date.now() + POLL_INTERVAL_MS < until) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+      latest = (await this.#read(record.pk)) ?? latest;
+    }
+    return latest;
+  }
+
+  /** The live record under `pk`, or undefined when there is none or it has expired. */
+  async #read(pk: string): Promise<IdempotencyRecord | undefined> {
+    const get = new GetCommand({ TableName: this.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
+    const { Item } = await guarded(this.documents.send(get, bounded()));
+    const record = Item as IdempotencyRecord | undefined;
+    return record && record.expiresAt > Date.now() / 1000 ? record : undefined;
+  }
+
+  /** An update of `record`, conditional on its body hash (and, when `whileInProgress`, its current lease). */
+  #update(record: IdempotencyRecord, expression: string, values: Record<string, unknown>, whileInProgress = false) {
+    const condition = whileInProgress
+      ? 'bodyHash = :hash AND #state = :inProgress AND leaseUntil = :lease0'
+      : 'bodyHash = :hash';
+    return guarded(
+      this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: record.pk, sk: 'record' },
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ...values,
+            ':hash': record.bodyHash,
+            ...(whileInProgress ? { ':inProgress': 'in_progress', ':lease0': record.leaseUntil } : {}),
+          },
+        }),
+        bounded(),
+      ),
+    );
+  }
+}
+
+const inProgress = () =>
+  new ApiError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.', {
+    'Retry-After': String(RETRY_AFTER_SECONDS),
+  });
+
+/** The lease of a request starting now: until its deadline, after which it makes no more store calls. */
+const leaseEnd = (now: number): number => currentDeadline() ?? now + DEFAULT_LEASE_MS;
+
+/** The record's key: the caller's key digest (32 bytes, so the pair is unambiguous) and the idempotency key, hashed. */
+export const recordKey = (caller: Buffer, key: string): string =>
+  `${IDEMPOTENCY_KEY_PREFIX}${createHash('sha256').update(caller).update(key, 'utf8').digest('hex')}`;
+
+/** The body as validated (name trimmed), in a fixed field order: the same pet hashes the same. */
+export const bodyHashOf = (pet: NewPet): string =>
+  createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status ?? null])).digest('hex');
+
+/** True when a conditional write succeeded, false when its condition failed; other errors pass. */
+async function succeeded(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}

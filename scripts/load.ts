@@ -1,0 +1,174 @@
+/**
+ * `npm run load`: the local API on the embedded store under autocannon (about 70% listPets,
+ * 20% createPet with a fresh Idempotency-Key, 10% getPet, valid key), bounded in time and count,
+ * beside a bare `node:http` server that makes the same DynamoDB calls, in the same run.
+ * Then checks that every pet acknowledged with 201 is stored exactly once, with unique ids.
+ * A benchmark, not a test: absolute figures drift on shared machines; the ratio is the figure.
+ *
+ * LOAD_SECONDS (default 10) and LOAD_CONNECTIONS (default 10) tune it; LOAD_MAX_REQUESTS caps it.
+ */
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import autocannon from 'autocannon';
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDocumentClient } from '../lib/petStore.ts';
+import { timeOrderedId } from '../lib/ids.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
+import { startLocalApi } from '../local/server.ts';
+
+const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 10);
+const MAX_REQUESTS = Number(process.env.LOAD_MAX_REQUESTS ?? 200_000);
+const KEY = `load_${randomUUID()}`;
+
+interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  created: number[];
+}
+
+async function drive(name: string, baseUrl: string, seedIds: number[]): Promise<Figures> {
+  const created: number[] = [];
+  const url = new URL(baseUrl);
+  const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+  const list = { method: 'GET' as const, path: `${url.pathname}/pets?limit=20`, headers };
+  const create = {
+    method: 'POST' as const,
+    path: `${url.pathname}/pets`,
+    headers,
+    body: JSON.stringify({ name: 'Load', categoryId: 1, status: 'available' }),
+    setupRequest: (request: Record<string, any>) => ({
+      ...request,
+      headers: { ...request.headers, 'idempotency-key': randomUUID() },
+    }),
+    onResponse: (status: number, body: string) => {
+      if (status === 201) created.push((JSON.parse(body) as { id: number }).id);
+    },
+  };
+  const get = {
+    method: 'GET' as const,
+    setupRequest: (request: Record<string, any>) => ({
+      ...request,
+      path: `${url.pathname}/pets/${seedIds[Math.floor(Math.random() * seedIds.length)]}`,
+    }),
+    headers,
+  };
+  // Ten requests per round: 7 list, 2 create, 1 get.
+  const requests = [list, create, list, list, get, list, create, list, list, list];
+  const result = await autocannon({
+    url: `${url.origin}`,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    maxOverallRequests: MAX_REQUESTS,
+    timeout: 10,
+    requests: requests as autocannon.Request[],
+  });
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    created,
+  };
+}
+
+/** The same DynamoDB calls the service makes, with nothing around them. */
+function bareServer(endpoint: string, table: string, control: string) {
+  const documents = createDocumentClient({ endpoint });
+  const send = (response: ServerResponse, status: number, body: unknown) => {
+    response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+  };
+  const handle = async (request: IncomingMessage, response: ServerResponse, body: string) => {
+    const path = new URL(request.url ?? '/', 'http://x').pathname;
+    if (request.method === 'POST') {
+      const pet = { id: timeOrderedId(), ...(JSON.parse(body) as object) };
+      const key = String(request.headers['idempotency-key']);
+      const pk = `idempotency#${createHash('sha256').update(key).digest('hex')}`;
+      const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
+      await documents.send(new PutCommand({ TableName: control, Item: { pk, sk: 'record', state: 'in_progress', petId: pet.id, expiresAt }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      await documents.send(new PutCommand({ TableName: table, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+      await documents.send(new UpdateCommand({ TableName: control, Key: { pk, sk: 'record' }, UpdateExpression: 'SET #s = :c, pet = :p', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':c': 'completed', ':p': pet } }));
+      return send(response, 201, pet);
+    }
+    const id = /\/pets\/(\d+)$/.exec(path)?.[1];
+    if (id) {
+      const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { id: Number(id) }, ConsistentRead: true }));
+      return send(response, Item ? 200 : 404, Item ?? {});
+    }
+    const { Items } = await documents.send(new ScanCommand({ TableName: table, Limit: 21 }));
+    return send(response, 200, (Items ?? []).slice(0, 20));
+  };
+  return createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      handle(request, response, Buffer.concat(chunks).toString()).catch(() => send(response, 503, {}));
+    });
+  });
+}
+
+/** Every acknowledged id unique, and stored exactly once with the data sent. */
+async function verify(endpoint: string, table: string, figures: Figures): Promise<string> {
+  const documents = createDocumentClient({ endpoint });
+  const unique = new Set(figures.created);
+  let readable = 0;
+  for (const id of unique) {
+    const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { id } }));
+    if (Item?.name === 'Load') readable++;
+  }
+  const ok = unique.size === figures.created.length && readable === unique.size;
+  return `${figures.created.length} acknowledged, ${unique.size} unique ids, ${readable} readable: ${ok ? 'OK' : 'FAILED'}`;
+}
+
+async function main(): Promise<void> {
+  const store = await startEmbeddedStore();
+  const tables = { service: ['pets-load', 'control-load'], bare: ['pets-bare', 'control-bare'] } as const;
+  for (const [pets, control] of Object.values(tables)) {
+    await ensurePetsTable(store.endpoint, pets);
+    await ensureControlTable(store.endpoint, control);
+  }
+  const seed = createDocumentClient({ endpoint: store.endpoint });
+  const seedIds: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const pet = { id: timeOrderedId(), name: `Seed ${i}`, categoryId: 1, status: 'available' };
+    seedIds.push(pet.id);
+    for (const [pets] of Object.values(tables)) await seed.send(new PutCommand({ TableName: pets, Item: pet }));
+  }
+
+  Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: store.endpoint,
+    TABLE_NAME: tables.service[0],
+    CONTROL_TABLE_NAME: tables.service[1],
+    PETSTORE_API_KEYS: KEY,
+    PETSTORE_CURSOR_SECRET: randomUUID(),
+  });
+  const api = await startLocalApi({ port: 0, quiet: true });
+  const bare = bareServer(store.endpoint, ...tables.bare);
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/v1`;
+
+  console.log(`${SECONDS} s each, ${CONNECTIONS} connections, 70% list / 20% create (Idempotency-Key) / 10% get`);
+  const bareFigures = await drive('bare node:http + DynamoDB', bareUrl, seedIds);
+  const apiFigures = await drive('local API (middy handlers)', api.url, seedIds);
+  for (const f of [apiFigures, bareFigures]) {
+    console.log(
+      `${f.name.padEnd(28)} ${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  non-2xx ${f.non2xx}  errors ${f.errors}`,
+    );
+  }
+  console.log(`ratio (local API / bare): ${(apiFigures.rps / bareFigures.rps).toFixed(2)} of the requests per second`);
+  console.log(`local API check: ${await verify(store.endpoint, tables.service[0], apiFigures)}`);
+  console.log(`bare check:      ${await verify(store.endpoint, tables.bare[0], bareFigures)}`);
+
+  bare.close();
+  await api.close();
+  await store.close();
+}
+
+await main();

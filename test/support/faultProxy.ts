@@ -1,0 +1,108 @@
+/**
+ * A loopback HTTP proxy in front of dynalite that injects faults into real DynamoDB client calls:
+ * the SDK, its retries, timeouts and error parsing all run for real; only the wire misbehaves.
+ *
+ * - `hang`: accept the request and never answer (a paused store).
+ * - `reset`: drop the connection on the request (connection reset).
+ * - `error500`: answer 500 InternalServerError without forwarding.
+ * - `throttle` / `throughput`: answer 400 ThrottlingException / ProvisionedThroughputExceededException.
+ * - `dropAnswer`: forward the request (the write happens) and never deliver the answer.
+ *
+ * A fault applies to requests whose `X-Amz-Target` operation and body match, `times` times
+ * (default: until cleared); everything else is forwarded untouched.
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type FaultKind = 'hang' | 'reset' | 'error500' | 'throttle' | 'throughput' | 'dropAnswer';
+
+export interface Fault {
+  kind: FaultKind;
+  /** DynamoDB operations to affect, e.g. ['PutItem']; all when unset. */
+  operations?: string[];
+  /** Only requests whose body mentions this (e.g. a table name); all when unset. */
+  bodyIncludes?: string;
+  /** How many matching requests to affect; unlimited when unset. */
+  times?: number;
+}
+
+export interface FaultProxy {
+  endpoint: string;
+  fault: Fault | undefined;
+  /** Requests the proxy affected so far. */
+  injected: number;
+  close(): Promise<void>;
+}
+
+const errorBodies: Partial<Record<FaultKind, [number, string]>> = {
+  error500: [500, 'InternalServerError'],
+  throttle: [400, 'ThrottlingException'],
+  throughput: [400, 'ProvisionedThroughputExceededException'],
+};
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const upstream = new URL(target);
+  const sockets = new Set<Socket>();
+  const proxy: FaultProxy = {
+    endpoint: '',
+    fault: undefined,
+    injected: 0,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const matching = (request: IncomingMessage, body: Buffer): Fault | undefined => {
+    const fault = proxy.fault;
+    if (!fault || fault.times === 0) return undefined;
+    const operation = String(request.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '';
+    if (fault.operations && !fault.operations.includes(operation)) return undefined;
+    if (fault.bodyIncludes && !body.includes(fault.bodyIncludes)) return undefined;
+    if (fault.times !== undefined) fault.times--;
+    proxy.injected++;
+    return fault;
+  };
+
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const fault = matching(request, body);
+      if (!fault) return forward(request, body, response);
+      const error = errorBodies[fault.kind];
+      if (error) return answer(response, error[0], error[1]);
+      if (fault.kind === 'reset') return request.socket.resetAndDestroy();
+      if (fault.kind === 'dropAnswer') return forward(request, body, undefined);
+      // hang: keep the connection open and say nothing.
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  function forward(request: IncomingMessage, body: Buffer, response: ServerResponse | undefined): void {
+    const outgoing = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
+      (answer) => {
+        if (!response) return answer.resume();
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    outgoing.on('error', () => response?.destroy());
+    outgoing.end(body);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+function answer(response: ServerResponse, status: number, type: string): void {
+  const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: `injected ${type}` });
+  response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(body) });
+  response.end(body);
+}
