@@ -1,6 +1,7 @@
 /**
  * The one middy pipeline every handler runs in:
- *   JSON responses and errors -> header normalizer -> bearer auth -> [deprecation] -> [JSON body] -> operation.
+ *   request log -> JSON responses and errors -> header normalizer -> bearer auth -> [deprecation] -> [JSON body]
+ *   -> operation.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
@@ -12,6 +13,7 @@ import { authenticate } from './auth.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
+import { noteKeyId, requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 import { routes, type OperationName } from './routes.ts';
 import type { Service } from './service.ts';
@@ -36,9 +38,13 @@ export function httpHandler(
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(requestLog(operation))
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(httpHeaderNormalizer())
-    .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
+    .use({
+      before: async (request: ProxyRequest) =>
+        noteKeyId(request, await authenticate(request.event.headers?.authorization, service.keys)),
+    });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   if (options.jsonBody) pipeline.use(requireJsonBody()).use(httpJsonBodyParser());
   return pipeline.handler(handle);
@@ -55,7 +61,7 @@ function jsonResponses(operation: OperationName, headers: Record<string, string>
       if (request.response) finish(request.response);
     },
     onError: (request) => {
-      request.response = finish(errorResponse(toApiError(request, operation)));
+      request.response = finish(errorResponse(toApiError(request, operation), requestIdOf(request)));
     },
   };
 }
@@ -77,10 +83,7 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
 }
 
 function logFailure(request: ProxyRequest, operation: OperationName, error: unknown): void {
-  logError(
-    { operation, requestId: request.context?.awsRequestId, apiRequestId: request.event?.requestContext?.requestId },
-    error,
-  );
+  logError({ operation, requestId: requestIdOf(request), awsRequestId: request.context?.awsRequestId }, error);
 }
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;

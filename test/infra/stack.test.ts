@@ -3,7 +3,7 @@
  * own test file (storage, functions, restApi, monitoring, deployment); none bundles (see synth.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { STAGE_SETTINGS, STAGES, stackName, type Stage } from '../../infra/stages.ts';
+import { STAGES, stackName, type Stage } from '../../infra/stages.ts';
 import { props, ref, render, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

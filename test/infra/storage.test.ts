@@ -1,7 +1,7 @@
 /** The tables and the cursor secret (infra/constructs/storage.ts), in both stages. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
+import { STAGES } from '../../infra/stages.ts';
 import { controlTable, petsTable } from '../../lib/table.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 

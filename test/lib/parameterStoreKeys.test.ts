@@ -214,7 +214,7 @@ describe('ParameterStoreApiKeys', () => {
     storeKey(path, key);
     const store = new ParameterStoreApiKeys({ path, client });
 
-    await expect(authenticate(`Bearer ${key}`, store)).resolves.toBeUndefined();
+    await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
     const rejected = await authenticate(`Bearer ${newKey()}`, store).catch((error: unknown) => error);
     expect(rejected).toBeInstanceOf(ApiError);
     expect((rejected as ApiError).status).toBe(401);
