@@ -13,7 +13,9 @@ import type { Construct } from 'constructs';
 import { apiKeysPath } from '../lib/parameterStoreKeys.ts';
 import { API_BASE_PATH, type OperationName } from '../lib/routes.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
+import { Deployment } from './constructs/deployment.ts';
 import { Functions } from './constructs/functions.ts';
+import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
 import type { StageSettings } from './stages.ts';
@@ -26,7 +28,9 @@ export class PetStoreStack extends Stack {
   readonly settings: StageSettings;
   readonly storage: Storage;
   readonly lambdas: Functions;
+  readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
     super(scope, id, { terminationProtection: props.settings.protectData, ...props });
@@ -42,10 +46,21 @@ export class PetStoreStack extends Stack {
       tableArn: this.table.tableArn,
       cursorSecretArn: this.cursorSecret.secretArn,
     });
+    this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.lambdas });
     this.restApi = new PetStoreApi(this, 'RestApi', {
       settings,
-      targets: (operation) => this.lambdas.get(operation).fn,
+      targets: (operation) => this.deployment.alias(operation),
     });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      settings,
+      api: this.api,
+      accessLogs: this.restApi.accessLogs,
+      functions: this.lambdas,
+      tables: { pets: this.table, control: this.controlTable },
+    });
+    for (const operation of this.lambdas.byOperation.keys()) {
+      this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
+    }
     this.#outputs();
   }
 
@@ -84,6 +99,14 @@ export class PetStoreStack extends Stack {
     new CfnOutput(this, 'ControlTableName', {
       description: `The ${stage} control table (idempotency records, keys, secrets).`,
       value: this.controlTable.tableName,
+    });
+    new CfnOutput(this, 'DashboardName', {
+      description: `The ${stage} CloudWatch dashboard.`,
+      value: this.monitoring.dashboard.dashboardName,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: `Every ${stage} alarm notifies this SNS topic (subscribers: alarmEmails in infra/stages.ts).`,
+      value: this.monitoring.topic.topicArn,
     });
     new CfnOutput(this, 'ApiKeysParameterPath', {
       description: 'The API keys: one SecureString parameter per key below this path, holding its SHA-256 digest (npm run keys).',

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { errorStatuses, type ErrorCode } from '../../lib/errors.ts';
 import { API_STAGE_NAME, resourcePaths, routes, type OperationName } from '../../lib/routes.ts';
-import { apiMethods, functionOf, parseErrorBody, props, render, strings, synthesizedStages } from './templates.ts';
+import { apiMethods, functionOf, ref, parseErrorBody, props, render, strings, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
@@ -49,7 +49,7 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       });
     });
 
-    it('proxies exactly the routes to Lambda, each to its own function, named after its operation', () => {
+    it("proxies exactly the routes to Lambda, each to its own function's live alias, named after its operation", () => {
       const s = of(stage);
       const proxied = apiMethods(s).filter((m) => m.properties.Integration?.Type === 'AWS_PROXY');
       expect(new Set(proxied.map((m) => `${m.httpMethod} ${m.path}`))).toEqual(new Set(routes.map((r) => `${r.method} ${r.path}`)));
@@ -59,9 +59,12 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         expect(method.properties.OperationName).toBe(route.operation);
         expect(method.properties.AuthorizationType).toBe('NONE');
         expect(method.properties.Integration.IntegrationHttpMethod).toBe('POST');
-        const { logicalId } = functionOf(s, route.operation);
-        expect(strings(method.properties.Integration.Uri)).toContain(logicalId);
-        const others = routes.filter((r) => r !== route).map((r) => functionOf(s, r.operation).logicalId);
+        const aliasId = s.logicalId(s.stack.deployment.alias(route.operation));
+        expect(strings(method.properties.Integration.Uri)).toContain(aliasId);
+        const alias = props(s.resource(aliasId)) as Record<string, any>;
+        expect(alias.Name).toBe('live');
+        expect(alias.FunctionName).toEqual(ref(functionOf(s, route.operation).logicalId));
+        const others = routes.filter((r) => r !== route).map((r) => s.logicalId(s.stack.deployment.alias(r.operation)));
         for (const other of others) expect(strings(method.properties.Integration.Uri)).not.toContain(other);
       }
       // Only API Gateway, only for that method and path, may invoke each function.
@@ -69,6 +72,7 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       expect(permissions).toHaveLength(routes.length);
       for (const [, permission] of permissions) {
         expect(props(permission).Principal).toBe('apigateway.amazonaws.com');
+        expect(s.resource((props(permission).FunctionName as { Ref: string }).Ref).Type).toBe('AWS::Lambda::Alias');
         expect(render(props(permission).SourceArn, {})).toMatch(/:execute-api:.*\/<\w+>\/(GET|POST)\/pets/);
       }
     });
