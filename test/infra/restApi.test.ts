@@ -153,7 +153,9 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         const templates = response.ResponseTemplates as Record<string, string>;
         expect(Object.keys(templates), type).toEqual(['application/json']);
         const body = parseErrorBody(templates['application/json']!);
-        expect(Object.keys(body).sort(), type).toEqual(['code', 'message', 'status']);
+        const fields = body.status >= 500 ? ['code', 'message', 'requestId', 'status'] : ['code', 'message', 'status'];
+        expect(Object.keys(body).sort(), type).toEqual(fields);
+        if (body.status >= 500) expect((body as { requestId?: string }).requestId, type).toBe('$context.requestId');
         expect(Object.keys(errorStatuses), type).toContain(body.code);
         expect(body.status, type).toBe(errorStatuses[body.code]);
         expect(response.StatusCode, type).toBe(String(body.status));
