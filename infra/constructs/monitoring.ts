@@ -37,6 +37,16 @@ export interface MonitoringProps {
   readonly tables: Readonly<Record<string, dynamodb.Table>>;
 }
 
+interface AlarmSpec {
+  readonly id: string;
+  /** What is measured, for the alarm's description. */
+  readonly what: string;
+  readonly metric: cloudwatch.IMetric;
+  /** The alarm fires at or above it. */
+  readonly threshold: number;
+  readonly unit: string;
+}
+
 export class Monitoring extends Concern {
   readonly topic: sns.Topic;
   readonly dashboard: cloudwatch.Dashboard;
@@ -51,36 +61,107 @@ export class Monitoring extends Concern {
     super(scope, id);
     this.#props = props;
     this.topic = this.#topic();
-    const { alarms: t } = props.settings;
-    const { api, functions, tables } = props;
-    const stage = api.deploymentStage;
     this.#throttled = this.#throttledRequests();
-
-    this.#api5xx = this.#alarm('Api5xxRateAlarm', 'Share of API requests answered 5xx', percent(stage.metricServerError({ statistic: 'Average', period: PERIOD })), t.api5xxRatePercent, '%');
-    this.#alarm('Api4xxRateAlarm', 'Share of API requests answered 4xx', percent(stage.metricClientError({ statistic: 'Average', period: PERIOD })), t.api4xxRatePercent, '%');
-    this.#alarm('ApiThrottledAlarm', 'Requests the API stage throttled (429)', this.#throttled, t.apiThrottledRequests, 'requests');
-
-    for (const route of routes) {
-      const { fn } = functions.get(route.operation);
-      const name = pascal(route.operation);
-      const timeoutMs = props.settings.functionTimeout.toMilliseconds();
-      this.#byOperation.set(route.operation, [
-        this.#api5xx,
-        this.#alarm(`${name}LatencyP99Alarm`, `p99 latency of ${route.method} ${route.path}`, this.methodMetric(route, 'Latency', 'p99'), t.apiLatencyP99Ms, 'ms'),
-        this.#alarm(`${name}ErrorsAlarm`, `${route.operation} invocation errors (crashes, timeouts)`, fn.metricErrors({ statistic: 'Sum', period: PERIOD }), t.lambdaErrors, 'errors'),
-        this.#alarm(`${name}DurationAlarm`, `${route.operation} maximum duration near its timeout`, fn.metricDuration({ statistic: 'Maximum', period: PERIOD }), (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100, 'ms'),
-      ]);
-      this.#alarm(`${name}ThrottlesAlarm`, `${route.operation} throttled invocations`, fn.metricThrottles({ statistic: 'Sum', period: PERIOD }), t.lambdaThrottles, 'throttles');
-      this.#alarm(`${name}ConcurrencyAlarm`, `${route.operation} concurrent executions`, fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD }), t.lambdaConcurrentExecutions, 'executions');
-    }
-
-    for (const [tableName, table] of Object.entries(tables)) {
-      const name = pascal(tableName);
-      this.#alarm(`${name}ThrottledAlarm`, `${tableName} table throttled requests`, table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD }), t.dynamoThrottledRequests, 'requests');
-      this.#alarm(`${name}SystemErrorsAlarm`, `${tableName} table system errors`, table.metricSystemErrorsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD }), t.dynamoSystemErrors, 'errors');
-    }
-
+    this.#api5xx = this.#apiAlarms();
+    for (const route of routes) this.#functionAlarms(route);
+    for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
     this.dashboard = this.#dashboard();
+  }
+
+  /** Returns the 5xx rate alarm, which also guards every canary. */
+  #apiAlarms(): cloudwatch.Alarm {
+    const t = this.#props.settings.alarms;
+    const stage = this.#props.api.deploymentStage;
+    const average = { statistic: 'Average', period: PERIOD };
+    this.#alarm({
+      id: 'Api4xxRateAlarm',
+      what: 'Share of API requests answered 4xx',
+      metric: percent(stage.metricClientError(average)),
+      threshold: t.api4xxRatePercent,
+      unit: '%',
+    });
+    this.#alarm({
+      id: 'ApiThrottledAlarm',
+      what: 'Requests the API stage throttled (429)',
+      metric: this.#throttled,
+      threshold: t.apiThrottledRequests,
+      unit: 'requests',
+    });
+    return this.#alarm({
+      id: 'Api5xxRateAlarm',
+      what: 'Share of API requests answered 5xx',
+      metric: percent(stage.metricServerError(average)),
+      threshold: t.api5xxRatePercent,
+      unit: '%',
+    });
+  }
+
+  #functionAlarms(route: Route): void {
+    const { settings } = this.#props;
+    const t = settings.alarms;
+    const { fn } = this.#props.functions.get(route.operation);
+    const name = pascal(route.operation);
+    const sum = { statistic: 'Sum', period: PERIOD };
+    const maximum = { statistic: 'Maximum', period: PERIOD };
+    const rollback = [
+      this.#api5xx,
+      this.#alarm({
+        id: `${name}LatencyP99Alarm`,
+        what: `p99 latency of ${route.method} ${route.path}`,
+        metric: this.methodMetric(route, 'Latency', 'p99'),
+        threshold: t.apiLatencyP99Ms,
+        unit: 'ms',
+      }),
+      this.#alarm({
+        id: `${name}ErrorsAlarm`,
+        what: `${route.operation} invocation errors (crashes, timeouts)`,
+        metric: fn.metricErrors(sum),
+        threshold: t.lambdaErrors,
+        unit: 'errors',
+      }),
+      this.#alarm({
+        id: `${name}DurationAlarm`,
+        what: `${route.operation} maximum duration near its timeout`,
+        metric: fn.metricDuration(maximum),
+        threshold: (settings.functionTimeout.toMilliseconds() * t.lambdaDurationPercentOfTimeout) / 100,
+        unit: 'ms',
+      }),
+    ];
+    this.#byOperation.set(route.operation, rollback);
+    this.#alarm({
+      id: `${name}ThrottlesAlarm`,
+      what: `${route.operation} throttled invocations`,
+      metric: fn.metricThrottles(sum),
+      threshold: t.lambdaThrottles,
+      unit: 'throttles',
+    });
+    this.#alarm({
+      id: `${name}ConcurrencyAlarm`,
+      what: `${route.operation} concurrent executions`,
+      metric: fn.metric('ConcurrentExecutions', maximum),
+      threshold: t.lambdaConcurrentExecutions,
+      unit: 'executions',
+    });
+  }
+
+  #tableAlarms(tableName: string, table: dynamodb.Table): void {
+    const t = this.#props.settings.alarms;
+    const name = pascal(tableName);
+    const everyOperation = { operations: TABLE_OPERATIONS, period: PERIOD };
+    this.#alarm({
+      id: `${name}ThrottledAlarm`,
+      what: `${tableName} table throttled requests`,
+      metric: table.metricThrottledRequestsForOperations(everyOperation),
+      threshold: t.dynamoThrottledRequests,
+      unit: 'requests',
+    });
+    this.#alarm({
+      id: `${name}SystemErrorsAlarm`,
+      what: `${tableName} table system errors`,
+      metric: table.metricSystemErrorsForOperations(everyOperation),
+      threshold: t.dynamoSystemErrors,
+      unit: 'errors',
+    });
   }
 
   /** The alarms that roll a canary of `operation` back: API 5xx rate, its latency, errors and duration. */
@@ -100,7 +181,7 @@ export class Monitoring extends Concern {
     });
   }
 
-  #alarm(id: string, what: string, metric: cloudwatch.IMetric, threshold: number, unit: string): cloudwatch.Alarm {
+  #alarm({ id, what, metric, threshold, unit }: AlarmSpec): cloudwatch.Alarm {
     const { stage, alarms } = this.#props.settings;
     const alarm = new cloudwatch.Alarm(this, id, {
       alarmName: `petstore-${stage}-${id.replace(/Alarm$/, '')}`,
@@ -175,13 +256,22 @@ export class Monitoring extends Concern {
     });
     const wide = { width: 12, height: 6 };
     dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Requests per operation', ...wide, left: routes.map((route) => this.methodMetric(route, 'Count', 'Sum')) }),
+      new cloudwatch.GraphWidget({
+        title: 'Requests per operation',
+        ...wide,
+        left: routes.map((route) => this.methodMetric(route, 'Count', 'Sum')),
+      }),
       new cloudwatch.GraphWidget({
         title: 'Answers by status class',
         ...wide,
         stacked: true,
         left: [
-          new cloudwatch.MathExpression({ expression: 'count - e4 - e5', usingMetrics: { count, e4: clientErrors, e5: serverErrors }, label: '2xx/3xx', period: PERIOD }),
+          new cloudwatch.MathExpression({
+            expression: 'count - e4 - e5',
+            usingMetrics: { count, e4: clientErrors, e5: serverErrors },
+            label: '2xx/3xx',
+            period: PERIOD,
+          }),
           clientErrors.with({ label: '4xx' }),
           serverErrors.with({ label: '5xx' }),
         ],
@@ -214,7 +304,9 @@ export class Monitoring extends Concern {
           fn.metricErrors({ ...sum, label: `${route.operation} errors` }),
           fn.metricThrottles({ ...sum, label: `${route.operation} throttles` }),
         ]),
-        right: lambdas.map(({ route, fn }) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${route.operation} concurrency` })),
+        right: lambdas.map(({ route, fn }) =>
+          fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${route.operation} concurrency` }),
+        ),
       }),
     );
     // One graph per table: the per-operation throttle sums of two tables cannot share a graph.
@@ -242,4 +334,9 @@ export class Monitoring extends Concern {
 const metricNamespace = (stage: string): string => `PetStore/${stage}`;
 
 const percent = (metric: cloudwatch.Metric): cloudwatch.IMetric =>
-  new cloudwatch.MathExpression({ expression: 'rate * 100', usingMetrics: { rate: metric }, period: PERIOD, label: `${metric.metricName} %` });
+  new cloudwatch.MathExpression({
+    expression: 'rate * 100',
+    usingMetrics: { rate: metric },
+    period: PERIOD,
+    label: `${metric.metricName} %`,
+  });
