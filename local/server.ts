@@ -4,9 +4,11 @@
  * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../lib/errors.ts';
+import { REQUEST_ID_HEADER } from '../lib/requestLog.ts';
 import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
 import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
@@ -29,12 +31,15 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
 
   const server = createServer((request, response) => {
     const started = Date.now();
+    // The local API's own answers (404, 405, 413, 502) get an id too, as API Gateway's do.
+    const edgeRequestId = randomUUID();
     serve(request, handlers)
       .catch((error: unknown) => {
         console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
-        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'));
+        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), edgeRequestId);
       })
       .then((result) => {
+        result.headers = { [REQUEST_ID_HEADER]: edgeRequestId, ...result.headers };
         send(response, result);
         if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
       });
