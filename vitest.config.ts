@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Mutes the one-line-per-request log (lib/requestLog.ts); test/functions/requestLog.test.ts reads it.
+    setupFiles: ['test/support/muteRequestLog.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',
     reporters: ['default', './test/support/summaryReporter.ts'],

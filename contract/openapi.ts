@@ -10,6 +10,7 @@ import { LIMIT, MAX_ID, jsonSchemas } from '../lib/schemas.ts';
 import { STAGES } from '../lib/stages.ts';
 import {
   ERROR_HEADERS,
+  FUNCTION_ANSWER_HEADERS,
   GATEWAY_ERRORS,
   HEADERS,
   OPERATIONS,
@@ -64,6 +65,7 @@ function componentSchemas(): Json {
         code: { type: 'string', enum: codes },
         message: { type: 'string', description: 'For people; never a stack trace.' },
         status: { type: 'integer', minimum: 400, maximum: 599 },
+        requestId: { type: 'string', description: 'On 5xx answers: the request id to quote (as in `X-Request-Id`).' },
       },
       required: ['code', 'message', 'status'],
       additionalProperties: false,
@@ -126,7 +128,7 @@ function errorResponses(route: Route): Record<string, Json> {
     const fromFunction = statusCodes.some((code) => own.includes(code));
     const headers: OptionalHeader[] = [
       ...statusCodes.flatMap((code) => (ERROR_HEADERS[code] ?? []).map((name) => ({ name, required: true }))),
-      ...(contract.everyAnswerHeaders ?? []).map((name) => ({ name, required: fromFunction })),
+      ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction })),
     ];
     responses[String(status)] = {
       description: statusCodes.map((code) => `\`${code}\``).join(', ') + (fromFunction ? '' : ' (answered by API Gateway)'),
@@ -155,7 +157,7 @@ function operation(route: Route): Json {
   const success = contract.success;
   const successHeaders = [
     ...(success.headers ?? []),
-    ...(contract.everyAnswerHeaders ?? []).map((name) => ({ name, required: true })),
+    ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: true })),
   ];
   const body = route.operation === 'listPets' ? { type: 'array', items: ref('schemas', 'Pet') } : ref('schemas', 'Pet');
   const deprecation = route.deprecated;
@@ -230,11 +232,12 @@ export function openApiDocument(): Json {
       responses: {
         NotFound: {
           description: '`NOT_FOUND`: no resource at this path.',
+          headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
           content: { 'application/json': { schema: errorSchema(['NOT_FOUND'], errorStatuses.NOT_FOUND) } },
         },
         MethodNotAllowed: {
           description: '`METHOD_NOT_ALLOWED`: the path exists, the method does not.',
-          headers: { Allow: { ...ref('headers', 'Allow'), required: true } },
+          headers: { Allow: { ...ref('headers', 'Allow'), required: true }, 'X-Request-Id': ref('headers', 'X-Request-Id') },
           content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
         },
       },

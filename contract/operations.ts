@@ -17,7 +17,8 @@ export type HeaderName =
   | 'WWW-Authenticate'
   | 'Retry-After'
   | 'Allow'
-  | 'Idempotent-Replayed';
+  | 'Idempotent-Replayed'
+  | 'X-Request-Id';
 
 export const HEADERS: Readonly<Record<HeaderName, { description: string; example?: string }>> = {
   Location: { description: 'Path of the created pet.', example: '/v1/pets/57627683154107' },
@@ -35,11 +36,20 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', example: '1' },
   Allow: { description: 'The methods the path allows.', example: 'GET, POST' },
+  'X-Request-Id': {
+    description:
+      'The request id (API Gateway\'s): in the access log, the request log and every 5xx body as `requestId`; quote it ' +
+      'when reporting a failure. API Gateway\'s own answers carry it as `x-amzn-RequestId` instead.',
+    example: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+  },
   'Idempotent-Replayed': {
     description: 'Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created.',
     example: 'true',
   },
 };
+
+/** Headers on every answer a function gives, whatever the operation (lib/requestLog.ts). */
+export const FUNCTION_ANSWER_HEADERS: readonly HeaderName[] = ['X-Request-Id'];
 
 /** Headers that come with an error code whatever the operation. */
 export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly HeaderName[]>> = {

@@ -68,8 +68,17 @@ export const errorBody = (code: ErrorCode, message: string): ErrorBody => ({
   status: errorStatuses[code],
 });
 
-/** The body as a template: JSON, with `$context` references left for API Gateway to fill in. */
-export const errorTemplate = (code: ErrorCode, message: string): string => JSON.stringify(errorBody(code, message));
+/** What API Gateway puts in a 5xx body's `requestId`: its request id, as the access log has it. */
+export const GATEWAY_REQUEST_ID = '$context.requestId';
+
+/**
+ * The body as a template: JSON, with `$context` references left for API Gateway to fill in. A 5xx
+ * carries the request id, as the functions' 5xx bodies do.
+ */
+export const errorTemplate = (code: ErrorCode, message: string): string => {
+  const body = errorBody(code, message);
+  return JSON.stringify(body.status >= 500 ? { ...body, requestId: GATEWAY_REQUEST_ID } : body);
+};
 
 /** The 405 message for a resource: the method comes from API Gateway, the rest is fixed. */
 export const methodNotAllowedMessage = (path: string, allow: readonly HttpMethod[]): string =>

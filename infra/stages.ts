@@ -22,6 +22,38 @@ export interface StageSettings {
   readonly functionTimeout: Duration;
   /** Browser origins allowed by CORS (e.g. `https://app.example.com`); none by default. */
   readonly corsAllowedOrigins: readonly string[];
+  /** Alarm thresholds (infra/constructs/monitoring.ts; README "Alarms"). */
+  readonly alarms: AlarmThresholds;
+  /** Who gets the stage's alarms by email (SNS subscriptions); each must confirm once. */
+  readonly alarmEmails: readonly string[];
+  /**
+   * Shift traffic to a new version gradually (CodeDeploy, 10% for 5 minutes, rolled back when an
+   * alarm fires) rather than all at once.
+   */
+  readonly canaryDeploys: boolean;
+}
+
+/** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
+export interface AlarmThresholds {
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm: number;
+  /** API Gateway 5XXError as a share of requests, percent. */
+  readonly api5xxRatePercent: number;
+  /** API Gateway 4XXError as a share of requests, percent (a broken client, or an attack). */
+  readonly api4xxRatePercent: number;
+  /** API Gateway Latency p99 of each route's method, milliseconds. */
+  readonly apiLatencyP99Ms: number;
+  /** Requests the stage throttled (429) in a minute. */
+  readonly apiThrottledRequests: number;
+  /** Lambda Errors (crashes and timeouts: handled errors are answered, not thrown) in a minute. */
+  readonly lambdaErrors: number;
+  readonly lambdaThrottles: number;
+  /** Lambda Duration (maximum) as a share of the function timeout, percent. */
+  readonly lambdaDurationPercentOfTimeout: number;
+  readonly lambdaConcurrentExecutions: number;
+  /** DynamoDB ThrottledRequests and SystemErrors per table, in a minute. */
+  readonly dynamoThrottledRequests: number;
+  readonly dynamoSystemErrors: number;
 }
 
 export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
@@ -33,6 +65,22 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     functionMemoryMiB: 512,
     functionTimeout: Duration.seconds(10),
     corsAllowedOrigins: [],
+    alarms: {
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      api5xxRatePercent: 5,
+      api4xxRatePercent: 50,
+      apiLatencyP99Ms: 3000,
+      apiThrottledRequests: 20,
+      lambdaErrors: 5,
+      lambdaThrottles: 5,
+      lambdaDurationPercentOfTimeout: 80,
+      lambdaConcurrentExecutions: 50,
+      dynamoThrottledRequests: 20,
+      dynamoSystemErrors: 5,
+    },
+    alarmEmails: [],
+    canaryDeploys: false,
   },
   production: {
     stage: 'production',
@@ -42,6 +90,22 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     functionMemoryMiB: 512,
     functionTimeout: Duration.seconds(10),
     corsAllowedOrigins: [],
+    alarms: {
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      api5xxRatePercent: 1,
+      api4xxRatePercent: 25,
+      apiLatencyP99Ms: 1500,
+      apiThrottledRequests: 1,
+      lambdaErrors: 1,
+      lambdaThrottles: 1,
+      lambdaDurationPercentOfTimeout: 80,
+      lambdaConcurrentExecutions: 500,
+      dynamoThrottledRequests: 1,
+      dynamoSystemErrors: 1,
+    },
+    alarmEmails: [],
+    canaryDeploys: true,
   },
 };
 

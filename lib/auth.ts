@@ -15,6 +15,12 @@ export interface ApiKeyStore {
 
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
+/**
+ * A key's name in the logs: the first 12 hex digits of its SHA-256 digest (the digest its parameter
+ * holds). Enough to tell keys apart, useless for guessing one.
+ */
+export const keyIdOf = (digest: Buffer): string => digest.toString('hex').slice(0, 12);
+
 /** Keys given in plain text, as `PETSTORE_API_KEYS` does locally. */
 export class StaticApiKeys implements ApiKeyStore {
   readonly #digests: readonly Buffer[];
@@ -42,8 +48,8 @@ const unauthorized = (message: string, tokenPresented: boolean) =>
       : `Bearer realm="${AUTH_REALM}"`,
   });
 
-/** Resolves when `authorization` carries a valid key; throws a 401 otherwise. */
-export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<void> {
+/** Resolves to the key's id (`keyIdOf`) when `authorization` carries a valid key; throws a 401 otherwise. */
+export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<string> {
   const header = authorization?.trim() ?? '';
   if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
   if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
@@ -52,7 +58,9 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
     const empty = header.replace(/^Bearer/i, '').trim() === '';
     throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
   }
-  if (!matchesAny(digestKey(token), await validDigests(keys))) throw unauthorized('The API key is invalid.', true);
+  const digest = digestKey(token);
+  if (!matchesAny(digest, await validDigests(keys))) throw unauthorized('The API key is invalid.', true);
+  return keyIdOf(digest);
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */

@@ -10,7 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 
 export const CORS_ORIGINS_VARIABLE = 'CORS_ALLOWED_ORIGINS';
 export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'] as const;
-export const CORS_EXPOSE_HEADERS = ['Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'WWW-Authenticate', 'Allow', 'Idempotent-Replayed'] as const;
+export const CORS_EXPOSE_HEADERS = ['Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'WWW-Authenticate', 'Allow', 'Idempotent-Replayed', 'X-Request-Id'] as const;
 export const CORS_MAX_AGE_SECONDS = 600;
 
 export const parseOrigins = (value: string | undefined): string[] =>

@@ -28,11 +28,15 @@ export const errorStatuses = {
 
 export type ErrorCode = keyof typeof errorStatuses;
 
-/** The Error resource of the spec: `status` always repeats the HTTP status. */
+/**
+ * The Error resource of the spec: `status` always repeats the HTTP status. A 5xx also carries
+ * `requestId`, the id of the request (as in the `X-Request-Id` header) for the client to quote.
+ */
 export interface ErrorBody {
   code: ErrorCode;
   message: string;
   status: number;
+  requestId?: string;
 }
 
 /** An error whose message is safe to show to the client. */

@@ -1,6 +1,7 @@
 /**
  * The one middy pipeline every handler runs in:
- *   JSON responses and errors -> header normalizer -> bearer auth -> [deprecation] -> [body] -> operation.
+ *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> [body]
+ *   -> operation (within the store's time budget).
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
@@ -13,6 +14,7 @@ import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { ApiError, codeForStatus } from './errors.ts';
 import { logError } from './log.ts';
 import { lowerCaseHeaders } from './headers.ts';
+import { noteKeyId, requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 import { routes, type OperationName } from './routes.ts';
 import type { Service } from './service.ts';
@@ -37,10 +39,14 @@ export function httpHandler(
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(requestLog(operation))
     .use(cors())
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(lowerCaseHeaders())
-    .use({ before: (request: ProxyRequest) => authenticate(request.event.headers?.authorization, service.keys) });
+    .use({
+      before: async (request: ProxyRequest) =>
+        noteKeyId(request, await authenticate(request.event.headers?.authorization, service.keys)),
+    });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);
   return pipeline.handler((event, context) =>
@@ -59,7 +65,7 @@ function jsonResponses(operation: OperationName, headers: Record<string, string>
       if (request.response) finish(request.response);
     },
     onError: (request) => {
-      request.response = finish(errorResponse(toApiError(request, operation)));
+      request.response = finish(errorResponse(toApiError(request, operation), requestIdOf(request)));
     },
   };
 }
@@ -81,8 +87,5 @@ function toApiError(request: ProxyRequest, operation: OperationName): ApiError {
 }
 
 function logFailure(request: ProxyRequest, operation: OperationName, error: unknown): void {
-  logError(
-    { operation, requestId: request.context?.awsRequestId, apiRequestId: request.event?.requestContext?.requestId },
-    error,
-  );
+  logError({ operation, requestId: requestIdOf(request), awsRequestId: request.context?.awsRequestId }, error);
 }

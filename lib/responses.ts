@@ -9,8 +9,11 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
   return { statusCode, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
-export const errorResponse = (error: ApiError): APIGatewayProxyResult =>
-  jsonResponse(error.status, error.toBody(), { ...error.headers });
+/** The Error body; a 5xx also carries the request id, for the client to quote when it reports it. */
+export const errorResponse = (error: ApiError, requestId?: string): APIGatewayProxyResult =>
+  jsonResponse(error.status, error.status >= 500 && requestId ? { ...error.toBody(), requestId } : error.toBody(), {
+    ...error.headers,
+  });
 
 /**
  * The absolute URL of a path below the base path, on the stage's own address: the domain API Gateway

@@ -6,6 +6,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { setRequestLogWriter } from '../lib/requestLog.ts';
 import { routes } from '../lib/routes.ts';
 import { prepareLocalEnvironment } from './environment.ts';
 import { isEntryPoint } from './entryPoint.ts';
@@ -29,6 +30,8 @@ export async function invoke(argv: string[]): Promise<unknown> {
     event.pathParameters = { ...event.pathParameters, [name]: value };
   }
 
+  // As `sam local invoke` does: the function's log on stderr, its result alone on stdout.
+  setRequestLogWriter((line) => console.error(line));
   const local = await prepareLocalEnvironment({
     ...process.env,
     PETSTORE_API_KEYS: process.env.PETSTORE_API_KEYS ?? SAMPLE_EVENT_API_KEY,

@@ -4,10 +4,12 @@
  * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/cors.ts';
 import { ApiError } from '../lib/errors.ts';
+import { REQUEST_ID_HEADER } from '../lib/requestLog.ts';
 import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
 import { docsAnswer } from './docs.ts';
@@ -39,14 +41,17 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
     if (refused) return sendError(response, refused);
     const docs = request.method === 'GET' ? docsAnswer(new URL(request.url ?? '/', 'http://localhost').pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
     if (docs) return send(response, { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true });
+    // The local API's own answers (404, 405, 413, 502) get an id too, as API Gateway's do.
+    const edgeRequestId = randomUUID();
     serve(request, handlers, domainName, corsOrigins)
       .catch((error: unknown) => {
         if (request.socket.destroyed) return undefined; // the client went away (or sent a broken body): nobody to answer
         console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
-        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'));
+        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), edgeRequestId);
       })
       .then((result) => {
         if (!result) return;
+        result.headers = { [REQUEST_ID_HEADER]: edgeRequestId, ...result.headers };
         send(response, result);
         if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
       });

@@ -52,7 +52,7 @@ describe('openapi.json', () => {
 
   it('declares every response header the service sends', () => {
     expect(Object.keys(doc.components.headers).sort()).toEqual(
-      ['Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate'].sort(),
+      ['Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate', 'X-Request-Id'].sort(),
     );
     const createPet = doc.paths['/pets'].post;
     expect(createPet.responses['201'].headers.Location.required).toBe(true);
@@ -78,7 +78,7 @@ describe('response validation in test support', () => {
   const json = { 'content-type': 'application/json' };
 
   it('accepts a documented answer', () => {
-    expect(() => assertDocumented('POST', '/pets', { status: 201, headers: { ...json, location: '/v1/pets/1' }, body: pet })).not.toThrow();
+    expect(() => assertDocumented('POST', '/pets', { status: 201, headers: { ...json, location: '/v1/pets/1', 'x-request-id': 'r-1' }, body: pet })).not.toThrow();
   });
 
   it.each([

@@ -28,7 +28,7 @@ function failingService(error: unknown): Service {
   return { ...serviceFromEnvironment(env), store: new DynamoPetStore(documents, env.TABLE_NAME as string) };
 }
 
-const unavailable = { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503 };
+const unavailable = { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) };
 const meta = { $metadata: {}, message: 'slow down' };
 
 describe.each(requests)('%s when the store fails', (_name, make, event) => {
@@ -43,6 +43,7 @@ describe.each(requests)('%s when the store fails', (_name, make, event) => {
     expect(res.status).toBe(503);
     expect(res.body).toEqual(unavailable);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.body.requestId).toBe(res.headers['x-request-id']);
   });
 
   it('answers 500 INTERNAL for anything unexpected, logged with the request id and never shown', async () => {
@@ -50,11 +51,12 @@ describe.each(requests)('%s when the store fails', (_name, make, event) => {
     const lambdaEvent = event();
     const res = await call(make(failingService(new TypeError('secret internals at line 42'))), lambdaEvent);
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ code: 'INTERNAL', message: expect.any(String), status: 500 });
+    expect(res.body).toEqual({ code: 'INTERNAL', message: expect.any(String), status: 500, requestId: lambdaEvent.requestContext.requestId });
+    expect(res.headers['x-request-id']).toBe(lambdaEvent.requestContext.requestId);
     expect(JSON.stringify(res.body)).not.toMatch(/secret internals|TypeError|at line/);
     const logged = JSON.parse(String(errors.mock.calls.at(-1)?.[0]));
-    expect(logged).toMatchObject({ level: 'ERROR', message: 'secret internals at line 42', apiRequestId: lambdaEvent.requestContext.requestId });
-    expect(logged.requestId).toEqual(expect.any(String));
+    expect(logged).toMatchObject({ level: 'ERROR', message: 'secret internals at line 42', requestId: lambdaEvent.requestContext.requestId });
+    expect(logged.awsRequestId).toEqual(expect.any(String));
     errors.mockRestore();
   });
 });

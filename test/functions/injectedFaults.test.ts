@@ -72,7 +72,8 @@ describe.each<[FaultKind, string, RegExp, number]>([
     ]);
     for (const res of [created, listed, fetched]) {
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503 });
+      expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) });
+      expect(res.headers['x-request-id']).toBe(res.body.requestId);
       expect(res.headers['retry-after']).toBe('1');
       expect(res.ms).toBeLessThan(ANSWER_BOUND_MS);
     }

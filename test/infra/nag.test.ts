@@ -23,8 +23,10 @@ const EXPECTED_ACKNOWLEDGMENTS = [
   'AwsSolutions-APIG4',
   'AwsSolutions-COG4',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXRayDaemonWriteAccess]',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
   'AwsSolutions-L1',
+  'AwsSolutions-SNS2',
 ];
 
 let outdir: string;

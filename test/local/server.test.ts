@@ -27,6 +27,16 @@ describe('local API over HTTP', () => {
     expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   });
 
+  it('gives every answer an X-Request-Id, its own edge answers included', async () => {
+    const created = await createPet({ name: 'Rex', categoryId: 1 });
+    const unknownPath = await request('/nothing-here', { headers: auth });
+    const unauthenticated = await request('/pets');
+    const ids = [created, unknownPath, unauthenticated].map((res) => res.headers.get('x-request-id'));
+    expect([created.status, unknownPath.status, unauthenticated.status]).toEqual([201, 404, 401]);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(ids).size).toBe(3);
+  });
+
   it('creates, lists and gets a pet', async () => {
     const created = await createPet({ name: 'Rex', categoryId: 1, status: 'pending' });
     expect(created.status).toBe(201);

@@ -1,0 +1,108 @@
+/**
+ * One function per route (lib/routes.ts), each with its own log group and a role that may do only
+ * what its route needs (./permissions.ts).
+ */
+import { Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { join } from 'node:path';
+import { API_BASE_PATH, routes, type OperationName, type Route } from '../../lib/routes.ts';
+import { DEPS_LOCK_FILE, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundling.ts';
+import { corsEnvironment } from '../cors.ts';
+import { pascal } from '../names.ts';
+import { removalPolicyFor, type StageSettings } from '../stages.ts';
+import { Concern } from './concern.ts';
+import { functionStatements } from './permissions.ts';
+
+export interface FunctionsProps {
+  readonly settings: StageSettings;
+  readonly tableName: string;
+  readonly tableArn: string;
+  readonly controlTableName: string;
+  readonly controlTableArn: string;
+}
+
+export interface RouteFunction {
+  readonly route: Route;
+  readonly fn: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+}
+
+export class Functions extends Concern {
+  /** By operation, in the order of `routes`. */
+  readonly byOperation: ReadonlyMap<OperationName, RouteFunction>;
+
+  constructor(scope: Construct, id: string, props: FunctionsProps) {
+    super(scope, id);
+    this.byOperation = new Map(routes.map((route) => [route.operation, routeFunction(this, route, props)]));
+  }
+
+  get(operation: OperationName): RouteFunction {
+    const found = this.byOperation.get(operation);
+    if (!found) throw new Error(`No function for ${operation}`);
+    return found;
+  }
+}
+
+function routeFunction(scope: Construct, route: Route, props: FunctionsProps): RouteFunction {
+  const { settings } = props;
+  const { stage, functionMemoryMiB, functionTimeout, logRetention } = settings;
+  const name = pascal(route.operation);
+  const logGroup = new logs.LogGroup(scope, `${name}Logs`, {
+    retention: logRetention,
+    removalPolicy: removalPolicyFor(settings),
+  });
+  const statements = functionStatements(route, { tableArn: props.tableArn, controlTableArn: props.controlTableArn, logGroup });
+  const role = new iam.Role(scope, `${name}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `Runs ${route.operation} (${stage}): only what its route needs.`,
+    inlinePolicies: { [route.operation]: new iam.PolicyDocument({ statements }) },
+    // X-Ray's write actions take no resource-level permissions (Resource must be "*"), so they come
+    // from AWS's write-only policy rather than from a "*" in our own policy.
+    managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AWSXRayDaemonWriteAccess')],
+  });
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXRayDaemonWriteAccess]',
+    reason:
+      'Active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no ' +
+      'resource-level permissions; AWSXRayDaemonWriteAccess is the AWS-maintained write-only grant for ' +
+      'exactly that. Every other permission is an inline statement scoped to one resource.',
+  });
+
+  const environment: Record<string, string> = {
+    TABLE_NAME: props.tableName,
+    CONTROL_TABLE_NAME: props.controlTableName,
+    ...corsEnvironment(settings.corsAllowedOrigins),
+  };
+  if (FUNCTION_NODE_OPTIONS) environment.NODE_OPTIONS = FUNCTION_NODE_OPTIONS;
+
+  const fn = new NodejsFunction(scope, `${name}Function`, {
+    description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${stage})`,
+    entry: join(PROJECT_ROOT, route.entry),
+    handler: HANDLER_EXPORT,
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: DEPS_LOCK_FILE,
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: functionMemoryMiB,
+    timeout: functionTimeout,
+    role,
+    logGroup,
+    environment,
+    bundling: lambdaBundling(),
+  });
+  // Active tracing, set on the resource itself: the `tracing` prop would also add an inline
+  // xray statement on "*" to the role, which AWSXRayDaemonWriteAccess (above) already covers.
+  (fn.node.defaultChild as lambda.CfnFunction).tracingConfig = { mode: lambda.Tracing.ACTIVE };
+  Validations.of(fn).acknowledge({
+    id: 'AwsSolutions-L1',
+    reason:
+      'Pinned to nodejs22.x on purpose: the bundles are built for node22 (infra/bundling.ts) and the runtime ' +
+      'is part of the deployment contract; moving to a newer Node runtime is a deliberate change (new esbuild ' +
+      'target, re-test), not one to make because a newer runtime exists.',
+  });
+  return { route, fn, logGroup };
+}

@@ -1,0 +1,342 @@
+/**
+ * The stage's alarms and dashboard, from the metrics API Gateway, Lambda and DynamoDB publish
+ * anyway, plus two from our logs: throttled requests (access log) and cold starts (request log).
+ * Thresholds come from the stage settings; every alarm notifies the stage's SNS topic.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Construct } from 'constructs';
+import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../lib/routes.ts';
+import { pascal } from '../names.ts';
+import type { StageSettings } from '../stages.ts';
+import { Concern } from './concern.ts';
+import type { Functions } from './functions.ts';
+
+const PERIOD = Duration.minutes(1);
+/** Every operation a function of ours can run on a table, for the tables' per-operation metrics. */
+const TABLE_OPERATIONS = [
+  dynamodb.Operation.GET_ITEM,
+  dynamodb.Operation.PUT_ITEM,
+  dynamodb.Operation.UPDATE_ITEM,
+  dynamodb.Operation.DELETE_ITEM,
+  dynamodb.Operation.QUERY,
+  dynamodb.Operation.SCAN,
+];
+
+export interface MonitoringProps {
+  readonly settings: StageSettings;
+  readonly api: apigw.RestApi;
+  readonly accessLogs: logs.ILogGroup;
+  readonly functions: Functions;
+  readonly tables: Readonly<Record<string, dynamodb.Table>>;
+}
+
+interface AlarmSpec {
+  readonly id: string;
+  /** What is measured, for the alarm's description. */
+  readonly what: string;
+  readonly metric: cloudwatch.IMetric;
+  /** The alarm fires at or above it. */
+  readonly threshold: number;
+  readonly unit: string;
+}
+
+export class Monitoring extends Concern {
+  readonly topic: sns.Topic;
+  readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm, by construct id. */
+  readonly alarms = new Map<string, cloudwatch.Alarm>();
+  readonly #props: MonitoringProps;
+  readonly #api5xx: cloudwatch.Alarm;
+  readonly #throttled: cloudwatch.IMetric;
+  readonly #byOperation = new Map<OperationName, cloudwatch.Alarm[]>();
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    this.#props = props;
+    this.topic = this.#topic();
+    this.#throttled = this.#throttledRequests();
+    this.#api5xx = this.#apiAlarms();
+    for (const route of routes) this.#functionAlarms(route);
+    for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
+    this.dashboard = this.#dashboard();
+  }
+
+  /** Returns the 5xx rate alarm, which also guards every canary. */
+  #apiAlarms(): cloudwatch.Alarm {
+    const t = this.#props.settings.alarms;
+    const stage = this.#props.api.deploymentStage;
+    const average = { statistic: 'Average', period: PERIOD };
+    this.#alarm({
+      id: 'Api4xxRateAlarm',
+      what: 'Share of API requests answered 4xx',
+      metric: percent(stage.metricClientError(average)),
+      threshold: t.api4xxRatePercent,
+      unit: '%',
+    });
+    this.#alarm({
+      id: 'ApiThrottledAlarm',
+      what: 'Requests the API stage throttled (429)',
+      metric: this.#throttled,
+      threshold: t.apiThrottledRequests,
+      unit: 'requests',
+    });
+    return this.#alarm({
+      id: 'Api5xxRateAlarm',
+      what: 'Share of API requests answered 5xx',
+      metric: percent(stage.metricServerError(average)),
+      threshold: t.api5xxRatePercent,
+      unit: '%',
+    });
+  }
+
+  #functionAlarms(route: Route): void {
+    const { settings } = this.#props;
+    const t = settings.alarms;
+    const { fn } = this.#props.functions.get(route.operation);
+    const name = pascal(route.operation);
+    const sum = { statistic: 'Sum', period: PERIOD };
+    const maximum = { statistic: 'Maximum', period: PERIOD };
+    const rollback = [
+      this.#api5xx,
+      this.#alarm({
+        id: `${name}LatencyP99Alarm`,
+        what: `p99 latency of ${route.method} ${route.path}`,
+        metric: this.methodMetric(route, 'Latency', 'p99'),
+        threshold: t.apiLatencyP99Ms,
+        unit: 'ms',
+      }),
+      this.#alarm({
+        id: `${name}ErrorsAlarm`,
+        what: `${route.operation} invocation errors (crashes, timeouts)`,
+        metric: fn.metricErrors(sum),
+        threshold: t.lambdaErrors,
+        unit: 'errors',
+      }),
+      this.#alarm({
+        id: `${name}DurationAlarm`,
+        what: `${route.operation} maximum duration near its timeout`,
+        metric: fn.metricDuration(maximum),
+        threshold: (settings.functionTimeout.toMilliseconds() * t.lambdaDurationPercentOfTimeout) / 100,
+        unit: 'ms',
+      }),
+    ];
+    this.#byOperation.set(route.operation, rollback);
+    this.#alarm({
+      id: `${name}ThrottlesAlarm`,
+      what: `${route.operation} throttled invocations`,
+      metric: fn.metricThrottles(sum),
+      threshold: t.lambdaThrottles,
+      unit: 'throttles',
+    });
+    this.#alarm({
+      id: `${name}ConcurrencyAlarm`,
+      what: `${route.operation} concurrent executions`,
+      metric: fn.metric('ConcurrentExecutions', maximum),
+      threshold: t.lambdaConcurrentExecutions,
+      unit: 'executions',
+    });
+  }
+
+  #tableAlarms(tableName: string, table: dynamodb.Table): void {
+    const t = this.#props.settings.alarms;
+    const name = pascal(tableName);
+    const everyOperation = { operations: TABLE_OPERATIONS, period: PERIOD };
+    this.#alarm({
+      id: `${name}ThrottledAlarm`,
+      what: `${tableName} table throttled requests`,
+      metric: table.metricThrottledRequestsForOperations(everyOperation),
+      threshold: t.dynamoThrottledRequests,
+      unit: 'requests',
+    });
+    this.#alarm({
+      id: `${name}SystemErrorsAlarm`,
+      what: `${tableName} table system errors`,
+      metric: table.metricSystemErrorsForOperations(everyOperation),
+      threshold: t.dynamoSystemErrors,
+      unit: 'errors',
+    });
+  }
+
+  /** The alarms that roll a canary of `operation` back: API 5xx rate, its latency, errors and duration. */
+  rollbackAlarms(operation: OperationName): cloudwatch.Alarm[] {
+    return this.#byOperation.get(operation) ?? [];
+  }
+
+  /** An API Gateway metric of one route's method (detailed metrics are on for the stage). */
+  methodMetric(route: Route, metricName: string, statistic: string): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: { ApiName: this.#props.api.restApiName, Stage: API_STAGE_NAME, Method: route.method, Resource: route.path },
+      statistic,
+      period: PERIOD,
+      label: `${route.operation} ${statistic}`,
+    });
+  }
+
+  #alarm({ id, what, metric, threshold, unit }: AlarmSpec): cloudwatch.Alarm {
+    const { stage, alarms } = this.#props.settings;
+    const alarm = new cloudwatch.Alarm(this, id, {
+      alarmName: `petstore-${stage}-${id.replace(/Alarm$/, '')}`,
+      alarmDescription: `${what} at or above ${threshold} ${unit} (${stage}). See the README, "Alarms".`,
+      metric,
+      threshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: alarms.evaluationPeriods,
+      datapointsToAlarm: alarms.datapointsToAlarm,
+      // No traffic is no news: a quiet minute never raises an alarm.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
+    alarm.addOkAction(new SnsAction(this.topic));
+    this.alarms.set(id, alarm);
+    return alarm;
+  }
+
+  #topic(): sns.Topic {
+    const { stage, alarmEmails } = this.#props.settings;
+    const topic = new sns.Topic(this, 'AlarmTopic', { displayName: `Pet Store ${stage} alarms`, enforceSSL: true });
+    for (const email of alarmEmails) topic.addSubscription(new EmailSubscription(email));
+    Validations.of(topic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'The topic carries only alarm state changes (alarm names, metric values), no data of the service. ' +
+        'CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key, and a customer key ' +
+        '(with a key policy for CloudWatch) costs more than the notifications are worth protecting.',
+    });
+    return topic;
+  }
+
+  /** Counted from the access log: API Gateway publishes no metric of its own for throttling. */
+  #throttledRequests(): cloudwatch.IMetric {
+    const filter = new logs.MetricFilter(this, 'ThrottledRequestsFilter', {
+      logGroup: this.#props.accessLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.errorResponseType', '=', 'THROTTLED'),
+      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricName: 'ThrottledRequests',
+      metricValue: '1',
+    });
+    return filter.metric({ statistic: 'Sum', period: PERIOD });
+  }
+
+  /** Counted from the request log (lib/requestLog.ts): Lambda publishes no cold-start metric. */
+  #coldStarts(operation: OperationName): cloudwatch.IMetric {
+    const { logGroup } = this.#props.functions.get(operation);
+    const filter = new logs.MetricFilter(this, `${pascal(operation)}ColdStartsFilter`, {
+      logGroup,
+      filterPattern: logs.FilterPattern.all(
+        logs.FilterPattern.stringValue('$.message', '=', 'request'),
+        logs.FilterPattern.booleanValue('$.coldStart', true),
+      ),
+      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricName: `${pascal(operation)}ColdStarts`,
+      metricValue: '1',
+    });
+    return filter.metric({ statistic: 'Sum', period: PERIOD, label: operation });
+  }
+
+  #dashboard(): cloudwatch.Dashboard {
+    const { settings, api, functions, tables } = this.#props;
+    const stage = api.deploymentStage;
+    const sum = { statistic: 'Sum', period: PERIOD };
+    const count = stage.metricCount(sum);
+    const clientErrors = stage.metricClientError(sum);
+    const serverErrors = stage.metricServerError(sum);
+    const lambdas = routes.map((route) => ({ route, fn: functions.get(route.operation).fn }));
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `petstore-${settings.stage}`,
+      defaultInterval: Duration.hours(3),
+    });
+    const wide = { width: 12, height: 6 };
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Requests per operation',
+        ...wide,
+        left: routes.map((route) => this.methodMetric(route, 'Count', 'Sum')),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Answers by status class',
+        ...wide,
+        stacked: true,
+        left: [
+          new cloudwatch.MathExpression({
+            expression: 'count - e4 - e5',
+            usingMetrics: { count, e4: clientErrors, e5: serverErrors },
+            label: '2xx/3xx',
+            period: PERIOD,
+          }),
+          clientErrors.with({ label: '4xx' }),
+          serverErrors.with({ label: '5xx' }),
+        ],
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Latency per operation (p50, p99), ms',
+        ...wide,
+        left: routes.flatMap((route) => [this.methodMetric(route, 'Latency', 'p50'), this.methodMetric(route, 'Latency', 'p99')]),
+      }),
+      new cloudwatch.GraphWidget({ title: 'Throttled requests (429)', ...wide, left: [this.#throttled] }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Lambda cold starts', ...wide, left: routes.map((route) => this.#coldStarts(route.operation)) }),
+      new cloudwatch.GraphWidget({
+        title: 'Lambda duration (p50, p99), ms',
+        ...wide,
+        left: lambdas.flatMap(({ route, fn }) => [
+          fn.metricDuration({ statistic: 'p50', period: PERIOD, label: `${route.operation} p50` }),
+          fn.metricDuration({ statistic: 'p99', period: PERIOD, label: `${route.operation} p99` }),
+        ]),
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Lambda errors, throttles, concurrency',
+        ...wide,
+        left: lambdas.flatMap(({ route, fn }) => [
+          fn.metricErrors({ ...sum, label: `${route.operation} errors` }),
+          fn.metricThrottles({ ...sum, label: `${route.operation} throttles` }),
+        ]),
+        right: lambdas.map(({ route, fn }) =>
+          fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${route.operation} concurrency` }),
+        ),
+      }),
+    );
+    // One graph per table: the per-operation throttle sums of two tables cannot share a graph.
+    dashboard.addWidgets(
+      ...Object.entries(tables).map(
+        ([name, table]) =>
+          new cloudwatch.GraphWidget({
+            title: `DynamoDB ${name} table: consumed capacity and throttles`,
+            ...wide,
+            left: [
+              table.metricConsumedReadCapacityUnits({ ...sum, label: 'read units' }),
+              table.metricConsumedWriteCapacityUnits({ ...sum, label: 'write units' }),
+            ],
+            right: [table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD, label: 'throttled' })],
+          }),
+      ),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...this.alarms.values()] }),
+    );
+    return dashboard;
+  }
+}
+
+const metricNamespace = (stage: string): string => `PetStore/${stage}`;
+
+const percent = (metric: cloudwatch.Metric): cloudwatch.IMetric =>
+  new cloudwatch.MathExpression({
+    expression: 'rate * 100',
+    usingMetrics: { rate: metric },
+    period: PERIOD,
+    label: `${metric.metricName} %`,
+  });

@@ -1,0 +1,92 @@
+/**
+ * The one place that decides what each function may do: exactly what its route's `tableAccess`
+ * says, on exactly the resources it touches, plus its records in the control table and its log
+ * group. Nothing on "*".
+ */
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Route, TableAccess } from '../../lib/routes.ts';
+import { IDEMPOTENCY_KEY_PREFIX, controlKeys, petsTable } from '../../lib/table.ts';
+
+/** The resources a function's statements may name. */
+export interface FunctionResources {
+  readonly tableArn: string;
+  readonly controlTableArn: string;
+  readonly logGroup: logs.ILogGroup;
+}
+
+export function functionStatements(route: Route, resources: FunctionResources): iam.PolicyStatement[] {
+  const statusIndexArn = `${resources.tableArn}/index/${petsTable.statusIndex.indexName}`;
+  return [
+    ...tableStatements(route, resources.tableArn, statusIndexArn),
+    ...controlTableStatements(route, resources.controlTableArn),
+    new iam.PolicyStatement({
+      sid: 'WriteLogs',
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      // The log group's ARN attribute ends in ":*", which covers its log streams.
+      resources: [resources.logGroup.logGroupArn],
+    }),
+  ];
+}
+
+const onlyPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] } });
+
+/**
+ * What a function may do to the control table: read the API keys' partition, (listPets only) read
+ * and create the cursor secret, and (createPet only) get, put and update its idempotency records.
+ * Each statement is held to its partitions by the `dynamodb:LeadingKeys` condition, so no function
+ * can reach another kind of record through these grants.
+ */
+export function controlTableStatements(route: Route, controlTableArn: string): iam.PolicyStatement[] {
+  const statements = [
+    new iam.PolicyStatement({
+      sid: 'ReadApiKeys',
+      actions: ['dynamodb:Query'],
+      resources: [controlTableArn],
+      conditions: onlyPartition(controlKeys.apiKeys),
+    }),
+  ];
+  if (route.usesCursorSecret) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'CursorSecret',
+        // PutItem only ever creates it (conditional put); nothing here can delete it.
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        resources: [controlTableArn],
+        conditions: onlyPartition(controlKeys.cursorSecret.pk),
+      }),
+    );
+  }
+  if (route.usesIdempotencyRecords) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'IdempotencyRecords',
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [controlTableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${IDEMPOTENCY_KEY_PREFIX}*`] } },
+      }),
+    );
+  }
+  return statements;
+}
+
+/**
+ * The table statements for a route. Each action in `tableAccess` is granted on the table, except
+ * Query for a route that `usesStatusIndex`: that route queries the status index only (the table's
+ * key is a bare partition key, so a Query on the table itself would just be a GetItem).
+ */
+export function tableStatements(route: Route, tableArn: string, statusIndexArn: string): iam.PolicyStatement[] {
+  const onIndex = (action: TableAccess) => route.usesStatusIndex && action === 'dynamodb:Query';
+  const indexActions = route.tableAccess.filter(onIndex);
+  const tableActions = route.tableAccess.filter((action) => !onIndex(action));
+  const statements: iam.PolicyStatement[] = [];
+  if (tableActions.length > 0) {
+    statements.push(new iam.PolicyStatement({ sid: 'Table', actions: [...tableActions], resources: [tableArn] }));
+  }
+  if (indexActions.length > 0) {
+    statements.push(
+      new iam.PolicyStatement({ sid: 'StatusIndex', actions: [...indexActions], resources: [statusIndexArn] }),
+    );
+  }
+  return statements;
+}

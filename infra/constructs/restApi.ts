@@ -1,0 +1,250 @@
+/**
+ * The REST API: one method per route proxied to its function (the `live` alias, see
+ * ./deployment.ts), 405 and 404 mocks, API Gateway's own answers as Error bodies (../gatewayErrors.ts),
+ * JSON access logs, and each operation's documentation.
+ */
+import { RemovalPolicy, Validations, type CfnElement } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { errorStatuses, type ErrorCode } from '../../lib/errors.ts';
+import { API_BASE_PATH, API_STAGE_NAME, resourcePaths, routes, type OperationName, type Route } from '../../lib/routes.ts';
+import {
+  GATEWAY_ERRORS,
+  JSON_MEDIA_TYPE,
+  MOCK_REQUEST_CONTENT_TYPES,
+  NOT_FOUND_MESSAGE,
+  allowHeader,
+  errorTemplate,
+  methodNotAllowedMessage,
+} from '../gatewayErrors.ts';
+import { publishDocumentation } from '../apiDocumentation.ts';
+import { addCorsPreflight } from '../cors.ts';
+import { pascal } from '../names.ts';
+import { removalPolicyFor, type StageSettings } from '../stages.ts';
+import { Concern } from './concern.ts';
+
+export interface RestApiProps {
+  readonly settings: StageSettings;
+  /** What each route's method invokes. */
+  readonly targets: (operation: OperationName) => lambda.IFunction;
+}
+
+export class PetStoreApi extends Concern {
+  readonly api: apigw.RestApi;
+  readonly accessLogs: logs.LogGroup;
+  /** The proxied method of each route (for per-method metrics). */
+  readonly methods: ReadonlyMap<OperationName, apigw.Method>;
+
+  constructor(scope: Construct, id: string, { settings, targets }: RestApiProps) {
+    super(scope, id);
+    this.accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
+      retention: settings.logRetention,
+      removalPolicy: removalPolicyFor(settings),
+    });
+    this.api = restApi(this, settings, this.accessLogs);
+    this.methods = new Map(routes.map((route) => [route.operation, this.#routeMethod(route, targets(route.operation))]));
+    addCorsPreflight(this.api, settings.corsAllowedOrigins);
+    this.#fallbackMethods();
+    this.#gatewayResponses();
+    publishDocumentation(this.api);
+  }
+
+  #routeMethod(route: Route, target: lambda.IFunction): apigw.Method {
+    const method = this.api.root.resourceForPath(route.path).addMethod(
+      route.method,
+      new apigw.LambdaIntegration(target, { proxy: true, allowTestInvoke: false }),
+      { operationName: route.operation, authorizationType: apigw.AuthorizationType.NONE },
+    );
+    acknowledgeInFunctionAuth(method);
+    this.#document(route, method);
+    return method;
+  }
+
+  /** 405 on every route resource for the methods it lacks, 404 on every path no route has. */
+  #fallbackMethods(): void {
+    // API Gateway prefers the explicit methods, and sends every other method to ANY.
+    for (const [path, allow] of resourcePaths(routes)) {
+      acknowledgeInFunctionAuth(
+        this.api.root.resourceForPath(path).addMethod('ANY', methodNotAllowedIntegration(path, allow), {
+          operationName: 'methodNotAllowed',
+          authorizationType: apigw.AuthorizationType.NONE,
+          methodResponses: [
+            {
+              statusCode: '405',
+              responseParameters: { 'method.response.header.Allow': true, 'method.response.header.Content-Type': true },
+            },
+          ],
+        }),
+      );
+    }
+    // The root itself and, greedily, everything below it.
+    for (const resource of [this.api.root, this.api.root.addResource('{proxy+}')]) {
+      acknowledgeInFunctionAuth(
+        resource.addMethod('ANY', notFoundIntegration(), {
+          operationName: 'notFound',
+          authorizationType: apigw.AuthorizationType.NONE,
+          methodResponses: [{ statusCode: '404', responseParameters: { 'method.response.header.Content-Type': true } }],
+        }),
+      );
+    }
+  }
+
+  #gatewayResponses(): void {
+    for (const { type, code, message, headers = {} } of GATEWAY_ERRORS) {
+      this.api.addGatewayResponse(`Gateway${pascal(type.responseType.toLowerCase())}`, {
+        type,
+        statusCode: String(errorStatuses[code]),
+        responseHeaders: { 'Content-Type': quote(JSON_MEDIA_TYPE), ...mapValues(headers, quote) },
+        templates: { [JSON_MEDIA_TYPE]: errorTemplate(code, message) },
+      });
+    }
+  }
+
+  /** API Gateway's own documentation for the operation, including its deprecation. */
+  #document(route: Route, method: apigw.Method): void {
+    const properties: Record<string, unknown> = { operationId: route.operation, summary: route.summary };
+    if (route.deprecated) {
+      properties.deprecated = true;
+      properties['x-deprecation'] = { ...route.deprecated, successor: `${API_BASE_PATH}${route.deprecated.successor}` };
+    }
+    const part = new apigw.CfnDocumentationPart(this, `${pascal(route.operation)}Documentation`, {
+      restApiId: this.api.restApiId,
+      location: { type: 'METHOD', path: route.path, method: route.method },
+      properties: JSON.stringify(properties),
+    });
+    // On the CfnMethod only: the Method construct also holds its invoke permission, which depends on the
+    // stage, and the stage waits for the documentation version that snapshots this part.
+    part.node.addDependency(method.node.defaultChild as CfnElement);
+  }
+}
+
+function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.LogGroup): apigw.RestApi {
+  const { stage, throttling } = settings;
+  const api = new apigw.RestApi(scope, 'Api', {
+    restApiName: `petstore-${stage}`,
+    description: `Pet Store Inventory API (${stage})`,
+    endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+    deployOptions: {
+      stageName: API_STAGE_NAME,
+      throttlingRateLimit: throttling.rateLimit,
+      throttlingBurstLimit: throttling.burstLimit,
+      tracingEnabled: true,
+      accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+      accessLogFormat: accessLogFormat(),
+      loggingLevel: apigw.MethodLoggingLevel.ERROR,
+      dataTraceEnabled: false,
+      // Per-method metrics (the dashboard's latency per operation, the p99 alarms).
+      metricsEnabled: true,
+    },
+    // Execution logging (ERROR level) needs API Gateway's account-wide CloudWatch role. It is an
+    // account setting that both stages share, so it is kept even when staging is destroyed.
+    cloudWatchRole: true,
+    cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+  });
+  // RestApi adds its own "Endpoint" output; the stack's ApiUrl is the one it documents.
+  api.node.tryRemoveChild('Endpoint');
+  const cloudWatchRole = api.node.tryFindChild('CloudWatchRole');
+  if (cloudWatchRole) {
+    Validations.of(cloudWatchRole).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        "The account-level role API Gateway uses to write execution logs (APIG6); AWS's service-role " +
+        'policy is the documented grant for it, and the role is assumable by API Gateway only.',
+    });
+  }
+  Validations.of(api).acknowledge({
+    id: 'AwsSolutions-APIG2',
+    reason:
+      'Requests are validated inside each function, after authentication, against the shared JSON schemas ' +
+      '(lib/schemas.ts), as the local API does. An API Gateway validator would run before the API-key check, ' +
+      'answering 400 to unauthenticated callers that must get 401, and would duplicate rules it cannot express.',
+  });
+  Validations.of(api.deploymentStage).acknowledge({
+    id: 'AwsSolutions-APIG3',
+    reason:
+      'No WAFv2 web ACL for now (a cost decision, about $5+/month per stage): every request is throttled at ' +
+      'the stage and must carry a valid API key before it reaches the table. Attach a web ACL to this stage ' +
+      'if the API is opened to unknown clients.',
+  });
+  return api;
+}
+
+/** One JSON object per request; `$context.error.messageString` is already a quoted JSON string. */
+function accessLogFormat(): apigw.AccessLogFormat {
+  const F = apigw.AccessLogField;
+  const quoted: Record<string, string> = {
+    requestId: F.contextRequestId(),
+    extendedRequestId: F.contextExtendedRequestId(),
+    requestTime: F.contextRequestTime(),
+    sourceIp: F.contextIdentitySourceIp(),
+    httpMethod: F.contextHttpMethod(),
+    resourcePath: F.contextResourcePath(),
+    path: F.contextPath(),
+    protocol: F.contextProtocol(),
+    status: F.contextStatus(),
+    responseLength: F.contextResponseLength(),
+    responseLatency: F.contextResponseLatency(),
+    integrationStatus: F.contextIntegrationStatus(),
+    integrationLatency: F.contextIntegrationLatency(),
+    errorResponseType: F.contextErrorResponseType(),
+    xrayTraceId: F.contextXrayTraceId(),
+  };
+  const fields = Object.entries(quoted).map(([key, value]) => `"${key}":"${value}"`);
+  fields.push(`"errorMessage":${F.contextErrorMessageString()}`);
+  return apigw.AccessLogFormat.custom(`{${fields.join(',')}}`);
+}
+
+function mockIntegration(statusCode: number, body: string, headers: Record<string, string>): apigw.MockIntegration {
+  const request = JSON.stringify({ statusCode });
+  return new apigw.MockIntegration({
+    requestTemplates: Object.fromEntries(MOCK_REQUEST_CONTENT_TYPES.map((type) => [type, request])),
+    passthroughBehavior: apigw.PassthroughBehavior.NEVER,
+    integrationResponses: [
+      {
+        statusCode: String(statusCode),
+        responseParameters: mapValues(
+          { ...headers, 'Content-Type': JSON_MEDIA_TYPE },
+          quote,
+          (name) => `method.response.header.${name}`,
+        ),
+        responseTemplates: { [JSON_MEDIA_TYPE]: body },
+      },
+    ],
+  });
+}
+
+function notFoundIntegration(): apigw.MockIntegration {
+  return mockIntegration(errorStatusOf('NOT_FOUND'), errorTemplate('NOT_FOUND', NOT_FOUND_MESSAGE), {});
+}
+
+function methodNotAllowedIntegration(path: string, allow: readonly Route['method'][]): apigw.MockIntegration {
+  return mockIntegration(
+    errorStatusOf('METHOD_NOT_ALLOWED'),
+    errorTemplate('METHOD_NOT_ALLOWED', methodNotAllowedMessage(path, allow)),
+    { Allow: allowHeader(allow) },
+  );
+}
+
+/** APIG4/COG4: the API authenticates callers itself, with a bearer API key checked in the function. */
+function acknowledgeInFunctionAuth(method: apigw.Method): void {
+  const reason =
+    'Callers authenticate with a bearer API key that every function verifies (SHA-256 digests, constant-time ' +
+    'compare, keys from the control table) before any work, exactly as the local API does; the 404/405 ' +
+    'mocks need no authorization because they reveal nothing and run no code.';
+  Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+  Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
+}
+
+const errorStatusOf = (code: ErrorCode): number => errorStatuses[code];
+
+const quote = (value: string): string => `'${value}'`;
+
+function mapValues(
+  record: Readonly<Record<string, string>>,
+  value: (v: string) => string,
+  key: (k: string) => string = (k) => k,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [key(k), value(v)]));
+}

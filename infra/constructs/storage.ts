@@ -1,0 +1,70 @@
+/**
+ * What the stage keeps: the pets table and the control table (API keys, the cursor secret,
+ * idempotency records), exactly as lib/table.ts defines them. Production retains both and protects
+ * them from deletion.
+ */
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { Construct } from 'constructs';
+import { controlTableName } from '../../lib/stages.ts';
+import { controlTable, petsTable } from '../../lib/table.ts';
+import { removalPolicyFor, type StageSettings } from '../stages.ts';
+import { Concern } from './concern.ts';
+
+export interface StorageProps {
+  readonly settings: StageSettings;
+}
+
+export class Storage extends Concern {
+  readonly table: dynamodb.Table;
+  /** Idempotency records, keys and secrets (lib/table.ts `controlTable`). */
+  readonly controlTable: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, { settings }: StorageProps) {
+    super(scope, id);
+    this.table = petsTableOf(this, settings);
+    this.controlTable = controlTableOf(this, settings);
+  }
+}
+
+function petsTableOf(scope: Construct, settings: StageSettings): dynamodb.Table {
+  const { partitionKey, statusIndex } = petsTable;
+  const table = new dynamodb.Table(scope, 'PetsTable', {
+    partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
+    ...tableDefaults(settings),
+  });
+  table.addGlobalSecondaryIndex({
+    indexName: statusIndex.indexName,
+    partitionKey: { name: statusIndex.partitionKey.name, type: attributeType(statusIndex.partitionKey.type) },
+    sortKey: { name: statusIndex.sortKey.name, type: attributeType(statusIndex.sortKey.type) },
+    projectionType: statusIndex.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+  });
+  return table;
+}
+
+/** Expired records go by DynamoDB TTL. */
+function controlTableOf(scope: Construct, settings: StageSettings): dynamodb.Table {
+  const { partitionKey, sortKey, timeToLiveAttribute } = controlTable;
+  return new dynamodb.Table(scope, 'ControlTable', {
+    // A fixed name, so that `npm run keys -- --stage <stage>` finds it without AWS look-ups.
+    tableName: controlTableName(settings.stage),
+    partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
+    sortKey: { name: sortKey.name, type: attributeType(sortKey.type) },
+    timeToLiveAttribute,
+    ...tableDefaults(settings),
+  });
+}
+
+function tableDefaults(settings: StageSettings) {
+  return {
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    deletionProtection: settings.protectData,
+    removalPolicy: removalPolicyFor(settings),
+  } satisfies Partial<dynamodb.TableProps>;
+}
+
+function attributeType(type: 'S' | 'N' | 'B'): dynamodb.AttributeType {
+  const types = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER, B: dynamodb.AttributeType.BINARY };
+  return types[type];
+}

@@ -1,0 +1,100 @@
+/**
+ * The request log: exactly one JSON line per invocation, written when the answer is final (errors
+ * already turned into Error bodies), and the `X-Request-Id` header on every answer.
+ *
+ * `requestId` is API Gateway's request id: the one a client sees (header, 5xx bodies) and the one
+ * in the API's access logs. `awsRequestId` is Lambda's, in the function's own log stream. The line
+ * names the caller's key only by `keyId`, a digest prefix: never the key, a header or the body.
+ *
+ * Our own few lines rather than Powertools Logger: its ~23 KB would cost every bundle more than
+ * the cold-start budget allows (README, "Per-request logs").
+ */
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { OperationName } from './routes.ts';
+
+type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/** What one line holds (README, "Per-request logs"). */
+export interface RequestLogLine {
+  level: 'INFO' | 'ERROR';
+  message: 'request';
+  operation: OperationName;
+  status: number;
+  errorCode?: string;
+  latencyMs: number;
+  coldStart: boolean;
+  requestId: string;
+  awsRequestId?: string;
+  keyId?: string;
+}
+
+/** The id a client can quote: API Gateway's (also in its access logs), else Lambda's. */
+export function requestIdOf(request: Pick<ProxyRequest, 'event' | 'context'>): string {
+  return request.event?.requestContext?.requestId || request.context?.awsRequestId || 'unknown';
+}
+
+type LineWriter = (line: string) => void;
+
+let writeLine: LineWriter = (line) => console.log(line);
+
+/** Where the lines go: stdout by default (CloudWatch Logs when deployed); tests capture or mute them. */
+export function setRequestLogWriter(write: LineWriter): void {
+  writeLine = write;
+}
+
+const keyIds = new WeakMap<object, string>();
+
+/** Records which key authenticated `request`, by its non-secret id. */
+export function noteKeyId(request: ProxyRequest, keyId: string): void {
+  keyIds.set(request, keyId);
+}
+
+/**
+ * Must be the first middleware of the pipeline: its `before` runs first (the clock starts), and
+ * its `after`/`onError` run last, when the response is final.
+ */
+export function requestLog(operation: OperationName): ProxyMiddleware {
+  let coldStart = true;
+  const started = new WeakMap<object, number>();
+  const finish = (request: ProxyRequest) => {
+    const response = request.response;
+    if (response) response.headers = { ...response.headers, [REQUEST_ID_HEADER]: requestIdOf(request) };
+    const status = response?.statusCode ?? 500;
+    const line: RequestLogLine = {
+      level: status >= 500 ? 'ERROR' : 'INFO',
+      message: 'request',
+      operation,
+      status,
+      ...errorCodeOf(response),
+      latencyMs: Math.round(performance.now() - (started.get(request) ?? performance.now())),
+      coldStart,
+      requestId: requestIdOf(request),
+      ...(request.context?.awsRequestId ? { awsRequestId: request.context.awsRequestId } : {}),
+      ...(keyIds.has(request) ? { keyId: keyIds.get(request) } : {}),
+    };
+    coldStart = false;
+    writeLine(JSON.stringify(line));
+  };
+  return {
+    before: (request) => {
+      started.set(request, performance.now());
+    },
+    after: finish,
+    onError: finish,
+  };
+}
+
+/** Every error answer is an Error body (`{code, message, status}`); its code is all we log of it. */
+function errorCodeOf(response: APIGatewayProxyResult | null | undefined): { errorCode?: string } {
+  if (!response || response.statusCode < 400) return {};
+  try {
+    const code = (JSON.parse(response.body) as { code?: unknown }).code;
+    return typeof code === 'string' ? { errorCode: code } : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,142 @@
+/** Alarms, their SNS topic and the dashboard (infra/constructs/monitoring.ts), in both stages. */
+import { describe, expect, it } from 'vitest';
+import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
+import { routes } from '../../lib/routes.ts';
+import { props, ref, synthesizedStages } from './templates.ts';
+
+const of = synthesizedStages();
+
+/** The alarm ids every stage has, with the setting its threshold comes from. */
+function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> {
+  const t = STAGE_SETTINGS[stage].alarms;
+  const timeoutMs = STAGE_SETTINGS[stage].functionTimeout.toMilliseconds();
+  const pascal = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+  const alarms: Record<string, number> = {
+    Api5xxRate: t.api5xxRatePercent,
+    Api4xxRate: t.api4xxRatePercent,
+    ApiThrottled: t.apiThrottledRequests,
+    PetsThrottled: t.dynamoThrottledRequests,
+    PetsSystemErrors: t.dynamoSystemErrors,
+    ControlThrottled: t.dynamoThrottledRequests,
+    ControlSystemErrors: t.dynamoSystemErrors,
+  };
+  for (const { operation } of routes) {
+    const name = pascal(operation);
+    alarms[`${name}LatencyP99`] = t.apiLatencyP99Ms;
+    alarms[`${name}Errors`] = t.lambdaErrors;
+    alarms[`${name}Duration`] = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
+    alarms[`${name}Throttles`] = t.lambdaThrottles;
+    alarms[`${name}Concurrency`] = t.lambdaConcurrentExecutions;
+  }
+  return alarms;
+}
+
+describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
+  const settings = STAGE_SETTINGS[stage];
+
+  it('has exactly the alarms of the README, each with its threshold from infra/stages.ts', () => {
+    const s = of(stage);
+    const alarms = Object.fromEntries(
+      s.ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => {
+        const p = props(alarm) as Record<string, any>;
+        return [String(p.AlarmName).replace(`petstore-${stage}-`, ''), p.Threshold as number];
+      }),
+    );
+    expect(alarms).toEqual(expectedAlarms(stage));
+  });
+
+  it('evaluates every alarm per minute, ignores quiet minutes, and notifies the stage topic on alarm and OK', () => {
+    const s = of(stage);
+    const [topicId] = s.ofType('AWS::SNS::Topic')[0]!;
+    for (const [id, alarm] of s.ofType('AWS::CloudWatch::Alarm')) {
+      const p = props(alarm) as Record<string, any>;
+      expect(p, id).toMatchObject({
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: settings.alarms.evaluationPeriods,
+        DatapointsToAlarm: settings.alarms.datapointsToAlarm,
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [ref(topicId)],
+        OKActions: [ref(topicId)],
+      });
+      const periods = JSON.stringify(p).match(/"Period":(\d+)/g) ?? [`"Period":${p.Period}`];
+      for (const period of periods) expect(period, id).toBe('"Period":60');
+    }
+  });
+
+  it('watches p99 latency on each route method, and the 5xx rate as a percentage', () => {
+    const s = of(stage);
+    const alarm = (name: string) =>
+      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    for (const route of routes) {
+      const latency = alarm(`${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}LatencyP99`);
+      const [stat] = (latency.Metrics as { MetricStat: { Metric: Record<string, any>; Stat: string } }[]).map((m) => m.MetricStat);
+      expect(stat).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Latency' }, Stat: 'p99' });
+      expect(stat!.Metric.Dimensions).toEqual(
+        expect.arrayContaining([
+          { Name: 'Method', Value: route.method },
+          { Name: 'Resource', Value: route.path },
+          { Name: 'Stage', Value: 'v1' },
+          { Name: 'ApiName', Value: `petstore-${stage}` },
+        ]),
+      );
+    }
+    const rate = alarm('Api5xxRate');
+    expect(rate.Metrics).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Expression: 'rate * 100' }),
+        expect.objectContaining({ MetricStat: expect.objectContaining({ Metric: expect.objectContaining({ MetricName: '5XXError' }), Stat: 'Average' }) }),
+      ]),
+    );
+  });
+
+  it('counts throttled requests from the access log and cold starts from the request log', () => {
+    const s = of(stage);
+    const filters = s.ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>);
+    const throttled = filters.find((f) => f.MetricTransformations[0].MetricName === 'ThrottledRequests')!;
+    expect(throttled.FilterPattern).toBe('{ $.errorResponseType = "THROTTLED" }');
+    expect(throttled.LogGroupName).toEqual(ref(s.logicalId(s.stack.restApi.accessLogs)));
+    for (const route of routes) {
+      const name = `${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}ColdStarts`;
+      const coldStarts = filters.find((f) => f.MetricTransformations[0].MetricName === name)!;
+      expect(coldStarts.FilterPattern).toBe('{ ($.message = "request") && ($.coldStart IS TRUE) }');
+      expect(coldStarts.LogGroupName).toEqual(ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup)));
+      expect(coldStarts.MetricTransformations[0].MetricNamespace).toBe(`PetStore/${stage}`);
+    }
+  });
+
+  it('has an SNS topic that requires TLS, with the stage email list as subscribers (none by default)', () => {
+    const s = of(stage);
+    s.template.resourceCountIs('AWS::SNS::Topic', 1);
+    s.template.resourceCountIs('AWS::SNS::Subscription', settings.alarmEmails.length);
+    const [, policy] = s.ofType('AWS::SNS::TopicPolicy')[0]!;
+    expect(JSON.stringify(props(policy))).toContain('"aws:SecureTransport":"false"');
+    expect((s.json.Outputs ?? {}).AlarmTopicArn!.Value).toEqual(ref(s.ofType('AWS::SNS::Topic')[0]![0]));
+  });
+
+  it('has one dashboard: requests, status classes, latency per operation, cold starts, duration, DynamoDB, alarms', () => {
+    const s = of(stage);
+    s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const [, dashboard] = s.ofType('AWS::CloudWatch::Dashboard')[0]!;
+    expect(props(dashboard).DashboardName).toBe(`petstore-${stage}`);
+    const body = JSON.stringify(props(dashboard).DashboardBody);
+    for (const title of [
+      'Requests per operation',
+      'Answers by status class',
+      'Latency per operation (p50, p99), ms',
+      'Throttled requests (429)',
+      'Lambda cold starts',
+      'Lambda duration (p50, p99), ms',
+      'Lambda errors, throttles, concurrency',
+      'DynamoDB pets table: consumed capacity and throttles',
+      'DynamoDB control table: consumed capacity and throttles',
+      'Alarms',
+    ]) {
+      expect(body, title).toContain(`\\"title\\":\\"${title}\\"`);
+    }
+    for (const metric of ['ConsumedReadCapacityUnits', 'ConsumedWriteCapacityUnits', '4XXError', '5XXError', 'Count', 'Duration', 'ThrottledRequests']) {
+      expect(body, metric).toContain(`\\"${metric}\\"`);
+    }
+    expect(body).toContain('\\"p50\\"');
+    expect(body).toContain('\\"p99\\"');
+  });
+});

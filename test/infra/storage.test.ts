@@ -1,0 +1,77 @@
+/** The pets and control tables (infra/constructs/storage.ts), in both stages. */
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { STAGES } from '../../infra/stages.ts';
+import { controlTable, petsTable } from '../../lib/table.ts';
+import { props, ref, synthesizedStages } from './templates.ts';
+
+const of = synthesizedStages();
+
+describe.each(STAGES)('PetStore-%s storage', (stage) => {
+  const production = stage === 'production';
+
+  describe('table', () => {
+    it('is the shared definition from lib/table.ts', () => {
+      const { partitionKey, statusIndex } = petsTable;
+      of(stage).template.resourceCountIs('AWS::DynamoDB::Table', 2);
+      of(stage).template.hasResourceProperties('AWS::DynamoDB::Table', {
+        KeySchema: [{ AttributeName: partitionKey.name, KeyType: 'HASH' }],
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+          { AttributeName: statusIndex.partitionKey.name, AttributeType: statusIndex.partitionKey.type },
+        ]),
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: statusIndex.indexName,
+            KeySchema: [
+              { AttributeName: statusIndex.partitionKey.name, KeyType: 'HASH' },
+              { AttributeName: statusIndex.sortKey.name, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: statusIndex.projection },
+          },
+        ],
+      });
+      const table = of(stage).resource(of(stage).logicalId(of(stage).stack.table));
+      expect((props(table).AttributeDefinitions as unknown[]).length).toBe(2);
+    });
+
+    it('is on-demand, with point-in-time recovery and encryption at rest', () => {
+      of(stage).template.hasResourceProperties('AWS::DynamoDB::Table', {
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    });
+
+    it('has a control table: string keys, TTL, on-demand, PITR, encrypted, protected like the pets table', () => {
+      const s = of(stage);
+      const control = s.resource(s.logicalId(s.stack.controlTable));
+      expect(props(control)).toMatchObject({
+        KeySchema: [
+          { AttributeName: controlTable.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: controlTable.sortKey.name, KeyType: 'RANGE' },
+        ],
+        TimeToLiveSpecification: { AttributeName: controlTable.timeToLiveAttribute, Enabled: true },
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: production,
+      });
+      expect(control.DeletionPolicy).toBe(production ? 'Retain' : 'Delete');
+      expect((s.json.Outputs ?? {}).ControlTableName!.Value).toEqual(ref(s.logicalId(s.stack.controlTable)));
+    });
+
+    it(production ? 'is protected and retained' : 'can be destroyed', () => {
+      of(stage).template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: production ? 'Retain' : 'Delete',
+        UpdateReplacePolicy: production ? 'Retain' : 'Delete',
+        Properties: Match.objectLike({ DeletionProtectionEnabled: production }),
+      });
+      expect(of(stage).stack.terminationProtection).toBe(production);
+    });
+  });
+
+  it('has no Secrets Manager secret: the cursor secret lives in the control table', () => {
+    of(stage).template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+  });
+});
