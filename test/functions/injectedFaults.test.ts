@@ -53,11 +53,16 @@ async function storedPets(): Promise<Record<string, unknown>[]> {
 
 const UNKNOWN = /may or may not have been stored/;
 const GENERIC = /temporarily unavailable/;
+/**
+ * Throttling is retried with backoff; on a loaded machine the budget can run out while the last
+ * attempt is on the wire, and then the create rightly cannot say that nothing was stored.
+ */
+const GENERIC_OR_UNKNOWN = /temporarily unavailable|may or may not have been stored/;
 
 describe.each<[FaultKind, string, RegExp, number]>([
   // kind, what it stands for, createPet's message, pets stored afterwards
-  ['throttle', 'ThrottlingException', GENERIC, 0],
-  ['throughput', 'ProvisionedThroughputExceededException', GENERIC, 0],
+  ['throttle', 'ThrottlingException', GENERIC_OR_UNKNOWN, 0],
+  ['throughput', 'ProvisionedThroughputExceededException', GENERIC_OR_UNKNOWN, 0],
   ['error500', '500 InternalServerError from the service', UNKNOWN, 0],
   ['reset', 'a connection reset', UNKNOWN, 0],
   ['hang', 'a hung store', UNKNOWN, 0],

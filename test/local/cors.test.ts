@@ -1,6 +1,7 @@
 /** CORS on the local API with allowed origins configured (CORS_ALLOWED_ORIGINS), and answers to others. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import type { LocalApi } from '../../local/server.ts';
+import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
 
 const KEY = 'cors-test-key';
@@ -8,11 +9,7 @@ const APP = 'https://app.example';
 let api: LocalApi;
 
 beforeAll(async () => {
-  process.env.PETSTORE_API_KEYS = KEY;
-  process.env.PETSTORE_IN_MEMORY = '1';
-  process.env.CORS_ALLOWED_ORIGINS = `${APP}, https://admin.example`;
-  delete process.env.DYNAMODB_ENDPOINT;
-  api = await startLocalApi({ port: 0, quiet: true });
+  api = await startTestApi(KEY, { CORS_ALLOWED_ORIGINS: `${APP}, https://admin.example` });
 });
 afterAll(async () => {
   await api?.close();

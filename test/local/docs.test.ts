@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import type { LocalApi } from '../../local/server.ts';
+import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -19,10 +20,7 @@ export const SCREENSHOT = join('test-output', 'docs.png');
 let api: LocalApi;
 let origin: string;
 beforeAll(async () => {
-  process.env.PETSTORE_API_KEYS = 'docs-test-key';
-  process.env.PETSTORE_IN_MEMORY = '1';
-  delete process.env.DYNAMODB_ENDPOINT;
-  api = await startLocalApi({ port: 0, quiet: true });
+  api = await startTestApi('docs-test-key');
   origin = new URL(api.url).origin;
 });
 afterAll(async () => {

@@ -2,7 +2,8 @@
 import { connect, createServer } from 'node:net';
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import type { LocalApi } from '../../local/server.ts';
+import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
 
 const KEY = 'edges-test-key';
@@ -10,10 +11,7 @@ let api: LocalApi;
 let port: number;
 
 beforeAll(async () => {
-  process.env.PETSTORE_API_KEYS = KEY;
-  process.env.PETSTORE_IN_MEMORY = '1';
-  delete process.env.DYNAMODB_ENDPOINT;
-  api = await startLocalApi({ port: 0, quiet: true });
+  api = await startTestApi(KEY);
   port = Number(new URL(api.url).port);
 });
 afterAll(async () => {

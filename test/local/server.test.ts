@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import type { LocalApi } from '../../local/server.ts';
+import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
 
 const KEY = 'local-api-test-key';
 let api: LocalApi;
 
 beforeAll(async () => {
-  process.env.PETSTORE_API_KEYS = KEY;
-  process.env.PETSTORE_IN_MEMORY = '1';
-  delete process.env.DYNAMODB_ENDPOINT;
-  api = await startLocalApi({ port: 0, quiet: true });
+  api = await startTestApi(KEY);
 });
 afterAll(async () => {
   await api?.close();

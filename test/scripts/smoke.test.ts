@@ -2,7 +2,8 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { petStoreClient, PetStoreError } from '../../client/petStoreClient.ts';
-import { startLocalApi, type LocalApi } from '../../local/server.ts';
+import type { LocalApi } from '../../local/server.ts';
+import { startTestApi } from '../support/localApi.ts';
 import { runSmoke } from '../../scripts/smoke.ts';
 import { validatingFetch } from '../support/http.ts';
 
@@ -10,10 +11,7 @@ const KEY = 'smoke-test-key';
 let api: LocalApi;
 
 beforeAll(async () => {
-  process.env.PETSTORE_API_KEYS = KEY;
-  process.env.PETSTORE_IN_MEMORY = '1';
-  delete process.env.DYNAMODB_ENDPOINT;
-  api = await startLocalApi({ port: 0, quiet: true });
+  api = await startTestApi(KEY);
 });
 afterAll(async () => {
   await api?.close();
