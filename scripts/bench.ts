@@ -14,7 +14,7 @@
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,6 +25,7 @@ import { createHandler as listPetsHandler } from '../functions/listPets.ts';
 import { FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../infra/bundling.ts';
 import { digestKey } from '../lib/auth.ts';
 import { keyItem } from '../lib/controlTableKeys.ts';
+import { setRequestLogWriter } from '../lib/requestLog.ts';
 import { matchRoute } from '../lib/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
 import { STATUS_INDEX } from '../lib/table.ts';
@@ -153,6 +154,9 @@ async function warm(): Promise<WarmRow[]> {
       Item: keyItem({ keyId: 'bench0000000', sha256: digestKey(KEY).toString('hex'), createdAt: new Date().toISOString() }),
     }),
   );
+  // Each request still formats and writes its log line, as on Lambda, but to /dev/null, not over the figures.
+  const devNull = openSync('/dev/null', 'w');
+  setRequestLogWriter((line) => void writeSync(devNull, `${line}\n`));
   const handlers = { listPets: listPetsHandler(service), createPet: createPetHandler(service), getPet: getPetHandler(service) };
 
   const event = (method: string, target: string, body?: unknown) => {
