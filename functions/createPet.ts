@@ -2,7 +2,7 @@
  * POST /v1/pets: validates a NewPet, stores it under a fresh id, answers 201 with its Location.
  * With an Idempotency-Key, a retry answers the pet the first request created (lib/idempotency.ts).
  */
-import { callerDigest } from '../lib/auth.ts';
+import { callerOf } from '../lib/auth.ts';
 import { httpHandler } from '../lib/http.ts';
 import { jsonBody } from '../lib/jsonBody.ts';
 import { IdempotentCreates, idempotencyKeyOf } from '../lib/idempotency.ts';
@@ -22,7 +22,7 @@ export const createHandler = (service: Service) => {
       const { pet, replayed } =
         key === undefined
           ? { pet: await service.store.create(newPet), replayed: false }
-          : await idempotency.create(callerDigest(event.headers.authorization), key, newPet);
+          : await idempotency.create(callerOf(event).digest, key, newPet);
       const headers = { Location: `${API_BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
       return jsonResponse(201, pet, headers);
     },

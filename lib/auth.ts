@@ -1,7 +1,7 @@
 /**
  * Bearer API-key authentication. Keys are held and compared only as SHA-256 digests, in constant
  * time, through the small `ApiKeyStore` interface: locally the keys come from the environment,
- * when deployed from the parameter store, and the handlers never know which.
+ * when deployed from the control table (lib/controlTableKeys.ts), and the handlers never know which.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, serviceUnavailable } from './errors.ts';
@@ -16,7 +16,7 @@ export interface ApiKeyStore {
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 /**
- * A key's name in the logs: the first 12 hex digits of its SHA-256 digest (the digest its parameter
+ * A key's name in the logs: the first 12 hex digits of its SHA-256 digest (the digest its key item
  * holds). Enough to tell keys apart, useless for guessing one.
  */
 export const keyIdOf = (digest: Buffer): string => digest.toString('hex').slice(0, 12);
@@ -48,8 +48,19 @@ const unauthorized = (message: string, tokenPresented: boolean) =>
       : `Bearer realm="${AUTH_REALM}"`,
   });
 
+/** Who sent an authenticated request: the key's digest (the scope of its idempotency keys) and its id. */
+export interface Caller {
+  digest: Buffer;
+  keyId: string;
+}
+
 /** Resolves to the key's id (`keyIdOf`) when `authorization` carries a valid key; throws a 401 otherwise. */
 export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<string> {
+  return (await authenticateCaller(authorization, keys)).keyId;
+}
+
+/** The caller when `authorization` carries a valid key; throws a 401 otherwise. */
+export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore): Promise<Caller> {
   const header = authorization?.trim() ?? '';
   if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
   if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
@@ -60,7 +71,7 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
   }
   const digest = digestKey(token);
   if (!matchesAny(digest, await validDigests(keys))) throw unauthorized('The API key is invalid.', true);
-  return keyIdOf(digest);
+  return { digest, keyId: keyIdOf(digest) };
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
@@ -81,12 +92,17 @@ function matchesAny(digest: Buffer, digests: readonly Buffer[]): boolean {
   return matched;
 }
 
+const callers = new WeakMap<object, Caller>();
+
+/** Remembers who sent `event`, once the pipeline has authenticated it. */
+export const rememberCaller = (event: object, caller: Caller): void => void callers.set(event, caller);
+
 /**
- * The digest of the key an authenticated request carries: the scope of its idempotency keys, so
- * two clients never see each other's records. Call only after `authenticate` succeeded.
+ * Who sent `event`, as the pipeline authenticated it: two clients never see each other's
+ * idempotency records. Only for an event that passed authentication.
  */
-export function callerDigest(authorization: string | undefined): Buffer {
-  const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
-  if (!token) throw new Error('callerDigest needs an authenticated request.');
-  return digestKey(token);
+export function callerOf(event: object): Caller {
+  const caller = callers.get(event);
+  if (!caller) throw new Error('callerOf needs an authenticated request.');
+  return caller;
 }

@@ -7,7 +7,7 @@
  */
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { authenticate } from './auth.ts';
+import { authenticateCaller, rememberCaller } from './auth.ts';
 import { cors } from './cors.ts';
 import { storeBudget, withDeadline } from './deadline.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
@@ -44,8 +44,11 @@ export function httpHandler(
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(lowerCaseHeaders())
     .use({
-      before: async (request: ProxyRequest) =>
-        noteKeyId(request, await authenticate(request.event.headers?.authorization, service.keys)),
+      before: async (request: ProxyRequest) => {
+        const caller = await authenticateCaller(request.event.headers?.authorization, service.keys);
+        rememberCaller(request.event, caller);
+        noteKeyId(request, caller.keyId);
+      },
     });
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);

@@ -47,13 +47,14 @@ function requireJsonBody(): ProxyMiddleware {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent as Content-Type: application/json.');
       }
       const body = event.body ?? '';
-      const bytes = event.isBase64Encoded ? Buffer.from(body, 'base64').length : Buffer.byteLength(body);
+      const decoded = event.isBase64Encoded ? Buffer.from(body, 'base64') : undefined;
+      const bytes = decoded ? decoded.length : Buffer.byteLength(body);
       if (bytes > MAX_BODY_BYTES) {
         throw new ApiError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
       }
       if (bytes === 0) throw new ApiError('VALIDATION_FAILED', 'Invalid body: a JSON object is required.');
-      if (event.isBase64Encoded) {
-        event.body = strictUtf8(Buffer.from(body, 'base64'));
+      if (decoded) {
+        event.body = strictUtf8(decoded);
         event.isBase64Encoded = false;
       }
     },

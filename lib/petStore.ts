@@ -207,19 +207,15 @@ export function isWriteOutcomeUnknown(error: unknown): boolean {
   return !NOT_APPLIED.has(name ?? '') && !NOT_SENT_CODES.has(code ?? '') && !neverConnected;
 }
 
-async function guardedWrite<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    if (isWriteOutcomeUnknown(error)) throw Object.assign(writeOutcomeUnknown(), { cause: error });
-    throw isStoreUnavailable(error) ? Object.assign(serviceUnavailable(), { cause: error }) : error;
-  }
-}
+/** A write: like `guarded`, but a failure after which the write may have landed says so. */
+const guardedWrite = <T>(call: Promise<T>): Promise<T> => guarded(call, { write: true });
 
-export async function guarded<T>(call: Promise<T>): Promise<T> {
+/** Store faults a retry can cure become 503 (for a write whose outcome is unknown, a 503 that says so). */
+export async function guarded<T>(call: Promise<T>, { write = false } = {}): Promise<T> {
   try {
     return await call;
   } catch (error) {
+    if (write && isWriteOutcomeUnknown(error)) throw Object.assign(writeOutcomeUnknown(), { cause: error });
     throw isStoreUnavailable(error) ? Object.assign(serviceUnavailable(), { cause: error }) : error;
   }
 }

@@ -6,6 +6,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from '../lib/errors.ts';
+import { JSON_CONTENT_TYPE, errorResponse } from '../lib/responses.ts';
 
 /** Node's parser error codes (llhttp) that have a more precise status than 400. */
 const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {
@@ -26,7 +27,7 @@ export function rawErrorResponse(error: ApiError): string {
   const body = JSON.stringify(error.toBody());
   return [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
-    'Content-Type: application/json',
+    `Content-Type: ${JSON_CONTENT_TYPE}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
     '',
@@ -57,12 +58,9 @@ export function missingHost(request: IncomingMessage): ApiError | undefined {
   return undefined;
 }
 
+/** The Error answer, as the functions give it, and the connection closed. */
 export function sendError(response: ServerResponse, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  response.writeHead(error.status, {
-    'Content-Type': 'application/json',
-    'Content-Length': String(Buffer.byteLength(body)),
-    Connection: 'close',
-  });
+  const { statusCode, headers, body } = errorResponse(error);
+  response.writeHead(statusCode, { ...headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
   response.end(body);
 }
