@@ -71,12 +71,11 @@ export class Monitoring extends Concern {
   /** Returns the 5xx rate alarm, which also guards every canary. */
   #apiAlarms(): cloudwatch.Alarm {
     const t = this.#props.settings.alarms;
-    const stage = this.#props.api.deploymentStage;
     const average = { statistic: 'Average', period: PERIOD };
     this.#alarm({
       id: 'Api4xxRateAlarm',
       what: 'Share of API requests answered 4xx',
-      metric: percent(stage.metricClientError(average)),
+      metric: percent(this.stageMetric('4XXError', average)),
       threshold: t.api4xxRatePercent,
       unit: '%',
     });
@@ -90,7 +89,7 @@ export class Monitoring extends Concern {
     return this.#alarm({
       id: 'Api5xxRateAlarm',
       what: 'Share of API requests answered 5xx',
-      metric: percent(stage.metricServerError(average)),
+      metric: percent(this.stageMetric('5XXError', average)),
       threshold: t.api5xxRatePercent,
       unit: '%',
     });
@@ -169,6 +168,24 @@ export class Monitoring extends Concern {
     return this.#byOperation.get(operation) ?? [];
   }
 
+  /**
+   * An API Gateway metric of the whole stage. The dimensions name the API and the stage by their
+   * literal names, never by a Ref to the Stage resource: in production each canary's deployment
+   * group rolls back on Api5xxRate, the `live` alias waits on that group (UpdatePolicy), every
+   * method invokes the alias, and the stage depends on the methods (through its deployment and the
+   * documentation version). A Ref from the alarm to the stage closed that loop, and CloudFormation
+   * refuses a template with a dependency cycle before creating anything. The literal names are the
+   * ones the stack itself sets (restApiName, API_STAGE_NAME), so the metric is the same one.
+   */
+  stageMetric(metricName: string, options: { statistic: string; period: Duration }): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: { ApiName: this.#props.api.restApiName, Stage: API_STAGE_NAME },
+      ...options,
+    });
+  }
+
   /** An API Gateway metric of one route's method (detailed metrics are on for the stage). */
   methodMetric(route: Route, metricName: string, statistic: string): cloudwatch.Metric {
     return new cloudwatch.Metric({
@@ -244,11 +261,10 @@ export class Monitoring extends Concern {
 
   #dashboard(): cloudwatch.Dashboard {
     const { settings, api, functions, tables } = this.#props;
-    const stage = api.deploymentStage;
     const sum = { statistic: 'Sum', period: PERIOD };
-    const count = stage.metricCount(sum);
-    const clientErrors = stage.metricClientError(sum);
-    const serverErrors = stage.metricServerError(sum);
+    const count = this.stageMetric('Count', sum);
+    const clientErrors = this.stageMetric('4XXError', sum);
+    const serverErrors = this.stageMetric('5XXError', sum);
     const lambdas = routes.map((route) => ({ route, fn: functions.get(route.operation).fn }));
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `petstore-${settings.stage}`,
