@@ -189,6 +189,8 @@ class FunctionInstance {
     });
     this.#forwardLines(this.#child.stdout);
     this.#forwardLines(this.#child.stderr);
+    // A failed spawn still ends in 'close'; without this listener it would crash the host.
+    this.#child.on('error', (error) => log(`the runtime process failed: ${error.message}`));
     this.#exited = new Promise((resolve) => {
       this.#child.once('close', (code, signal) => {
         this.alive = false;
@@ -343,6 +345,9 @@ export class LambdaFunctionHost {
   constructor(definition: FunctionDefinition) {
     if (definition.runtime !== SUPPORTED_RUNTIME) {
       throw new LambdaHostError(`${definition.functionName}: runtime ${definition.runtime} is not supported (only ${SUPPORTED_RUNTIME}).`);
+    }
+    if (!existsSync(definition.assetDir)) {
+      throw new LambdaHostError(`${definition.functionName}: asset folder ${definition.assetDir} does not exist.`);
     }
     this.#definition = definition;
     this.#nodeBinary = lambdaNodeBinary();

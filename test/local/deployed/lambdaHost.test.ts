@@ -122,6 +122,10 @@ describe('environment', () => {
     expect(() => new LambdaFunctionHost(definition({ environment: { _HANDLER: 'x.y' } }))).toThrow(/reserved.*_HANDLER/);
   });
 
+  it('refuses a missing asset folder', () => {
+    expect(() => new LambdaFunctionHost(definition({ assetDir: join(fixtureDir, 'absent') }))).toThrow(/absent does not exist/);
+  });
+
   it('refuses a runtime other than nodejs22.x', () => {
     expect(() => new LambdaFunctionHost(definition({ runtime: 'nodejs20.x' }))).toThrow(/nodejs20\.x is not supported/);
   });
