@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRestApiEmulator, type IntegrationOutcome, type RestApiEmulator, type RestApiTemplate } from '../../../local/deployed/restApi.ts';
 import { testApp, synthesize } from '../../infra/synth.ts';
+import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
 import { OFFLINE, StubResolver } from './stubResolver.ts';
 
 type Resources = RestApiTemplate['Resources'];
@@ -330,5 +331,36 @@ describe('startRestApiEmulator', () => {
     const { emulator } = await start();
     expect(emulator.url).toBe(`${emulator.origin}/v1`);
     expect(emulator.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+});
+
+describe('VTL context', () => {
+  const input = {
+    body: '{"name":"Rex","tags":["a","b"],"nested":{"n":1}}',
+    params: { path: { petId: '7' }, querystring: { limit: '3' }, header: { 'X-Thing': 'h' } },
+  };
+  const render = (template: string) =>
+    renderTemplate(template, { context: { requestId: 'r-1', error: { messageString: '"m"' } }, input, stageVariables: { color: 'blue' } });
+
+  it('gives $input: params by name and all of them, JSONPath as JSON text and as objects, the raw body', () => {
+    expect(render("$input.params('petId') $input.params('limit') $input.params('x-thing') [$input.params('none')]")).toBe('7 3 h []');
+    expect(render("#foreach($name in $input.params().path.keySet())$name=$input.params().path.get($name)#end")).toBe('petId=7');
+    expect(render("$input.json('$.name') $input.json('$.tags') $input.json('$.nested')")).toBe('"Rex" ["a","b"] {"n":1}');
+    expect(render("$input.path('$').tags.size() $input.path('$.tags[1]') $input.path('$.nested').n")).toBe('2 b 1');
+    expect(render('$input.body')).toBe(input.body);
+  });
+
+  it('gives $util as API Gateway documents it', () => {
+    expect(render(`$util.escapeJavaScript("a'b/c")`)).toBe("a\\'b\\/c");
+    expect(escapeJavaScript('q"\n\u00e9')).toBe('q\\"\\n\\u00E9');
+    expect(render("$util.urlEncode('a b&c~*')")).toBe('a+b%26c%7E*');
+    expect(render("$util.urlDecode('a+b%26c')")).toBe('a b&c');
+    expect(render("$util.base64Encode('Rex é')")).toBe(Buffer.from('Rex é').toString('base64'));
+    expect(render(`$util.base64Decode('${Buffer.from('Rex é').toString('base64')}')`)).toBe('Rex é');
+    expect(render(`#set($o = $util.parseJson('{"a":[1,2]}'))$o.a[1]`)).toBe('2');
+  });
+
+  it('gives $context and $stageVariables, and renders what does not exist as nothing', () => {
+    expect(render('$context.requestId $context.error.messageString $stageVariables.color [$context.nothing] [$nothing]')).toBe('r-1 "m" blue [] []');
   });
 });
