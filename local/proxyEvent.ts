@@ -89,7 +89,7 @@ export function resultHeaders(result: APIGatewayProxyResult): Record<string, str
 export const resultBody = (result: APIGatewayProxyResult): Buffer =>
   Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
 
-function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
+export function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
   if (raw.length === 0) return { body: null, isBase64Encoded: false };
   const text = raw.toString('utf8');
   // Text that is not valid UTF-8 would be mangled as a string; API Gateway would send it base64.
@@ -98,25 +98,25 @@ function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolea
     : { body: raw.toString('base64'), isBase64Encoded: true };
 }
 
-function pairs(flat: readonly string[]): [string, string][] {
+export function pairs(flat: readonly string[]): [string, string][] {
   const result: [string, string][] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) result.push([flat[i] as string, flat[i + 1] as string]);
   return result;
 }
 
-function groupPairs(entries: [string, string][]): Record<string, string[]> {
+export function groupPairs(entries: [string, string][]): Record<string, string[]> {
   // No prototype: a parameter or header named `toString`, `constructor` or `__proto__` is just a name.
   const grouped: Record<string, string[]> = Object.create(null);
   for (const [name, value] of entries) (grouped[name] ??= []).push(value);
   return grouped;
 }
 
-function lastValues(grouped: Record<string, string[]>): Record<string, string> | null {
+export function lastValues(grouped: Record<string, string[]>): Record<string, string> | null {
   const entries = Object.entries(grouped).map(([name, values]) => [name, values.at(-1) ?? ''] as const);
   return entries.length ? Object.fromEntries(entries) : null;
 }
 
-function localIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
+export function localIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
   return {
     accessKey: null,
     accountId: null,

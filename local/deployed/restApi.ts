@@ -1,0 +1,884 @@
+/**
+ * One API Gateway REST API served on loopback exactly as its CloudFormation template defines it:
+ * the stage as base path, the resource tree and methods, AWS_PROXY integrations (the payload 1.0
+ * event, the Lambda resource policy, the proxy result), MOCK integrations (VTL request and response
+ * templates), the gateway responses API Gateway answers by itself, and the stage's throttling.
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { encodeBody, groupPairs, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { renderTemplate, valueAt, type TemplateInput } from './velocity.ts';
+
+// Same shapes as CfnTemplate (cloudAssembly.ts), DeployedEnvironment (intrinsics.ts) and
+// InvokeOutcome (lambdaHost.ts); declared structurally so this part stands on its own.
+export interface RestApiTemplate {
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+}
+export interface EmulatorEnvironment { region: string; accountId: string; partition: string }
+export type IntegrationOutcome =
+  | { kind: 'ok'; payload: unknown }
+  | { kind: 'error'; errorType: string; errorMessage: string }
+  | { kind: 'timeout'; errorMessage: string };
+
+export interface RestApiEmulatorOptions {
+  template: RestApiTemplate;
+  resolver: { resolve(value: unknown): unknown; ref(logicalId: string): string; getAtt(logicalId: string, attribute: string): string };
+  env: EmulatorEnvironment;
+  /** Invokes the integration target; `functionArn` is the resolved ARN from the integration Uri (the `live` alias). */
+  invoke(functionArn: string, event: unknown): Promise<IntegrationOutcome>;
+  port?: number;
+  host?: string;
+  /** Where API Gateway's execution log lines (ERROR level) go; default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface RestApiEmulator {
+  /** http://127.0.0.1:PORT/<stage> */
+  url: string;
+  origin: string;
+  close(): Promise<void>;
+}
+
+/** A template the emulator cannot serve; the message is one line. */
+export class RestApiTemplateError extends Error {}
+
+/** The port is taken; the message is one line naming it. */
+export class RestApiPortInUseError extends Error {}
+
+/** API Gateway's own limit on a request body (10 MB). */
+export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
+/** The account-level limits API Gateway applies when nothing narrower is set. */
+const ACCOUNT_THROTTLING = { rateLimit: 10_000, burstLimit: 5_000 };
+
+export async function startRestApiEmulator(options: RestApiEmulatorOptions): Promise<RestApiEmulator> {
+  const api = readRestApi(options.template, options.resolver, options.env);
+  const throttles = new Throttles(api.methodSettings);
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let domainName = '';
+  const server = createServer((request, response) => {
+    const exchange = newExchange(request, api, domainName);
+    answer(request, exchange, api, throttles, options, log)
+      .catch((error: unknown) => {
+        log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
+        return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
+      })
+      .then((result) => send(response, exchange, result));
+  });
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  await listen(server, port, host);
+  const address = server.address() as AddressInfo;
+  domainName = `${address.address}:${address.port}`;
+  const origin = `http://${domainName}`;
+  return {
+    url: `${origin}/${api.stageName}`,
+    origin,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new RestApiPortInUseError(`Port ${port} on ${host} is already in use; choose another port.`) : error),
+    );
+    server.listen(port, host, () => resolve());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API as the template defines it
+
+interface ApiResource {
+  id: string;
+  /** `/`, `/pets`, `/pets/{petId}`, `/{proxy+}` */
+  path: string;
+  kind: 'root' | 'literal' | 'param' | 'greedy';
+  /** The literal path part, or the parameter's name. */
+  name: string;
+  children: ApiResource[];
+  methods: Map<string, ApiMethod>;
+}
+
+interface ApiMethod {
+  logicalId: string;
+  httpMethod: string;
+  resource: ApiResource;
+  integration: Integration;
+}
+
+type Integration =
+  | { type: 'AWS_PROXY'; functionArn: string; timeoutMs: number }
+  | {
+      type: 'MOCK';
+      requestTemplates: Record<string, string>;
+      passthroughBehavior: string;
+      responses: IntegrationResponse[];
+    };
+
+interface IntegrationResponse {
+  statusCode: string;
+  selectionPattern?: string;
+  responseParameters: Record<string, string>;
+  responseTemplates: Record<string, string>;
+}
+
+interface GatewayResponseDefinition {
+  statusCode?: string;
+  responseParameters: Record<string, string>;
+  responseTemplates: Record<string, string>;
+}
+
+interface LambdaPermission {
+  logicalId: string;
+  action: string;
+  principal: string;
+  functionName: string;
+  sourceArn?: string;
+  sourceAccount?: string;
+}
+
+interface MethodSetting { resourcePath: string; httpMethod: string; rateLimit?: number; burstLimit?: number }
+
+interface RestApi {
+  apiId: string;
+  stageName: string;
+  stageVariables: Record<string, string> | null;
+  root: ApiResource;
+  binaryMediaTypes: string[];
+  gatewayResponses: Map<string, GatewayResponseDefinition>;
+  permissions: LambdaPermission[];
+  methodSettings: MethodSetting[];
+  env: EmulatorEnvironment;
+}
+
+function readRestApi(template: RestApiTemplate, resolver: RestApiEmulatorOptions['resolver'], env: EmulatorEnvironment): RestApi {
+  const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+  const apis = ofType('AWS::ApiGateway::RestApi');
+  if (apis.length !== 1) {
+    throw new RestApiTemplateError(`The template has ${apis.length} AWS::ApiGateway::RestApi resources; the emulator serves exactly one.`);
+  }
+  const [apiLogicalId, apiResource] = apis[0] as [string, RestApiTemplate['Resources'][string]];
+  const apiId = resolver.ref(apiLogicalId);
+  const field = (resource: { Properties?: Record<string, unknown> }, name: string): unknown => resolver.resolve(resource.Properties?.[name]);
+  const ofApi = (type: string) => ofType(type).filter(([, resource]) => field(resource, 'RestApiId') === apiId);
+
+  const stages = ofApi('AWS::ApiGateway::Stage');
+  if (stages.length !== 1) throw new RestApiTemplateError(`The REST API ${apiLogicalId} has ${stages.length} stages; the emulator serves exactly one.`);
+  const [, stage] = stages[0] as [string, RestApiTemplate['Resources'][string]];
+
+  const root: ApiResource = { id: resolver.getAtt(apiLogicalId, 'RootResourceId'), path: '/', kind: 'root', name: '', children: [], methods: new Map() };
+  const resources = readResources(ofApi('AWS::ApiGateway::Resource'), root, resolver, field);
+  const api: RestApi = {
+    apiId,
+    stageName: String(field(stage, 'StageName')),
+    stageVariables: stringRecordOrNull(field(stage, 'Variables')),
+    root,
+    binaryMediaTypes: ((field(apiResource, 'BinaryMediaTypes') as string[] | undefined) ?? []).map((type) => type.replace('~1', '/')),
+    gatewayResponses: new Map(
+      ofApi('AWS::ApiGateway::GatewayResponse').map(([, resource]) => [
+        String(field(resource, 'ResponseType')),
+        {
+          statusCode: optionalString(field(resource, 'StatusCode')),
+          responseParameters: stringRecord(field(resource, 'ResponseParameters')),
+          responseTemplates: stringRecord(field(resource, 'ResponseTemplates')),
+        },
+      ]),
+    ),
+    permissions: ofType('AWS::Lambda::Permission').map(([logicalId, resource]) => ({
+      logicalId,
+      action: String(field(resource, 'Action')),
+      principal: String(field(resource, 'Principal')),
+      functionName: String(field(resource, 'FunctionName')),
+      sourceArn: optionalString(field(resource, 'SourceArn')),
+      sourceAccount: optionalString(field(resource, 'SourceAccount')),
+    })),
+    methodSettings: ((field(stage, 'MethodSettings') as Record<string, unknown>[] | undefined) ?? []).map((setting) => ({
+      resourcePath: String(setting.ResourcePath ?? '/*'),
+      httpMethod: String(setting.HttpMethod ?? '*'),
+      rateLimit: optionalNumber(setting.ThrottlingRateLimit),
+      burstLimit: optionalNumber(setting.ThrottlingBurstLimit),
+    })),
+    env,
+  };
+  for (const [logicalId, method] of ofApi('AWS::ApiGateway::Method')) {
+    const resource = resources.get(String(field(method, 'ResourceId')));
+    if (!resource) throw new RestApiTemplateError(`The method ${logicalId} names a resource that is not in the REST API.`);
+    const httpMethod = String(field(method, 'HttpMethod')).toUpperCase();
+    resource.methods.set(httpMethod, { logicalId, httpMethod, resource, integration: readIntegration(logicalId, field(method, 'Integration')) });
+  }
+  return api;
+}
+
+function readResources(
+  entries: [string, RestApiTemplate['Resources'][string]][],
+  root: ApiResource,
+  resolver: RestApiEmulatorOptions['resolver'],
+  field: (resource: { Properties?: Record<string, unknown> }, name: string) => unknown,
+): Map<string, ApiResource> {
+  const byId = new Map<string, ApiResource>([[root.id, root]]);
+  const pending = entries.map(([logicalId, resource]) => ({
+    id: resolver.ref(logicalId),
+    logicalId,
+    parentId: String(field(resource, 'ParentId')),
+    pathPart: String(field(resource, 'PathPart')),
+  }));
+  // Parents may come after their children in the template: attach in rounds.
+  while (pending.length > 0) {
+    const ready = pending.findIndex((entry) => byId.has(entry.parentId));
+    if (ready < 0) throw new RestApiTemplateError(`The resource ${pending[0]?.logicalId} hangs from no resource of the REST API.`);
+    const [{ id, parentId, pathPart }] = pending.splice(ready, 1) as [(typeof pending)[number]];
+    const parent = byId.get(parentId) as ApiResource;
+    const param = /^\{(\w+)(\+?)\}$/.exec(pathPart);
+    const node: ApiResource = {
+      id,
+      path: `${parent.path === '/' ? '' : parent.path}/${pathPart}`,
+      kind: param ? (param[2] ? 'greedy' : 'param') : 'literal',
+      name: param ? (param[1] as string) : pathPart,
+      children: [],
+      methods: new Map(),
+    };
+    parent.children.push(node);
+    byId.set(id, node);
+  }
+  return byId;
+}
+
+const LAMBDA_INVOCATION_URI = /^arn:[^:]+:apigateway:[^:]+:lambda:path\/2015-03-31\/functions\/(.+)\/invocations$/;
+
+function readIntegration(logicalId: string, value: unknown): Integration {
+  const integration = (value ?? {}) as Record<string, unknown>;
+  const type = String(integration.Type);
+  if (type === 'AWS_PROXY') {
+    const uri = String(integration.Uri);
+    const functionArn = LAMBDA_INVOCATION_URI.exec(uri)?.[1];
+    if (!functionArn) throw new RestApiTemplateError(`The method ${logicalId} proxies to ${uri}, which is not a Lambda function.`);
+    return { type, functionArn, timeoutMs: optionalNumber(integration.TimeoutInMillis) ?? DEFAULT_INTEGRATION_TIMEOUT_MS };
+  }
+  if (type === 'MOCK') {
+    const responses = (integration.IntegrationResponses as Record<string, unknown>[] | undefined) ?? [];
+    return {
+      type,
+      requestTemplates: lowerCaseKeys(stringRecord(integration.RequestTemplates)),
+      passthroughBehavior: String(integration.PassthroughBehavior ?? 'WHEN_NO_MATCH'),
+      responses: responses.map((response) => ({
+        statusCode: String(response.StatusCode),
+        selectionPattern: optionalString(response.SelectionPattern),
+        responseParameters: stringRecord(response.ResponseParameters),
+        responseTemplates: stringRecord(response.ResponseTemplates),
+      })),
+    };
+  }
+  throw new RestApiTemplateError(`The method ${logicalId} uses a ${type} integration, which the emulator does not serve.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One request
+
+interface Exchange {
+  requestId: string;
+  extendedRequestId: string;
+  traceId: string;
+  received: Date;
+  method: string;
+  /** The path as sent, `/v1/pets/7`. */
+  fullPath: string;
+  /** The path below the stage, `/pets/7`; what the proxy event's `path` is. */
+  path: string;
+  query: URLSearchParams;
+  rawHeaders: string[];
+  sourceIp: string;
+  domainName: string;
+  apiMethod?: ApiMethod;
+  pathParameters: Record<string, string>;
+  body: Buffer;
+}
+
+interface Answer {
+  status: number;
+  headers: [string, string][];
+  body: Buffer;
+}
+
+function newExchange(request: IncomingMessage, api: RestApi, domainName: string): Exchange {
+  const url = safeUrl(request.url ?? '/');
+  const stagePrefix = `/${api.stageName}`;
+  const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
+  const traceId = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+  return {
+    requestId: randomUUID(),
+    extendedRequestId: randomBytes(11).toString('base64'),
+    traceId,
+    received: new Date(),
+    method: request.method ?? 'GET',
+    fullPath: url.pathname,
+    path: url.pathname.startsWith(`${stagePrefix}/`) ? url.pathname.slice(stagePrefix.length) : url.pathname === stagePrefix ? '/' : url.pathname,
+    query: url.searchParams,
+    // What API Gateway adds in front of an integration.
+    rawHeaders: [
+      ...withoutHeader(request.rawHeaders, 'x-forwarded-for'),
+      'X-Amzn-Trace-Id', traceId,
+      'X-Forwarded-For', [request.headers['x-forwarded-for'], sourceIp].filter(Boolean).join(', '),
+      'X-Forwarded-Port', String(request.socket.localPort ?? ''),
+      'X-Forwarded-Proto', 'http',
+    ],
+    sourceIp,
+    domainName,
+    pathParameters: {},
+    body: Buffer.alloc(0),
+  };
+}
+
+async function answer(
+  request: IncomingMessage,
+  exchange: Exchange,
+  api: RestApi,
+  throttles: Throttles,
+  options: RestApiEmulatorOptions,
+  log: (line: string) => void,
+): Promise<Answer> {
+  const segments = exchange.fullPath.split('/').filter(Boolean);
+  const match = segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
+  const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
+  if (!match || !apiMethod) {
+    request.resume();
+    return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token', exchange, api);
+  }
+  exchange.apiMethod = apiMethod;
+  exchange.pathParameters = match.pathParameters;
+  if (!throttles.take(apiMethod)) {
+    request.resume();
+    return gatewayResponse('THROTTLED', 'Too Many Requests', exchange, api);
+  }
+  const body = await readBody(request);
+  if (!body) return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api);
+  exchange.body = body;
+  const { integration } = apiMethod;
+  return integration.type === 'MOCK'
+    ? mockAnswer(integration, exchange, api, log)
+    : proxyAnswer(integration, exchange, api, options, log);
+}
+
+function findResource(
+  node: ApiResource,
+  segments: string[],
+  pathParameters: Record<string, string>,
+): { resource: ApiResource; pathParameters: Record<string, string> } | undefined {
+  const [head, ...rest] = segments;
+  if (head === undefined) return { resource: node, pathParameters };
+  // Literal path parts win over `{param}`, which wins over `{proxy+}`.
+  const literal = node.children.find((child) => child.kind === 'literal' && child.name === head);
+  const viaLiteral = literal && findResource(literal, rest, pathParameters);
+  if (viaLiteral) return viaLiteral;
+  const param = node.children.find((child) => child.kind === 'param');
+  const viaParam = param && findResource(param, rest, { ...pathParameters, [param.name]: decodePathSegment(head) });
+  if (viaParam) return viaParam;
+  const greedy = node.children.find((child) => child.kind === 'greedy');
+  return greedy && { resource: greedy, pathParameters: { ...pathParameters, [greedy.name]: segments.map(decodePathSegment).join('/') } };
+}
+
+/** The body, or undefined past API Gateway's limit. */
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
+    request.resume();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REQUEST_BYTES) {
+      request.resume();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+// ---------------------------------------------------------------------------------------------
+// AWS_PROXY
+
+async function proxyAnswer(
+  integration: Extract<Integration, { type: 'AWS_PROXY' }>,
+  exchange: Exchange,
+  api: RestApi,
+  options: RestApiEmulatorOptions,
+  log: (line: string) => void,
+): Promise<Answer> {
+  const method = exchange.apiMethod as ApiMethod;
+  const sourceArn = executeApiArn(api, method);
+  if (!permits(api.permissions, integration.functionArn, sourceArn, api.env.accountId)) {
+    log(`(${exchange.requestId}) Execution failed due to configuration error: Invalid permissions on Lambda function (${integration.functionArn} for ${sourceArn})`);
+    return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
+  }
+  const invocation = options.invoke(integration.functionArn, proxyEvent(exchange, api)).catch(
+    (error: unknown): IntegrationOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), integration.timeoutMs);
+  });
+  const outcome = await Promise.race([invocation, timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    log(`(${exchange.requestId}) Execution failed due to a timeout error (${integration.timeoutMs} ms)`);
+    return gatewayResponse('INTEGRATION_TIMEOUT', 'Endpoint request timed out', exchange, api);
+  }
+  if (outcome.kind !== 'ok') {
+    log(`(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`);
+    return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
+  }
+  const result = proxyResult(outcome.payload);
+  if (!result) {
+    log(`(${exchange.requestId}) Execution failed due to configuration error: Malformed Lambda proxy response`);
+    return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
+  }
+  return result;
+}
+
+/**
+ * The `execute-api` ARN API Gateway invokes a function as: the method's own HTTP method (`ANY`
+ * stays `ANY`) and resource path with its `{param}` parts as written. CDK's grants put `*` where
+ * the parameters are, which matches either way.
+ */
+function executeApiArn(api: RestApi, method: ApiMethod): string {
+  const { partition, region, accountId } = api.env;
+  return `arn:${partition}:execute-api:${region}:${accountId}:${api.apiId}/${api.stageName}/${method.httpMethod}${method.resource.path}`;
+}
+
+/** Whether a resource-based policy statement lets API Gateway invoke the function from this method. */
+function permits(permissions: LambdaPermission[], functionArn: string, sourceArn: string, accountId: string): boolean {
+  const target = qualifiedName(functionArn);
+  return permissions.some(
+    (permission) =>
+      ['lambda:InvokeFunction', 'lambda:*', '*'].includes(permission.action) &&
+      permission.principal === 'apigateway.amazonaws.com' &&
+      qualifiedName(permission.functionName) === target &&
+      (permission.sourceArn === undefined || arnLike(permission.sourceArn, sourceArn)) &&
+      (permission.sourceAccount === undefined || permission.sourceAccount === accountId),
+  );
+}
+
+/** `name[:qualifier]` of a function given by name, partial or full ARN. */
+function qualifiedName(functionName: string): string {
+  return /^arn:[^:]+:lambda:[^:]+:\d+:function:(.+)$/.exec(functionName)?.[1] ?? functionName;
+}
+
+/** IAM's ArnLike: `*` any run of characters, `?` one. */
+function arnLike(pattern: string, arn: string): boolean {
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${source}$`, 's').test(arn);
+}
+
+type RestProxyEvent = Omit<APIGatewayProxyEvent, 'requestContext'> & {
+  requestContext: Omit<APIGatewayProxyEvent['requestContext'], 'authorizer'>;
+};
+
+function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
+  const multiValueHeaders = groupPairs(pairs(exchange.rawHeaders));
+  const multiValueQuery = groupPairs([...exchange.query.entries()]);
+  const method = exchange.apiMethod as ApiMethod;
+  const { body, isBase64Encoded } = isBinary(exchange, api)
+    ? { body: exchange.body.length ? exchange.body.toString('base64') : null, isBase64Encoded: exchange.body.length > 0 }
+    : encodeBody(exchange.body);
+  return {
+    resource: method.resource.path,
+    path: exchange.path,
+    httpMethod: exchange.method,
+    headers: lastValues(multiValueHeaders) ?? {},
+    multiValueHeaders,
+    queryStringParameters: lastValues(multiValueQuery),
+    multiValueQueryStringParameters: Object.keys(multiValueQuery).length ? multiValueQuery : null,
+    pathParameters: Object.keys(exchange.pathParameters).length ? exchange.pathParameters : null,
+    stageVariables: api.stageVariables,
+    requestContext: contextVariables(exchange, api) as unknown as RestProxyEvent['requestContext'],
+    body,
+    isBase64Encoded,
+  };
+}
+
+/** A request whose Content-Type is one of the API's binary media types goes to the function base64. */
+function isBinary(exchange: Exchange, api: RestApi): boolean {
+  const type = mediaType(requestHeader(exchange, 'content-type'));
+  return type !== undefined && api.binaryMediaTypes.some((binary) => binary === '*/*' || binary.toLowerCase() === type);
+}
+
+const PROXY_RESULT_FIELDS = new Set(['statusCode', 'headers', 'multiValueHeaders', 'body', 'isBase64Encoded']);
+
+/**
+ * The response a proxy result stands for, or undefined when API Gateway would call it malformed:
+ * not an object, a field it does not know, a status that is not a whole number, a body that is not
+ * a string, a header value that is not a string or boolean.
+ */
+function proxyResult(payload: unknown): Answer | undefined {
+  if (!isRecord(payload) || Object.keys(payload).some((key) => !PROXY_RESULT_FIELDS.has(key))) return undefined;
+  const { statusCode = 200, headers, multiValueHeaders, body, isBase64Encoded = false } = payload;
+  const status = typeof statusCode === 'string' && /^\d+$/.test(statusCode) ? Number(statusCode) : statusCode;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return undefined;
+  if (body !== undefined && body !== null && typeof body !== 'string') return undefined;
+  if (typeof isBase64Encoded !== 'boolean') return undefined;
+  const single = headers === undefined || headers === null ? {} : headers;
+  const multi = multiValueHeaders === undefined || multiValueHeaders === null ? {} : multiValueHeaders;
+  if (!isRecord(single) || !Object.values(single).every(isHeaderValue)) return undefined;
+  if (!isRecord(multi) || !Object.values(multi).every((values) => Array.isArray(values) && values.every(isHeaderValue))) return undefined;
+  // Both maps merge; where a name is in both, the multi-value list wins.
+  const merged = new Map<string, [string, string[]]>();
+  for (const [name, value] of Object.entries(single)) merged.set(name.toLowerCase(), [name, [String(value)]]);
+  for (const [name, values] of Object.entries(multi)) merged.set(name.toLowerCase(), [name, (values as unknown[]).map(String)]);
+  if (!merged.has('content-type')) merged.set('content-type', ['Content-Type', ['application/json']]);
+  return {
+    status,
+    headers: [...merged.values()].flatMap(([name, values]) => values.map((value) => [name, value] as [string, string])),
+    body: Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8'),
+  };
+}
+
+const isHeaderValue = (value: unknown): boolean => typeof value === 'string' || typeof value === 'boolean';
+
+// ---------------------------------------------------------------------------------------------
+// MOCK
+
+function mockAnswer(integration: Extract<Integration, { type: 'MOCK' }>, exchange: Exchange, api: RestApi, log: (line: string) => void): Answer {
+  const contentType = mediaType(requestHeader(exchange, 'content-type')) ?? 'application/json';
+  const template = integration.requestTemplates[contentType];
+  const templates = Object.keys(integration.requestTemplates).length;
+  const refuse =
+    template === undefined &&
+    (integration.passthroughBehavior === 'NEVER' || (integration.passthroughBehavior === 'WHEN_NO_TEMPLATES' && templates > 0));
+  if (refuse) return gatewayResponse('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type', exchange, api);
+  const requestBody = template === undefined ? exchange.body.toString('utf8') : renderTemplate(template, templateVariables(exchange, api));
+  const statusCode = mockStatus(requestBody);
+  if (statusCode === undefined) {
+    log(`(${exchange.requestId}) Execution failed due to configuration error: Unable to parse statusCode from the mock request template`);
+    return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
+  }
+  const response = selectIntegrationResponse(integration.responses, String(statusCode));
+  if (!response) {
+    log(`(${exchange.requestId}) Execution failed due to configuration error: No match for output mapping and no default output mapping configured`);
+    return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
+  }
+  const variables = { ...templateVariables(exchange, api), input: { ...requestInput(exchange), body: '' } };
+  const selected = selectTemplate(response.responseTemplates, requestHeader(exchange, 'accept'));
+  const headers = new Map<string, [string, string]>();
+  if (selected) headers.set('content-type', ['Content-Type', selected.mediaType]);
+  else headers.set('content-type', ['Content-Type', 'application/json']);
+  for (const [target, source] of Object.entries(response.responseParameters)) {
+    const name = /^method\.response\.header\.(.+)$/.exec(target)?.[1];
+    const value = name && mappingValue(source, exchange, api);
+    if (name && value !== undefined) headers.set(name.toLowerCase(), [name, value]);
+  }
+  return {
+    status: Number(response.statusCode),
+    headers: [...headers.values()],
+    body: Buffer.from(selected ? renderTemplate(selected.template, variables) : '', 'utf8'),
+  };
+}
+
+function mockStatus(rendered: string): number | undefined {
+  if (rendered.trim() === '') return 200;
+  try {
+    const parsed = JSON.parse(rendered) as unknown;
+    const status = isRecord(parsed) ? Number(parsed.statusCode ?? 200) : NaN;
+    return Number.isInteger(status) ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The response whose SelectionPattern matches the whole status, else the one without a pattern. */
+function selectIntegrationResponse(responses: IntegrationResponse[], status: string): IntegrationResponse | undefined {
+  return (
+    responses.find((response) => response.selectionPattern && new RegExp(`^(?:${response.selectionPattern})$`, 's').test(status)) ??
+    responses.find((response) => !response.selectionPattern)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gateway responses
+
+type ResponseType =
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'THROTTLED'
+  | 'REQUEST_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'INTEGRATION_FAILURE'
+  | 'INTEGRATION_TIMEOUT'
+  | 'API_CONFIGURATION_ERROR'
+  | 'DEFAULT_5XX';
+
+/** API Gateway's own status for each type, when the template does not set one. */
+const DEFAULT_STATUS: Record<ResponseType, number> = {
+  MISSING_AUTHENTICATION_TOKEN: 403,
+  THROTTLED: 429,
+  REQUEST_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTEGRATION_FAILURE: 504,
+  INTEGRATION_TIMEOUT: 504,
+  API_CONFIGURATION_ERROR: 500,
+  DEFAULT_5XX: 500,
+};
+
+/** The `x-amzn-ErrorType` API Gateway sends with the answers it makes itself. */
+const ERROR_TYPES: Partial<Record<ResponseType, string>> = {
+  MISSING_AUTHENTICATION_TOKEN: 'MissingAuthenticationTokenException',
+  THROTTLED: 'TooManyRequestsException',
+  INTEGRATION_FAILURE: 'InternalServerErrorException',
+  INTEGRATION_TIMEOUT: 'InternalServerErrorException',
+  API_CONFIGURATION_ERROR: 'InternalServerErrorException',
+  DEFAULT_5XX: 'InternalServerErrorException',
+};
+
+const BUILT_IN_TEMPLATE = '{"message":$context.error.messageString}';
+
+/**
+ * The template's gateway response of this type, else its DEFAULT_4XX/DEFAULT_5XX, else API
+ * Gateway's built-in one. The status: the response's own, else what the situation gives
+ * (`observedStatus`, e.g. 502 for a function error), else the type's default.
+ */
+function gatewayResponse(type: ResponseType, message: string, exchange: Exchange, api: RestApi, observedStatus?: number): Answer {
+  const defaultStatus = observedStatus ?? DEFAULT_STATUS[type];
+  const definition = api.gatewayResponses.get(type) ?? api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
+  const status = definition?.statusCode ? Number(definition.statusCode) : defaultStatus;
+  const context = { ...contextVariables(exchange, api), error: { message, messageString: JSON.stringify(message), responseType: type } };
+  const variables = { ...templateVariables(exchange, api), context };
+  const templates = definition && Object.keys(definition.responseTemplates).length ? definition.responseTemplates : { 'application/json': BUILT_IN_TEMPLATE };
+  const selected = selectTemplate(templates, requestHeader(exchange, 'accept'));
+  const headers = new Map<string, [string, string]>([['content-type', ['Content-Type', selected?.mediaType ?? 'application/json']]]);
+  const errorType = ERROR_TYPES[type];
+  if (errorType) headers.set('x-amzn-errortype', ['x-amzn-ErrorType', errorType]);
+  for (const [target, source] of Object.entries(definition?.responseParameters ?? {})) {
+    const name = /^gatewayresponse\.header\.(.+)$/.exec(target)?.[1];
+    const value = name && mappingValue(source, exchange, api, context);
+    if (name && value !== undefined) headers.set(name.toLowerCase(), [name, value]);
+  }
+  return {
+    status,
+    headers: [...headers.values()],
+    body: Buffer.from(selected ? renderTemplate(selected.template, variables) : '', 'utf8'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping: context, parameters, templates
+
+function contextVariables(exchange: Exchange, api: RestApi): Record<string, unknown> {
+  const method = exchange.apiMethod;
+  return {
+    accountId: api.env.accountId,
+    apiId: api.apiId,
+    domainName: exchange.domainName,
+    domainPrefix: exchange.domainName.split('.')[0]?.split(':')[0] ?? '',
+    extendedRequestId: exchange.extendedRequestId,
+    httpMethod: exchange.method,
+    identity: localIdentity(exchange.sourceIp, requestHeader(exchange, 'user-agent') ?? null),
+    path: exchange.fullPath,
+    protocol: 'HTTP/1.1',
+    requestId: exchange.requestId,
+    requestTime: clfTime(exchange.received),
+    requestTimeEpoch: exchange.received.getTime(),
+    resourceId: method?.resource.id ?? '',
+    resourcePath: method?.resource.path ?? '',
+    stage: api.stageName,
+  };
+}
+
+function requestInput(exchange: Exchange): TemplateInput {
+  const headers = lastValues(groupPairs(pairs(exchange.rawHeaders))) ?? {};
+  return {
+    body: exchange.body.toString('utf8'),
+    params: { path: exchange.pathParameters, querystring: lastValues(groupPairs([...exchange.query.entries()])) ?? {}, header: headers },
+  };
+}
+
+function templateVariables(exchange: Exchange, api: RestApi) {
+  return { context: contextVariables(exchange, api), input: requestInput(exchange), stageVariables: api.stageVariables };
+}
+
+/**
+ * A mapping expression's value: a `'literal'`, a method request parameter, a context or stage
+ * variable. Undefined when it names nothing (the header is then left out, as API Gateway does).
+ */
+function mappingValue(source: string, exchange: Exchange, api: RestApi, context = contextVariables(exchange, api)): string | undefined {
+  const literal = /^'(.*)'$/s.exec(source);
+  if (literal) return literal[1];
+  const [, location, name = ''] = /^method\.request\.(header|multivalueheader|querystring|multivaluequerystring|path)\.(.+)$/.exec(source) ?? [];
+  if (location === 'path') return exchange.pathParameters[name];
+  if (location === 'querystring') return exchange.query.getAll(name).at(-1);
+  if (location === 'multivaluequerystring') return exchange.query.has(name) ? exchange.query.getAll(name).join(',') : undefined;
+  if (location === 'header') return requestHeader(exchange, name);
+  if (location === 'multivalueheader') return requestHeaders(exchange, name).join(',') || undefined;
+  const variable = /^(context|stageVariables)\.(.+)$/.exec(source);
+  if (variable) {
+    const root = variable[1] === 'context' ? context : (api.stageVariables ?? {});
+    const value = valueAt(root, `$.${variable[2]}`);
+    return value === undefined || value === null ? undefined : String(value);
+  }
+  return undefined;
+}
+
+/** The template for the request's Accept type, else application/json, else the first. */
+function selectTemplate(templates: Record<string, string>, accept: string | undefined): { mediaType: string; template: string } | undefined {
+  const entries = Object.entries(templates);
+  const accepted = (accept ?? '').split(',').map((part) => mediaType(part)).filter((type): type is string => Boolean(type));
+  const found =
+    entries.find(([type]) => accepted.includes(type.toLowerCase())) ?? entries.find(([type]) => type.toLowerCase() === 'application/json') ?? entries[0];
+  return found && { mediaType: found[0], template: found[1] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throttling
+
+class TokenBucket {
+  #tokens: number;
+  #updated = performance.now();
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+  ) {
+    this.#tokens = burst;
+  }
+
+  take(): boolean {
+    const now = performance.now();
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#updated) / 1000) * this.rate);
+    this.#updated = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+}
+
+/**
+ * The stage's method throttling: each method has its own bucket, with the limits of its own
+ * MethodSettings entry, else the stage-wide one (`*` on `/*`), under the account's limits.
+ */
+class Throttles {
+  readonly #account = new TokenBucket(ACCOUNT_THROTTLING.rateLimit, ACCOUNT_THROTTLING.burstLimit);
+  readonly #methods = new Map<ApiMethod, TokenBucket>();
+  constructor(readonly settings: MethodSetting[]) {}
+
+  take(method: ApiMethod): boolean {
+    let bucket = this.#methods.get(method);
+    if (!bucket) {
+      bucket = this.#bucketFor(method);
+      this.#methods.set(method, bucket);
+    }
+    return bucket.take() && this.#account.take();
+  }
+
+  #bucketFor(method: ApiMethod): TokenBucket {
+    // MethodSettings escape the resource path's slashes as `~1`: `/~1pets~1{petId}`.
+    const own = this.settings.find(
+      (setting) => setting.httpMethod === method.httpMethod && `/${setting.resourcePath.slice(1).replace(/~1/g, '/')}` === method.resource.path,
+    );
+    const stage = this.settings.find((setting) => setting.httpMethod === '*' && setting.resourcePath === '/*');
+    const rate = own?.rateLimit ?? stage?.rateLimit ?? ACCOUNT_THROTTLING.rateLimit;
+    const burst = own?.burstLimit ?? stage?.burstLimit ?? ACCOUNT_THROTTLING.burstLimit;
+    return new TokenBucket(rate, burst);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+function send(response: ServerResponse, exchange: Exchange, result: Answer): void {
+  const hopByHop = new Set(['connection', 'transfer-encoding', 'content-length', 'keep-alive']);
+  const headers: Record<string, string[]> = Object.create(null);
+  const names = new Map<string, string>();
+  for (const [name, value] of result.headers) {
+    const key = name.toLowerCase();
+    if (hopByHop.has(key)) continue;
+    const kept = names.get(key) ?? name;
+    names.set(key, kept);
+    (headers[kept] ??= []).push(value);
+  }
+  // API Gateway's own headers, on every answer; whatever the function set under these names is replaced.
+  for (const [name, value] of [
+    ['x-amzn-RequestId', exchange.requestId],
+    ['x-amz-apigw-id', exchange.extendedRequestId],
+    ['X-Amzn-Trace-Id', exchange.traceId],
+    ['Content-Length', String(result.body.length)],
+  ] as const) {
+    const existing = names.get(name.toLowerCase());
+    if (existing) delete headers[existing];
+    headers[name] = [value];
+  }
+  if (response.headersSent || response.destroyed) return;
+  response.writeHead(result.status, Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values])));
+  response.end(result.body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function requestHeaders(exchange: Exchange, name: string): string[] {
+  const lower = name.toLowerCase();
+  return pairs(exchange.rawHeaders)
+    .filter(([key]) => key.toLowerCase() === lower)
+    .map(([, value]) => value);
+}
+
+function requestHeader(exchange: Exchange, name: string): string | undefined {
+  return requestHeaders(exchange, name).at(-1);
+}
+
+function withoutHeader(rawHeaders: readonly string[], name: string): string[] {
+  return pairs(rawHeaders)
+    .filter(([key]) => key.toLowerCase() !== name)
+    .flat();
+}
+
+/** `type/subtype` in lower case, without parameters. */
+function mediaType(header: string | undefined): string | undefined {
+  const type = header?.split(';')[0]?.trim().toLowerCase();
+  return type ? type : undefined;
+}
+
+/** `09/Apr/2015:12:34:56 +0000`, as `$context.requestTime` has it. */
+function clfTime(date: Date): string {
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
+}
+
+function safeUrl(target: string): URL {
+  try {
+    return new URL(target, 'http://localhost');
+  } catch {
+    return new URL('http://localhost/');
+  }
+}
+
+/** A malformed escape stays as sent. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const optionalString = (value: unknown): string | undefined => (value === undefined || value === null || value === '' ? undefined : String(value));
+
+const optionalNumber = (value: unknown): number | undefined => (value === undefined || value === null || value === '' ? undefined : Number(value));
+
+function stringRecord(value: unknown): Record<string, string> {
+  return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, String(entry)])) : {};
+}
+
+function stringRecordOrNull(value: unknown): Record<string, string> | null {
+  const record = stringRecord(value);
+  return Object.keys(record).length ? record : null;
+}
+
+const lowerCaseKeys = (record: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(record).map(([key, value]) => [key.toLowerCase(), value]));

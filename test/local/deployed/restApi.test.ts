@@ -1,0 +1,366 @@
+/**
+ * The deployed runner's REST API emulator, serving the synthesized staging template (no bundling)
+ * over real HTTP on loopback, with a recording stand-in for the functions.
+ */
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { createServer } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRestApiEmulator, type IntegrationOutcome, type RestApiEmulator, type RestApiTemplate } from '../../../local/deployed/restApi.ts';
+import { testApp, synthesize } from '../../infra/synth.ts';
+import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
+import { OFFLINE, StubResolver } from './stubResolver.ts';
+
+type Resources = RestApiTemplate['Resources'];
+
+let template: RestApiTemplate;
+const running: RestApiEmulator[] = [];
+
+beforeAll(() => {
+  const { stacks } = testApp({ stages: ['staging'] });
+  template = synthesize(stacks.get('staging')!).json as RestApiTemplate;
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((emulator) => emulator.close()));
+});
+
+interface Recorded { functionArn: string; event: any }
+
+const okResult = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' };
+
+async function start(options: { template?: RestApiTemplate; answer?: (event: any) => Promise<IntegrationOutcome> | IntegrationOutcome } = {}) {
+  const used = options.template ?? template;
+  const resolver = new StubResolver(used);
+  const calls: Recorded[] = [];
+  const emulator = await startRestApiEmulator({
+    template: used,
+    resolver,
+    env: OFFLINE,
+    log: () => undefined,
+    invoke: async (functionArn, event) => {
+      calls.push({ functionArn, event });
+      return options.answer ? options.answer(event) : { kind: 'ok', payload: okResult };
+    },
+  });
+  running.push(emulator);
+  return { emulator, calls, resolver };
+}
+
+interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; text: string; json(): any }
+
+/** A raw HTTP request (repeated headers stay separate lines, bodies stay bytes). */
+function send(url: string, { method = 'GET', headers = {}, body }: { method?: string; headers?: OutgoingHttpHeaders; body?: Buffer | string } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    // An explicit length: Node sends a DELETE's body unframed otherwise.
+    const length = body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) };
+    const req = httpRequest(url, { method, headers: { ...length, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const data = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data, text: data.toString('utf8'), json: () => JSON.parse(data.toString('utf8')) });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const logicalIdOf = (resources: Resources, type: string, test: (properties: Record<string, any>) => boolean): string => {
+  const found = Object.entries(resources).find(([, r]) => r.Type === type && test((r.Properties ?? {}) as Record<string, any>));
+  if (!found) throw new Error(`no ${type} in the template`);
+  return found[0];
+};
+
+const copy = (): RestApiTemplate => structuredClone(template);
+
+function expectGatewayHeaders(reply: Reply): void {
+  expect(reply.headers['x-amzn-requestid']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(reply.headers['x-amz-apigw-id']).toMatch(/^[A-Za-z0-9+/]{15}=$/);
+  expect(reply.headers['x-amzn-trace-id']).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24}$/);
+  expect(reply.headers['content-length']).toBe(String(reply.body.length));
+}
+
+describe('routing and the mock methods', () => {
+  it('answers an unknown path with the {proxy+} mock: the 404 Error body', async () => {
+    const { emulator, calls } = await start();
+    const reply = await send(`${emulator.url}/nowhere/at/all`);
+    expect(reply.status).toBe(404);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(reply.json()).toEqual({ code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 });
+    expectGatewayHeaders(reply);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers a known path with another method 405 with Allow, the method rendered by VTL', async () => {
+    const { emulator } = await start();
+    const reply = await send(`${emulator.url}/pets`, { method: 'DELETE' });
+    expect(reply.status).toBe(405);
+    expect(reply.headers.allow).toBe('GET, POST');
+    expect(reply.json()).toEqual({
+      code: 'METHOD_NOT_ALLOWED',
+      message: 'The method DELETE is not allowed on /v1/pets; allowed: GET, POST.',
+      status: 405,
+    });
+    const onPet = await send(`${emulator.url}/pets/7`, { method: 'PUT' });
+    expect(onPet.headers.allow).toBe('GET');
+    expect(onPet.json().message).toBe('The method PUT is not allowed on /v1/pets/{petId}; allowed: GET.');
+  });
+
+  it('refuses a mock request whose Content-Type has no request template: the template 415', async () => {
+    const { emulator } = await start();
+    const reply = await send(`${emulator.url}/pets`, { method: 'DELETE', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    expect(reply.status).toBe(415);
+    expect(reply.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
+    // A listed type with parameters is still that type.
+    const listed = await send(`${emulator.url}/pets`, { method: 'DELETE', headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'x' });
+    expect(listed.status).toBe(405);
+  });
+
+  it('answers paths outside the stage through MISSING_AUTHENTICATION_TOKEN (the template makes it a 404)', async () => {
+    const { emulator, calls } = await start();
+    for (const path of ['/', '/v2/pets', '/pets', '/v1x/pets']) {
+      const reply = await send(`${emulator.origin}${path}`);
+      expect(reply.status, path).toBe(404);
+      expect(reply.json()).toEqual({ code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 });
+      expect(reply.headers['x-amzn-errortype']).toBe('MissingAuthenticationTokenException');
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it("falls back to API Gateway's own 403 when the template does not override the type", async () => {
+    const changed = copy();
+    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')];
+    const { emulator } = await start({ template: changed });
+    const reply = await send(`${emulator.origin}/elsewhere`);
+    // DEFAULT_4XX is in the template: its status and body, with this type's message.
+    expect(reply.status).toBe(403);
+    expect(reply.json()).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'DEFAULT_4XX')];
+    const bare = await start({ template: changed });
+    const builtIn = await send(`${bare.emulator.origin}/elsewhere`);
+    expect(builtIn.status).toBe(403);
+    expect(builtIn.json()).toEqual({ message: 'Missing Authentication Token' });
+  });
+});
+
+describe('AWS_PROXY integrations', () => {
+  it('sends getPet the REST proxy event API Gateway builds, and its answer back', async () => {
+    const { emulator, calls, resolver } = await start({
+      answer: () => ({
+        kind: 'ok',
+        payload: { statusCode: 201, headers: { 'X-One': '1', 'X-Both': 'single' }, multiValueHeaders: { 'X-Both': ['m1', 'm2'] }, body: 'hello' },
+      }),
+    });
+    const reply = await send(`${emulator.url}/pets/abc%20d`, { headers: { 'User-Agent': 'tester/1' } });
+    expect(reply.status).toBe(201);
+    expect(reply.text).toBe('hello');
+    expect(reply.headers['x-one']).toBe('1');
+    expect(reply.headers['x-both']).toBe('m1, m2');
+    expect(reply.headers['content-type']).toBe('application/json');
+    expectGatewayHeaders(reply);
+
+    const resources = template.Resources;
+    const petResource = logicalIdOf(resources, 'AWS::ApiGateway::Resource', (p) => p.PathPart === '{petId}');
+    const api = logicalIdOf(resources, 'AWS::ApiGateway::RestApi', () => true);
+    const alias = logicalIdOf(resources, 'AWS::Lambda::Alias', (p) => JSON.stringify(p.FunctionName).includes('GetPet'));
+    expect(calls).toHaveLength(1);
+    const [{ functionArn, event }] = calls as [Recorded];
+    expect(functionArn).toBe(resolver.ref(alias));
+    expect(functionArn).toMatch(/^arn:aws:lambda:us-east-1:123456789012:function:.+:live$/);
+    expect(event).toMatchObject({
+      resource: '/pets/{petId}',
+      path: '/pets/abc%20d',
+      httpMethod: 'GET',
+      pathParameters: { petId: 'abc d' },
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      stageVariables: null,
+      body: null,
+      isBase64Encoded: false,
+    });
+    expect(event.headers['User-Agent']).toBe('tester/1');
+    expect(event.headers['X-Amzn-Trace-Id']).toBe(reply.headers['x-amzn-trace-id']);
+    const host = new URL(emulator.origin).host;
+    expect(event.requestContext).toMatchObject({
+      accountId: '123456789012',
+      apiId: resolver.ref(api),
+      domainName: host,
+      httpMethod: 'GET',
+      path: '/v1/pets/abc%20d',
+      protocol: 'HTTP/1.1',
+      requestId: reply.headers['x-amzn-requestid'],
+      extendedRequestId: reply.headers['x-amz-apigw-id'],
+      resourceId: resolver.ref(petResource),
+      resourcePath: '/pets/{petId}',
+      stage: 'v1',
+      identity: { sourceIp: '127.0.0.1', userAgent: 'tester/1', accessKey: null, user: null },
+    });
+    expect(event.requestContext.requestTime).toMatch(/^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000$/);
+    expect(typeof event.requestContext.requestTimeEpoch).toBe('number');
+    expect(event.requestContext).not.toHaveProperty('authorizer');
+  });
+
+  it('passes repeated headers and query parameters as multi-value maps, the last one as the single value', async () => {
+    const { emulator, calls } = await start();
+    await send(`${emulator.url}/pets?status=sold&limit=3&status=pending`, { headers: { 'X-Multi': ['a', 'b'] } });
+    const [{ event }] = calls as [Recorded];
+    expect(event.resource).toBe('/pets');
+    expect(event.pathParameters).toBeNull();
+    expect(event.multiValueHeaders['X-Multi']).toEqual(['a', 'b']);
+    expect(event.headers['X-Multi']).toBe('b');
+    expect(event.multiValueQueryStringParameters).toEqual({ status: ['sold', 'pending'], limit: ['3'] });
+    expect(event.queryStringParameters).toEqual({ status: 'pending', limit: '3' });
+  });
+
+  it('sends bytes that are not UTF-8 base64, and decodes a base64 answer', async () => {
+    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
+    const { emulator, calls } = await start({
+      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: bytes.toString('base64'), isBase64Encoded: true } }),
+    });
+    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
+    const [{ event }] = calls as [Recorded];
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body, 'base64').equals(bytes)).toBe(true);
+    expect(reply.body.equals(bytes)).toBe(true);
+    expect(reply.headers['content-type']).toBe('application/octet-stream');
+
+    await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex é"}' });
+    expect(calls[1]?.event).toMatchObject({ body: '{"name":"Rex é"}', isBase64Encoded: false });
+  });
+
+  it('answers a function error 502 through INTEGRATION_FAILURE, with the request id in the body', async () => {
+    const { emulator } = await start({ answer: () => ({ kind: 'error', errorType: 'Error', errorMessage: 'boom' }) });
+    const reply = await send(`${emulator.url}/pets`);
+    expect(reply.status).toBe(502);
+    expect(reply.json()).toEqual({
+      code: 'BAD_GATEWAY',
+      message: 'The pet store failed to answer; retry later.',
+      status: 502,
+      requestId: reply.headers['x-amzn-requestid'],
+    });
+  });
+
+  it.each([
+    ['a body that is not a string', { statusCode: 200, body: { ok: true } }],
+    ['a field API Gateway does not know', { statusCode: 200, body: '', extra: 1 }],
+    ['a status that is not a number', { statusCode: 'OK', body: '' }],
+    ['a header value that is an object', { statusCode: 200, headers: { 'X-A': { b: 1 } }, body: '' }],
+    ['no object at all', 'just text'],
+  ])('answers a malformed proxy result (%s) 502', async (_, payload) => {
+    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload }) });
+    const reply = await send(`${emulator.url}/pets`);
+    expect(reply.status).toBe(502);
+    expect(reply.json()).toMatchObject({ code: 'BAD_GATEWAY', requestId: reply.headers['x-amzn-requestid'] });
+  });
+
+  it('answers 504 through INTEGRATION_TIMEOUT when the function outlasts the integration timeout', async () => {
+    const changed = copy();
+    const listPets = logicalIdOf(changed.Resources, 'AWS::ApiGateway::Method', (p) => p.OperationName === 'listPets');
+    (changed.Resources[listPets]!.Properties as any).Integration.TimeoutInMillis = 50;
+    let release = () => undefined as void;
+    const { emulator } = await start({
+      template: changed,
+      answer: () => new Promise((resolve) => (release = () => resolve({ kind: 'ok', payload: okResult }))),
+    });
+    const reply = await send(`${emulator.url}/pets`);
+    release();
+    expect(reply.status).toBe(504);
+    expect(reply.json()).toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504, requestId: reply.headers['x-amzn-requestid'] });
+  });
+
+  it("refuses to invoke a function whose policy does not let this method's API invoke it: 500 DEFAULT_5XX", async () => {
+    const changed = copy();
+    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::Lambda::Permission', (p) => JSON.stringify(p.SourceArn).includes('/GET/pets/*'))];
+    const { emulator, calls } = await start({ template: changed });
+    const reply = await send(`${emulator.url}/pets/7`);
+    expect(reply.status).toBe(500);
+    expect(reply.json()).toEqual({
+      code: 'INTERNAL',
+      message: 'An unexpected error occurred in the API gateway.',
+      status: 500,
+      requestId: reply.headers['x-amzn-requestid'],
+    });
+    expect(calls).toEqual([]);
+    // The other routes keep their grants.
+    expect((await send(`${emulator.url}/pets`)).status).toBe(200);
+  });
+
+  it('answers a body over 10 MB 413 through REQUEST_TOO_LARGE without invoking', async () => {
+    const { emulator, calls } = await start();
+    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20) });
+    expect(reply.status).toBe(413);
+    expect(reply.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('stage throttling', () => {
+  it("answers over the stage's rate and burst 429 through THROTTLED, with the template's Retry-After", async () => {
+    const changed = copy();
+    const stage = logicalIdOf(changed.Resources, 'AWS::ApiGateway::Stage', () => true);
+    const [settings] = (changed.Resources[stage]!.Properties as any).MethodSettings;
+    Object.assign(settings, { ThrottlingRateLimit: 1, ThrottlingBurstLimit: 2 });
+    const { emulator, calls } = await start({ template: changed });
+    const replies = await Promise.all(Array.from({ length: 6 }, () => send(`${emulator.url}/pets`)));
+    const throttled = replies.filter((reply) => reply.status === 429);
+    // Burst 2, refilled at 1 per second: at most 2 pass plus one per second the burst took.
+    expect(throttled.length).toBeGreaterThanOrEqual(3);
+    expect(calls.length).toBe(6 - throttled.length);
+    for (const reply of throttled) {
+      expect(reply.headers['retry-after']).toBe('1');
+      expect(reply.json()).toMatchObject({ code: 'TOO_MANY_REQUESTS', status: 429 });
+    }
+  });
+});
+
+describe('startRestApiEmulator', () => {
+  it('rejects with one line naming the port when it is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const started = startRestApiEmulator({ template, resolver: new StubResolver(template), env: OFFLINE, port, invoke: async () => ({ kind: 'ok', payload: okResult }) });
+      await expect(started).rejects.toThrow(new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use[^\\n]*$`));
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('gives its base URL under the stage name from the template', async () => {
+    const { emulator } = await start();
+    expect(emulator.url).toBe(`${emulator.origin}/v1`);
+    expect(emulator.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+});
+
+describe('VTL context', () => {
+  const input = {
+    body: '{"name":"Rex","tags":["a","b"],"nested":{"n":1}}',
+    params: { path: { petId: '7' }, querystring: { limit: '3' }, header: { 'X-Thing': 'h' } },
+  };
+  const render = (template: string) =>
+    renderTemplate(template, { context: { requestId: 'r-1', error: { messageString: '"m"' } }, input, stageVariables: { color: 'blue' } });
+
+  it('gives $input: params by name and all of them, JSONPath as JSON text and as objects, the raw body', () => {
+    expect(render("$input.params('petId') $input.params('limit') $input.params('x-thing') [$input.params('none')]")).toBe('7 3 h []');
+    expect(render("#foreach($name in $input.params().path.keySet())$name=$input.params().path.get($name)#end")).toBe('petId=7');
+    expect(render("$input.json('$.name') $input.json('$.tags') $input.json('$.nested')")).toBe('"Rex" ["a","b"] {"n":1}');
+    expect(render("$input.path('$').tags.size() $input.path('$.tags[1]') $input.path('$.nested').n")).toBe('2 b 1');
+    expect(render('$input.body')).toBe(input.body);
+  });
+
+  it('gives $util as API Gateway documents it', () => {
+    expect(render(`$util.escapeJavaScript("a'b/c")`)).toBe("a\\'b\\/c");
+    expect(escapeJavaScript('q"\n\u00e9')).toBe('q\\"\\n\\u00E9');
+    expect(render("$util.urlEncode('a b&c~*')")).toBe('a+b%26c%7E*');
+    expect(render("$util.urlDecode('a+b%26c')")).toBe('a b&c');
+    expect(render("$util.base64Encode('Rex é')")).toBe(Buffer.from('Rex é').toString('base64'));
+    expect(render(`$util.base64Decode('${Buffer.from('Rex é').toString('base64')}')`)).toBe('Rex é');
+    expect(render(`#set($o = $util.parseJson('{"a":[1,2]}'))$o.a[1]`)).toBe('2');
+  });
+
+  it('gives $context and $stageVariables, and renders what does not exist as nothing', () => {
+    expect(render('$context.requestId $context.error.messageString $stageVariables.color [$context.nothing] [$nothing]')).toBe('r-1 "m" blue [] []');
+  });
+});
