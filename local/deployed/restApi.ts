@@ -535,12 +535,39 @@ function proxyResult(payload: unknown): Answer | undefined {
   if (!merged.has('content-type')) merged.set('content-type', ['Content-Type', ['application/json']]);
   return {
     status,
-    headers: [...merged.values()].flatMap(([name, values]) => values.map((value) => [name, value] as [string, string])),
+    headers: [...merged.values()].flatMap(([name, values]) => values.map((value) => [remappedName(name), value] as [string, string])),
     body: Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8'),
   };
 }
 
 const isHeaderValue = (value: unknown): boolean => typeof value === 'string' || typeof value === 'boolean';
+
+/**
+ * Response headers a REST API does not pass on from a Lambda proxy integration under their own name:
+ * API Gateway sends them as `x-amzn-Remapped-<name>` (AWS, "Amazon API Gateway important notes for
+ * REST APIs"). `WWW-Authenticate` is one: a function's 401 challenge reaches clients as
+ * `x-amzn-Remapped-WWW-Authenticate`, which API Gateway does to keep browsers from showing a login prompt.
+ */
+export const REMAPPED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'connection',
+  'content-md5',
+  'date',
+  'expect',
+  'host',
+  'max-forwards',
+  'proxy-authenticate',
+  'server',
+  'te',
+  'trailer',
+  'upgrade',
+  'user-agent',
+  'via',
+  'warn',
+  'www-authenticate',
+]);
+
+const remappedName = (name: string): string => (REMAPPED_RESPONSE_HEADERS.has(name.toLowerCase()) ? `x-amzn-Remapped-${name}` : name);
 
 // ---------------------------------------------------------------------------------------------
 // MOCK
