@@ -4,10 +4,11 @@
  * contract/operations.ts. `npm run openapi` writes it to openapi.json; a test fails when that file
  * differs from a fresh generation. Never imported by functions/ or lib/ (a test checks the bundles).
  */
-import { errorStatuses, type ErrorCode } from '../lib/errors.ts';
-import { API_BASE_PATH, routes, type Route } from '../lib/routes.ts';
-import { LIMIT, MAX_ID, jsonSchemas } from '../lib/schemas.ts';
-import { STAGES } from '../lib/stages.ts';
+import { errorStatuses, type ErrorCode } from '../lib/domain/errors.ts';
+import { documentedRoutes as routes, type DocumentedRoute as Route } from '../lib/domain/routeDocs.ts';
+import { API_BASE_PATH } from '../lib/domain/routes.ts';
+import { LIMIT, MAX_ID, jsonSchemas } from '../lib/domain/schemas.ts';
+import { STAGES } from '../lib/domain/stages.ts';
 import {
   ERROR_HEADERS,
   FUNCTION_ANSWER_HEADERS,

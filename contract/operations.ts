@@ -5,8 +5,8 @@
  *
  * Adding an error code or a header to an operation is one line here.
  */
-import type { ErrorCode } from '../lib/errors.ts';
-import type { OperationName } from '../lib/routes.ts';
+import type { ErrorCode } from '../lib/domain/errors.ts';
+import type { OperationName } from '../lib/domain/routes.ts';
 
 /** Response headers the document describes (components/headers). */
 export type HeaderName =

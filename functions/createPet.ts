@@ -1,18 +1,20 @@
 /**
  * POST /v1/pets: validates a NewPet, stores it under a fresh id, answers 201 with its Location.
- * With an Idempotency-Key, a retry answers the pet the first request created (lib/idempotency.ts).
+ * With an Idempotency-Key, a retry answers the pet the first request created (lib/store/idempotency.ts).
  */
-import { callerOf } from '../lib/auth.ts';
-import { httpHandler } from '../lib/http.ts';
-import { jsonBody } from '../lib/jsonBody.ts';
-import { IdempotentCreates, idempotencyKeyOf } from '../lib/idempotency.ts';
-import { jsonResponse } from '../lib/responses.ts';
-import { API_BASE_PATH } from '../lib/routes.ts';
-import { NewPet, parseOrThrow } from '../lib/schemas.ts';
+import { API_BASE_PATH } from '../lib/domain/routes.ts';
+import { NewPet, parseOrThrow } from '../lib/domain/schemas.ts';
+import { callerOf } from '../lib/http/auth.ts';
+import { idempotencyKeyOf } from '../lib/http/idempotencyKey.ts';
+import { jsonBody } from '../lib/http/jsonBody.ts';
+import { httpHandler } from '../lib/http/pipeline.ts';
+import { jsonResponse } from '../lib/http/responses.ts';
 import { defaultService, type Service } from '../lib/service.ts';
+import { IdempotentCreates } from '../lib/store/idempotency.ts';
+import { createPet } from '../lib/store/petWrites.ts';
 
 export const createHandler = (service: Service) => {
-  const idempotency = new IdempotentCreates(service.control.documents, service.control.tableName, service.store);
+  const idempotency = new IdempotentCreates(service.control, service.pets);
   return httpHandler(
     'createPet',
     service,
@@ -21,7 +23,7 @@ export const createHandler = (service: Service) => {
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await service.store.create(newPet), replayed: false }
+          ? { pet: await createPet(service.pets, newPet), replayed: false }
           : await idempotency.create(callerOf(event).digest, key, newPet);
       const headers = { Location: `${API_BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
       return jsonResponse(201, pet, headers);

@@ -1,14 +1,15 @@
 /** GET /v1/pets/{petId} (deprecated; the pipeline adds Deprecation, Sunset and 410 after the sunset). */
-import { ApiError } from '../lib/errors.ts';
-import { httpHandler } from '../lib/http.ts';
-import { jsonResponse } from '../lib/responses.ts';
-import { PetIdPath, parseOrThrow } from '../lib/schemas.ts';
+import { ApiError } from '../lib/domain/errors.ts';
+import { PetIdPath, parseOrThrow } from '../lib/domain/schemas.ts';
+import { httpHandler } from '../lib/http/pipeline.ts';
+import { jsonResponse } from '../lib/http/responses.ts';
 import { defaultService, type Service } from '../lib/service.ts';
+import { getPet } from '../lib/store/petReads.ts';
 
 export const createHandler = (service: Service) =>
   httpHandler('getPet', service, async (event) => {
     const { petId } = parseOrThrow(PetIdPath, event.pathParameters ?? {}, 'path');
-    const pet = await service.store.get(petId);
+    const pet = await getPet(service.pets, petId);
     if (!pet) throw new ApiError('NOT_FOUND', `No pet has the id ${petId}.`);
     return jsonResponse(200, pet);
   });

@@ -6,8 +6,8 @@
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { CORS_ALLOW_HEADERS, CORS_MAX_AGE_SECONDS, CORS_ORIGINS_VARIABLE } from '../lib/cors.ts';
-import { resourcePaths, routes } from '../lib/routes.ts';
+import { CORS_ALLOW_HEADERS, CORS_MAX_AGE_SECONDS, CORS_ORIGINS_VARIABLE } from '../lib/http/cors.ts';
+import { resourcePaths, routes } from '../lib/domain/routes.ts';
 
 export const corsEnvironment = (origins: readonly string[]): Record<string, string> =>
   origins.length ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};

@@ -6,8 +6,8 @@
  * fixed status and a fixed, JSON-safe message: nothing a client sent is echoed into the body.
  */
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/errors.ts';
-import { API_BASE_PATH, type HttpMethod } from '../lib/routes.ts';
+import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/domain/errors.ts';
+import { API_BASE_PATH, type HttpMethod } from '../lib/domain/routes.ts';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 

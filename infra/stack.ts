@@ -9,7 +9,7 @@ import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, type OperationName } from '../lib/routes.ts';
+import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Functions } from './constructs/functions.ts';

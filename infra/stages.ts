@@ -4,7 +4,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { STAGES, type Stage } from '../lib/stages.ts';
+import { STAGES, type Stage } from '../lib/domain/stages.ts';
 
 export { STAGES, type Stage };
 

@@ -1,6 +1,7 @@
 /**
- * What a handler needs (store, keys, clock, the control table), built from configuration alone.
- * The same code runs on AWS and locally; only these variables differ:
+ * The composition root: what a handler needs (the tables, keys, clock), built from configuration
+ * alone. Each function's entry (functions/) then builds only the store operations it calls from
+ * these tables. The same code runs on AWS and locally; only these variables differ:
  *
  * - TABLE_NAME: the pets table (default `pets`).
  * - CONTROL_TABLE_NAME: the control table (default `petstore-control`): API keys, cursor secret,
@@ -11,29 +12,24 @@
  * - PETSTORE_API_KEYS: comma-separated plain-text keys (local use only; wins when set); else the
  *   keys' digests are read from the control table (deployed).
  * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes; local use); else
- *   listPets keeps one in the control table (lib/cursorSecret.ts).
+ *   listPets keeps one in the control table (lib/store/cursorSecret.ts).
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { StaticApiKeys, type ApiKeyStore } from './auth.ts';
-import { ControlTableApiKeys } from './controlTableKeys.ts';
-import { STORE_BUDGET_MS } from './deadline.ts';
-import { DynamoPetStore, createDocumentClient, type PetStore } from './petStore.ts';
-import { DEFAULT_CONTROL_TABLE } from './table.ts';
-
-export interface ControlTableAccess {
-  documents: DynamoDBDocumentClient;
-  tableName: string;
-}
+import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
+import { ControlTableApiKeys } from './store/controlTableKeys.ts';
+import { STORE_BUDGET_MS } from './store/deadline.ts';
+import { createDocumentClient, type StoreTable } from './store/dynamo.ts';
+import { DEFAULT_CONTROL_TABLE } from './store/table.ts';
 
 export interface Service {
-  store: PetStore;
+  /** The pets table. */
+  pets: StoreTable;
+  /** The control table, through the pets table's own client. */
+  control: StoreTable;
   keys: ApiKeyStore;
   now: () => Date;
-  /** The control table, through the pets table's own client. */
-  control: ControlTableAccess;
   /** A cursor secret given in configuration (local use); when unset, the control table keeps one. */
   cursorSecret?: string | undefined;
-  /** Each request's budget for store calls (lib/deadline.ts); STORE_BUDGET_MS, default 2,500. */
+  /** Each request's budget for store calls (lib/store/deadline.ts); STORE_BUDGET_MS, default 2,500. */
   storeBudgetMs?: number;
 }
 
@@ -47,10 +43,10 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
   });
   const control = { documents, tableName: env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE };
   return {
-    store: new DynamoPetStore(documents, env.TABLE_NAME ?? 'pets'),
+    pets: { documents, tableName: env.TABLE_NAME ?? 'pets' },
+    control,
     keys: env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control),
     now: () => new Date(),
-    control,
     cursorSecret: env.PETSTORE_CURSOR_SECRET || undefined,
     storeBudgetMs: Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS,
   };

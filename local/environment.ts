@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Environment } from '../lib/service.ts';
-import { DEFAULT_CONTROL_TABLE } from '../lib/table.ts';
+import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
 
 export interface LocalEnvironment {

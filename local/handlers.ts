@@ -2,7 +2,7 @@
 import type { Handler } from 'aws-lambda';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import type { Route } from '../lib/routes.ts';
+import type { Route } from '../lib/domain/routes.ts';
 import type { Environment } from '../lib/service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -5,8 +5,8 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, type ErrorCode } from '../lib/errors.ts';
-import { JSON_CONTENT_TYPE, errorResponse } from '../lib/responses.ts';
+import { ApiError, type ErrorCode } from '../lib/domain/errors.ts';
+import { JSON_CONTENT_TYPE, errorResponse } from '../lib/http/responses.ts';
 
 /** Node's parser error codes (llhttp) that have a more precise status than 400. */
 const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {

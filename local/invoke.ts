@@ -6,8 +6,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { setRequestLogWriter } from '../lib/requestLog.ts';
-import { routes } from '../lib/routes.ts';
+import { setRequestLogWriter } from '../lib/http/requestLog.ts';
+import { routes } from '../lib/domain/routes.ts';
 import { prepareLocalEnvironment } from './environment.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';

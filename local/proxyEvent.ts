@@ -4,7 +4,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { API_BASE_PATH, API_STAGE_NAME, type Route } from '../lib/routes.ts';
+import { API_BASE_PATH, API_STAGE_NAME, type Route } from '../lib/domain/routes.ts';
 
 export interface IncomingParts {
   method: string;

@@ -7,11 +7,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-l
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/cors.ts';
-import { ApiError } from '../lib/errors.ts';
-import { REQUEST_ID_HEADER } from '../lib/requestLog.ts';
-import { errorResponse } from '../lib/responses.ts';
-import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
+import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/http/cors.ts';
+import { ApiError } from '../lib/domain/errors.ts';
+import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
+import { errorResponse } from '../lib/http/responses.ts';
+import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
 import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
 import { answerClientError, answerExpectation, missingHost, sendError } from './httpEdges.ts';

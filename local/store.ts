@@ -5,8 +5,8 @@
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
-import { createDynamoClient } from '../lib/petStore.ts';
-import { createControlTableInput, createTableInput } from '../lib/table.ts';
+import { createDynamoClient } from '../lib/store/dynamo.ts';
+import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
 
 export interface EmbeddedStore {
   endpoint: string;

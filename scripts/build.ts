@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PROJECT_ROOT, esbuildOptions } from '../infra/bundling.ts';
-import { routes } from '../lib/routes.ts';
+import { routes } from '../lib/domain/routes.ts';
 
 const DIST = join(PROJECT_ROOT, 'dist');
 

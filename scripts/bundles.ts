@@ -7,7 +7,7 @@
 import { build } from 'esbuild';
 import { join } from 'node:path';
 import { PROJECT_ROOT, deployedBundleOptions } from '../infra/bundling.ts';
-import { routes, type OperationName } from '../lib/routes.ts';
+import { routes, type OperationName } from '../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'bench/floor.ts';
 

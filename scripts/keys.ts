@@ -14,11 +14,11 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { digestKey } from '../lib/auth.ts';
-import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/controlTableKeys.ts';
-import { createDocumentClient } from '../lib/petStore.ts';
-import { STAGES, controlTableName, isStage, type Stage } from '../lib/stages.ts';
-import { controlKeys, controlTable } from '../lib/table.ts';
+import { digestKey } from '../lib/domain/apiKeys.ts';
+import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
+import { createDocumentClient } from '../lib/store/dynamo.ts';
+import { STAGES, controlTableName, isStage, type Stage } from '../lib/domain/stages.ts';
+import { controlKeys, controlTable } from '../lib/store/table.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
 export const EXIT_OK = 0;

@@ -12,8 +12,8 @@ import autocannon from 'autocannon';
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDocumentClient } from '../lib/petStore.ts';
-import { timeOrderedId } from '../lib/ids.ts';
+import { createDocumentClient } from '../lib/store/dynamo.ts';
+import { timeOrderedId } from '../lib/domain/ids.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { startLocalApi } from '../local/server.ts';
 

@@ -10,7 +10,7 @@ import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import type { OperationName } from '../../lib/routes.ts';
+import type { OperationName } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';

@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../lib/routes.ts';
+import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';

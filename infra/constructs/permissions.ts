@@ -5,8 +5,8 @@
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import type { Route, TableAccess } from '../../lib/routes.ts';
-import { IDEMPOTENCY_KEY_PREFIX, controlKeys, petsTable } from '../../lib/table.ts';
+import type { Route, TableAccess } from '../../lib/domain/routes.ts';
+import { IDEMPOTENCY_KEY_PREFIX, controlKeys, petsTable } from '../../lib/store/table.ts';
 
 /** The resources a function's statements may name. */
 export interface FunctionResources {

@@ -8,8 +8,9 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { errorStatuses, type ErrorCode } from '../../lib/errors.ts';
-import { API_BASE_PATH, API_STAGE_NAME, resourcePaths, routes, type OperationName, type Route } from '../../lib/routes.ts';
+import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
+import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
+import { API_BASE_PATH, API_STAGE_NAME, resourcePaths, type OperationName } from '../../lib/domain/routes.ts';
 import {
   GATEWAY_ERRORS,
   JSON_MEDIA_TYPE,

@@ -5,8 +5,8 @@
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { controlTableName } from '../../lib/stages.ts';
-import { controlTable, petsTable } from '../../lib/table.ts';
+import { controlTableName } from '../../lib/domain/stages.ts';
+import { controlTable, petsTable } from '../../lib/store/table.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 

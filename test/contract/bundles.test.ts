@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { PROJECT_ROOT, esbuildOptions } from '../../infra/bundling.ts';
-import { routes } from '../../lib/routes.ts';
+import { routes } from '../../lib/domain/routes.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'petstore-bundles-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));

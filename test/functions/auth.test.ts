@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { StaticApiKeys } from '../../lib/auth.ts';
+import { StaticApiKeys } from '../../lib/domain/apiKeys.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';

@@ -2,8 +2,10 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { MAX_BODY_BYTES } from '../../lib/jsonBody.ts';
-import { createDocumentClient } from '../../lib/petStore.ts';
+import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { getPet as readPet } from '../../lib/store/petReads.ts';
+import { createPet as storePet } from '../../lib/store/petWrites.ts';
 import type { Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -158,14 +160,11 @@ describe('createPet', () => {
 
   it('draws a new id when one is taken, and never overwrites a stored pet', async () => {
     const ids = [1001, 1001, 1002];
-    const store = new (await import('../../lib/petStore.ts')).DynamoPetStore(
-      createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT }),
-      env.TABLE_NAME as string,
-      () => ids.shift() ?? 9999,
-    );
-    await store.create({ name: 'First', categoryId: 1 });
-    const second = await store.create({ name: 'Second', categoryId: 1 });
+    const pets = { documents: createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT }), tableName: env.TABLE_NAME as string };
+    const newId = () => ids.shift() ?? 9999;
+    await storePet(pets, { name: 'First', categoryId: 1 }, { newId });
+    const second = await storePet(pets, { name: 'Second', categoryId: 1 }, { newId });
     expect(second.id).toBe(1002);
-    expect(await store.get(1001)).toMatchObject({ name: 'First' });
+    expect(await readPet(pets, 1001)).toMatchObject({ name: 'First' });
   });
 });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { DynamoPetStore, createDocumentClient } from '../../lib/petStore.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -25,7 +25,7 @@ const requests = [
 function failingService(error: unknown): Service {
   const documents = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
   vi.spyOn(documents, 'send').mockRejectedValue(error as never);
-  return { ...serviceFromEnvironment(env), store: new DynamoPetStore(documents, env.TABLE_NAME as string) };
+  return { ...serviceFromEnvironment(env), pets: { documents, tableName: env.TABLE_NAME as string } };
 }
 
 const unavailable = { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) };

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
-import type { Pet } from '../../lib/schemas.ts';
+import type { Pet } from '../../lib/domain/schemas.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 

@@ -1,10 +1,10 @@
 import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
-import { digestKey } from '../../lib/auth.ts';
-import { RECORD_TTL_SECONDS, bodyHashOf, recordKey } from '../../lib/idempotency.ts';
-import { createDocumentClient } from '../../lib/petStore.ts';
-import type { NewPet } from '../../lib/schemas.ts';
+import { digestKey } from '../../lib/domain/apiKeys.ts';
+import { RECORD_TTL_SECONDS, bodyHashOf, recordKey } from '../../lib/store/idempotency.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import type { NewPet } from '../../lib/domain/schemas.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { CursorCodec } from '../../lib/pagination.ts';
+import { CursorCodec } from '../../lib/domain/pagination.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
-import type { Pet } from '../../lib/schemas.ts';
+import type { Pet } from '../../lib/domain/schemas.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 

@@ -6,8 +6,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { digestKey, keyIdOf, type ApiKeyStore } from '../../lib/auth.ts';
-import { setRequestLogWriter, type RequestLogLine } from '../../lib/requestLog.ts';
+import { digestKey, keyIdOf, type ApiKeyStore } from '../../lib/domain/apiKeys.ts';
+import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';

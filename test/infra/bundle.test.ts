@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_FILE, ESM_REQUIRE_BANNER, PROJECT_ROOT } from '../../infra/bundling.ts';
-import { routes, type OperationName } from '../../lib/routes.ts';
+import { routes, type OperationName } from '../../lib/domain/routes.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 import { synthesize, testApp } from './synth.ts';
 

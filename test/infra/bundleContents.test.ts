@@ -4,7 +4,7 @@
  * (bench/floor.ts: one GetCommand through DynamoDBDocumentClient, built with the same options).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../lib/routes.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { beyondFloor, buildAllBundles, sourceOf, type BuiltBundle } from '../../scripts/bundles.ts';
 
 /**
@@ -25,8 +25,8 @@ beforeAll(async () => {
 
 const sources = (bundle: BuiltBundle) => new Set(Object.keys(bundle.inputs).filter((input) => bundle.inputs[input]! > 0).map(sourceOf));
 
-const BODY_PARSING = ['lib/jsonBody.ts', '@middy/http-json-body-parser'];
-const CURSORS = ['lib/pagination.ts', 'lib/cursorSecret.ts'];
+const BODY_PARSING = ['lib/http/jsonBody.ts', '@middy/http-json-body-parser'];
+const CURSORS = ['lib/domain/pagination.ts', 'lib/store/cursorSecret.ts'];
 const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', '@aws-sdk/client-sts'];
 
 describe.each(routes.map((route) => [route.operation, route] as const))('the %s bundle', (operation, route) => {

@@ -4,7 +4,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { PetStoreStack } from '../../infra/stack.ts';
 import { STAGE_SETTINGS } from '../../infra/stages.ts';
-import { CORS_ORIGINS_VARIABLE } from '../../lib/cors.ts';
+import { CORS_ORIGINS_VARIABLE } from '../../lib/http/cors.ts';
 import { cdkJsonContext, synthesize, testApp } from './synth.ts';
 
 const ORIGINS = ['https://app.example', 'https://admin.example'];

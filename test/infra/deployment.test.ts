@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { STAGES } from '../../infra/stages.ts';
-import { routes } from '../../lib/routes.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { functionOf, props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

@@ -1,8 +1,8 @@
 /** The functions and their least-privilege roles (infra/constructs/functions.ts, permissions.ts). */
 import { describe, expect, it } from 'vitest';
 import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
-import { routes, type OperationName } from '../../lib/routes.ts';
-import { petsTable } from '../../lib/table.ts';
+import { routes, type OperationName } from '../../lib/domain/routes.ts';
+import { petsTable } from '../../lib/store/table.ts';
 import type { SynthesizedStack } from './synth.ts';
 import { asArray, functionOf, getAtt, props, ref, strings, synthesizedStages, type Json } from './templates.ts';
 

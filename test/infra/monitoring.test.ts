@@ -1,7 +1,7 @@
 /** Alarms, their SNS topic and the dashboard (infra/constructs/monitoring.ts), in both stages. */
 import { describe, expect, it } from 'vitest';
 import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
-import { routes } from '../../lib/routes.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

@@ -1,8 +1,8 @@
 /** The REST API, its mocks, gateway answers and documentation (infra/constructs/restApi.ts). */
 import { describe, expect, it } from 'vitest';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
-import { errorStatuses, type ErrorCode } from '../../lib/errors.ts';
-import { API_STAGE_NAME, resourcePaths, routes, type OperationName } from '../../lib/routes.ts';
+import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
+import { API_STAGE_NAME, resourcePaths, routes, type OperationName } from '../../lib/domain/routes.ts';
 import { apiMethods, functionOf, ref, parseErrorBody, props, render, strings, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

@@ -2,7 +2,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { STAGES } from '../../infra/stages.ts';
-import { controlTable, petsTable } from '../../lib/table.ts';
+import { controlTable, petsTable } from '../../lib/store/table.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

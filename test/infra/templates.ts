@@ -3,8 +3,8 @@
  * and helpers for CloudFormation references, API methods and functions.
  */
 import { beforeAll } from 'vitest';
-import type { ErrorCode } from '../../lib/errors.ts';
-import type { OperationName } from '../../lib/routes.ts';
+import type { ErrorCode } from '../../lib/domain/errors.ts';
+import type { OperationName } from '../../lib/domain/routes.ts';
 import type { Stage } from '../../infra/stages.ts';
 import { synthesize, testApp, type Resources, type SynthesizedStack } from './synth.ts';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../lib/petStore.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { prepareLocalEnvironment } from '../../local/environment.ts';
 import { startEmbeddedStore } from '../../local/store.ts';
 

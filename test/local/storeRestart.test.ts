@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STORE_BUDGET_MS } from '../../lib/deadline.ts';
-import type { Pet } from '../../lib/schemas.ts';
+import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
+import type { Pet } from '../../lib/domain/schemas.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 
 const KEY = 'restart-test-key-0123456789';

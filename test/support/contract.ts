@@ -6,7 +6,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { OPENAPI_FILE } from '../../contract/files.ts';
-import { API_BASE_PATH, matchRoute } from '../../lib/routes.ts';
+import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
 
 interface ResponseObject {
   headers?: Record<string, { required?: boolean }>;

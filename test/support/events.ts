@@ -3,7 +3,7 @@
  * so a handler test sees exactly what the deployed function would.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { matchRoute, routes, type Route } from '../../lib/routes.ts';
+import { matchRoute, routes, type Route } from '../../lib/domain/routes.ts';
 import { localContext, toProxyEvent } from '../../local/proxyEvent.ts';
 import { assertDocumented } from './contract.ts';
 import { TEST_API_KEY } from './store.ts';

@@ -3,6 +3,6 @@
  * output through the test runner is slow enough to time out the concurrency tests. The tests that
  * read the lines install their own writer.
  */
-import { setRequestLogWriter } from '../../lib/requestLog.ts';
+import { setRequestLogWriter } from '../../lib/http/requestLog.ts';
 
 setRequestLogWriter(() => undefined);

@@ -9,12 +9,9 @@
  * Our own few lines rather than Powertools Logger: its ~23 KB would cost every bundle more than
  * the cold-start budget allows (README, "Per-request logs").
  */
-import type { MiddlewareObj, Request } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { OperationName } from './routes.ts';
-
-type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
-type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { OperationName } from '../domain/routes.ts';
+import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 

@@ -1,5 +1,5 @@
 /**
- * Opaque, signed page cursors and the `Link: rel="next"` header that carries them.
+ * Opaque, signed page cursors (the `Link: rel="next"` header that carries them is lib/http/responses.ts).
  * A cursor names the last pet of a page and the status filter it was made for; the HMAC makes a
  * tampered or foreign cursor detectable, so it is answered with 400 and never reaches the table.
  */
@@ -62,16 +62,4 @@ function parsePayload(json: string): CursorPayload | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `<{origin}/v1/pets?limit=N&status=S&cursor=C>; rel="next"`, keeping the query's limit and status. */
-export function nextPageLink(
-  collectionUrl: string,
-  query: { limit: number; status?: PetStatus | undefined },
-  cursor: string,
-): string {
-  const params = new URLSearchParams({ limit: String(query.limit) });
-  if (query.status) params.set('status', query.status);
-  params.set('cursor', cursor);
-  return `<${collectionUrl}?${params.toString()}>; rel="next"`;
 }

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { describe, expect, it } from 'vitest';
-import { lowerCaseHeaders } from '../../lib/headers.ts';
+import { lowerCaseHeaders } from '../../../lib/http/headers.ts';
 
 type Event = { headers?: Record<string, string> | null; multiValueHeaders?: Record<string, string[]> | null };
 

@@ -5,27 +5,32 @@
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
-import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { authenticateCaller, rememberCaller } from './auth.ts';
+import type { ApiKeyStore } from '../domain/apiKeys.ts';
+import { ApiError, codeForStatus } from '../domain/errors.ts';
+import { logError } from '../domain/log.ts';
+import { routes, type OperationName } from '../domain/routes.ts';
+import { storeBudget, withDeadline } from '../store/deadline.ts';
+import { bearerAuth } from './auth.ts';
 import { cors } from './cors.ts';
-import { storeBudget, withDeadline } from './deadline.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
-import { ApiError, codeForStatus } from './errors.ts';
-import { logError } from './log.ts';
 import { lowerCaseHeaders } from './headers.ts';
-import { noteKeyId, requestIdOf, requestLog } from './requestLog.ts';
+import type { ProxyHandler, ProxyMiddleware, ProxyRequest } from './proxy.ts';
+import { requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
-import { routes, type OperationName } from './routes.ts';
-import type { Service } from './service.ts';
 
-export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
-export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+/** What the pipeline reads of the service (lib/service.ts builds it from the environment). */
+export interface PipelineService {
+  keys: ApiKeyStore;
+  now: () => Date;
+  /** Each request's budget for store calls (lib/store/deadline.ts); default STORE_BUDGET_MS. */
+  storeBudgetMs?: number | undefined;
+}
 
 export interface PipelineOptions {
   /**
-   * What reads the body (createPet passes lib/jsonBody.ts's `jsonBody()`). Given by the function's
+   * What reads the body (createPet passes lib/http/jsonBody.ts's `jsonBody()`). Given by the function's
    * entry rather than imported here, so the GET functions bundle no body parser.
    */
   body?: readonly ProxyMiddleware[];
@@ -33,7 +38,7 @@ export interface PipelineOptions {
 
 export function httpHandler(
   operation: OperationName,
-  service: Service,
+  service: PipelineService,
   handle: ProxyHandler,
   options: PipelineOptions = {},
 ) {
@@ -43,13 +48,7 @@ export function httpHandler(
     .use(cors())
     .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
     .use(lowerCaseHeaders())
-    .use({
-      before: async (request: ProxyRequest) => {
-        const caller = await authenticateCaller(request.event.headers?.authorization, service.keys);
-        rememberCaller(request.event, caller);
-        noteKeyId(request, caller.keyId);
-      },
-    });
+    .use(bearerAuth(service.keys));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);
   return pipeline.handler((event, context) =>

@@ -1,7 +1,8 @@
 /** JSON responses in API Gateway's proxy result shape. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { ApiError } from './errors.ts';
-import { API_BASE_PATH } from './routes.ts';
+import type { ApiError } from '../domain/errors.ts';
+import { API_BASE_PATH } from '../domain/routes.ts';
+import type { PetStatus } from '../domain/schemas.ts';
 
 export const JSON_CONTENT_TYPE = 'application/json';
 
@@ -28,3 +29,15 @@ export function absoluteUrl(event: Pick<APIGatewayProxyEvent, 'requestContext'>,
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/;
+
+/** `<{origin}/v1/pets?limit=N&status=S&cursor=C>; rel="next"`, keeping the query's limit and status. */
+export function nextPageLink(
+  collectionUrl: string,
+  query: { limit: number; status?: PetStatus | undefined },
+  cursor: string,
+): string {
+  const params = new URLSearchParams({ limit: String(query.limit) });
+  if (query.status) params.set('status', query.status);
+  params.set('cursor', cursor);
+  return `<${collectionUrl}?${params.toString()}>; rel="next"`;
+}

@@ -2,17 +2,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { digestKey } from '../../lib/auth.ts';
-import { ControlTableApiKeys, keyItem } from '../../lib/controlTableKeys.ts';
-import { controlTableCursorSecret } from '../../lib/cursorSecret.ts';
-import { CursorCodec } from '../../lib/pagination.ts';
-import { createDocumentClient } from '../../lib/petStore.ts';
-import { ensureControlTable } from '../../local/store.ts';
-import { createHandler as createPet } from '../../functions/createPet.ts';
-import { createHandler as listPets } from '../../functions/listPets.ts';
-import { serviceFromEnvironment } from '../../lib/service.ts';
-import { apiEvent, call } from '../support/events.ts';
-import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
+import { digestKey } from '../../../lib/domain/apiKeys.ts';
+import { ControlTableApiKeys, keyItem } from '../../../lib/store/controlTableKeys.ts';
+import { controlTableCursorSecret } from '../../../lib/store/cursorSecret.ts';
+import { CursorCodec } from '../../../lib/domain/pagination.ts';
+import { createDocumentClient } from '../../../lib/store/dynamo.ts';
+import { ensureControlTable } from '../../../local/store.ts';
+import { createHandler as createPet } from '../../../functions/createPet.ts';
+import { createHandler as listPets } from '../../../functions/listPets.ts';
+import { serviceFromEnvironment } from '../../../lib/service.ts';
+import { apiEvent, call } from '../../support/events.ts';
+import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
 
 const endpoint = useEmbeddedStore();
 let documents: DynamoDBDocumentClient;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../lib/errors.ts';
-import { ListPetsQuery, NewPet, PetIdPath, jsonSchemas, parseOrThrow } from '../../lib/schemas.ts';
+import { ApiError } from '../../../lib/domain/errors.ts';
+import { ListPetsQuery, NewPet, PetIdPath, jsonSchemas, parseOrThrow } from '../../../lib/domain/schemas.ts';
 
 const problem = (run: () => unknown): string => {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute, resourcePaths, routes } from '../../lib/routes.ts';
-import { createTableInput, petsTable } from '../../lib/table.ts';
+import { matchRoute, resourcePaths, routes } from '../../../lib/domain/routes.ts';
+import { createTableInput, petsTable } from '../../../lib/store/table.ts';
 import { existsSync } from 'node:fs';
 
 describe('routes', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../lib/errors.ts';
-import { timeOrderedId } from '../../lib/ids.ts';
-import { CursorCodec, nextPageLink } from '../../lib/pagination.ts';
+import { ApiError } from '../../../lib/domain/errors.ts';
+import { timeOrderedId } from '../../../lib/domain/ids.ts';
+import { CursorCodec } from '../../../lib/domain/pagination.ts';
+import { nextPageLink } from '../../../lib/http/responses.ts';
 
 const codec = new CursorCodec(async () => 'a-secret-of-at-least-16-bytes');
 

@@ -5,10 +5,10 @@
  * every instance then reads the same value. Only listPets imports this module.
  */
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CursorCodec, type SecretSource } from '../domain/pagination.ts';
 import { refreshing } from './cache.ts';
-import { CursorCodec, type SecretSource } from './pagination.ts';
-import type { Service } from './service.ts';
+import type { StoreTable } from './dynamo.ts';
 import { controlKeys, controlTable } from './table.ts';
 
 /** Re-read now and then, in the background, so a secret rotated by hand is picked up. */
@@ -19,9 +19,7 @@ const secretKey = {
   [controlTable.sortKey.name]: controlKeys.cursorSecret.sk,
 };
 
-export interface ControlTableSecretOptions {
-  documents: DynamoDBDocumentClient;
-  tableName: string;
+export interface ControlTableSecretOptions extends StoreTable {
   ttlMs?: number;
   now?: () => number;
 }
@@ -61,7 +59,6 @@ export function controlTableCursorSecret({ documents, tableName, ttlMs = DEFAULT
 }
 
 /** The codec listPets signs with: the configured secret (local use), else the control table's. */
-export function cursorCodecFor(service: Service): CursorCodec {
-  const configured = service.cursorSecret;
-  return new CursorCodec(configured ? async () => configured : controlTableCursorSecret(service.control));
+export function cursorCodecFor({ cursorSecret, control }: { cursorSecret?: string | undefined; control: StoreTable }): CursorCodec {
+  return new CursorCodec(cursorSecret ? async () => cursorSecret : controlTableCursorSecret(control));
 }

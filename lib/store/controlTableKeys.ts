@@ -3,13 +3,13 @@
  * key's id, holding `sha256` (hex digest of the key), `createdAt` (ISO date) and an optional
  * `description`. The plaintext key is never stored. The functions read the digests with one Query
  * through the DynamoDB client they already carry (no SSM client in the bundle), keep them, and
- * refresh them in the background (lib/cache.ts): a key issued or revoked with `npm run keys`
+ * refresh them in the background (lib/store/cache.ts): a key issued or revoked with `npm run keys`
  * takes effect within minutes, without a redeploy, and no warm request waits for a refresh.
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyStore } from './auth.ts';
+import type { ApiKeyStore } from '../domain/apiKeys.ts';
+import { warn } from '../domain/log.ts';
 import { refreshing } from './cache.ts';
-import { warn } from './log.ts';
 import { controlKeys, controlTable } from './table.ts';
 
 /** How long digests are served without a refresh; the refresh itself runs in the background. */

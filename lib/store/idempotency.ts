@@ -18,20 +18,15 @@
  * would add about 45 KB to the createPet bundle, beyond its size budget).
  */
 import { createHash } from 'node:crypto';
-import {
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ApiError, RETRY_AFTER_SECONDS } from '../domain/errors.ts';
+import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
+import type { NewPet, Pet } from '../domain/schemas.ts';
 import { currentDeadline } from './deadline.ts';
-import { ApiError, RETRY_AFTER_SECONDS } from './errors.ts';
-import { timeOrderedId, type IdGenerator } from './ids.ts';
-import { bounded, guarded, type PetStore } from './petStore.ts';
-import type { NewPet, Pet } from './schemas.ts';
+import { bounded, guarded, type StoreTable } from './dynamo.ts';
+import { createPet } from './petWrites.ts';
 import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** How long a key is remembered. */
 export const RECORD_TTL_SECONDS = 24 * 60 * 60;
 /** How long a request waits for a concurrent one with the same key before answering 409. */
@@ -40,18 +35,6 @@ const POLL_INTERVAL_MS = 50;
 /** A lease when the request has no deadline (outside a handler). */
 const DEFAULT_LEASE_MS = 5_000;
 const CLAIM_ROUNDS = 3;
-
-const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
-
-/** The request's Idempotency-Key, if it sent one; 400 when it is not 1 to 255 printable ASCII characters. */
-export function idempotencyKeyOf(headers: Record<string, string | undefined> | null): string | undefined {
-  const key = headers?.[IDEMPOTENCY_KEY_HEADER];
-  if (key === undefined) return undefined;
-  if (!PRINTABLE_ASCII.test(key)) {
-    throw new ApiError('VALIDATION_FAILED', 'Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters.');
-  }
-  return key;
-}
 
 type RecordState = 'in_progress' | 'completed';
 
@@ -75,10 +58,10 @@ export interface IdempotentResult {
 }
 
 export class IdempotentCreates {
+  /** Records in the `control` table, pets in the `pets` table. */
   constructor(
-    private readonly documents: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly store: PetStore,
+    private readonly control: StoreTable,
+    private readonly pets: StoreTable,
     private readonly newId: IdGenerator = timeOrderedId,
   ) {}
 
@@ -119,19 +102,19 @@ export class IdempotentCreates {
       expiresAt: Math.floor(now / 1000) + RECORD_TTL_SECONDS,
     };
     const put = new PutCommand({
-      TableName: this.tableName,
+      TableName: this.control.tableName,
       Item: record,
       ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
     });
-    return (await succeeded(guarded(this.documents.send(put, bounded())))) ? record : undefined;
+    return (await succeeded(guarded(this.control.documents.send(put, bounded())))) ? record : undefined;
   }
 
   /** Writes the pet under the recorded id (or finds it written), then marks the record completed. */
   async #finish(record: IdempotencyRecord, newPet: NewPet): Promise<Pet> {
     let pet: Pet;
     try {
-      pet = await this.store.create(newPet, record.petId);
+      pet = await createPet(this.pets, newPet, { id: record.petId });
     } catch (error) {
       await this.#release(record);
       throw error;
@@ -172,8 +155,8 @@ export class IdempotentCreates {
 
   /** The live record under `pk`, or undefined when there is none or it has expired. */
   async #read(pk: string): Promise<IdempotencyRecord | undefined> {
-    const get = new GetCommand({ TableName: this.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
-    const { Item } = await guarded(this.documents.send(get, bounded()));
+    const get = new GetCommand({ TableName: this.control.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
+    const { Item } = await guarded(this.control.documents.send(get, bounded()));
     const record = Item as IdempotencyRecord | undefined;
     return record && record.expiresAt > Date.now() / 1000 ? record : undefined;
   }
@@ -184,9 +167,9 @@ export class IdempotentCreates {
       ? 'bodyHash = :hash AND #state = :inProgress AND leaseUntil = :lease0'
       : 'bodyHash = :hash';
     return guarded(
-      this.documents.send(
+      this.control.documents.send(
         new UpdateCommand({
-          TableName: this.tableName,
+          TableName: this.control.tableName,
           Key: { pk: record.pk, sk: 'record' },
           UpdateExpression: expression,
           ConditionExpression: condition,

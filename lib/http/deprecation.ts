@@ -2,8 +2,8 @@
  * Deprecation of an operation, told on every answer it gives: `Deprecation` (RFC 9745),
  * `Sunset` (RFC 8594) and a `successor-version` link. From the sunset on it answers 410.
  */
-import { ApiError } from './errors.ts';
-import { API_BASE_PATH, type Deprecation } from './routes.ts';
+import { ApiError } from '../domain/errors.ts';
+import { API_BASE_PATH, type Deprecation } from '../domain/routes.ts';
 
 export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
   return {

@@ -1,7 +1,7 @@
 /**
  * Settings every AWS client of the service shares: bounded timeouts and retries, so a slow
  * dependency costs a request a few seconds rather than the Lambda's whole timeout. Each request
- * also aborts its calls at its own deadline (lib/deadline.ts), so the total stays within budget.
+ * also aborts its calls at its own deadline (lib/store/deadline.ts), so the total stays within budget.
  *
  * `throwOnRequestTimeout` matters: without it the SDK's node handler only logs a warning when
  * `requestTimeout` passes and keeps waiting, so a hung store held every request until the Lambda

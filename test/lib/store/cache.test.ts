@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { refreshing } from '../../lib/cache.ts';
+import { refreshing } from '../../../lib/store/cache.ts';
 
 const TTL = 5 * 60_000;
 

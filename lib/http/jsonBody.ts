@@ -5,8 +5,8 @@
  * this module, so the GET functions bundle no body parser.
  */
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { ApiError } from './errors.ts';
-import type { ProxyMiddleware } from './http.ts';
+import { ApiError } from '../domain/errors.ts';
+import type { ProxyMiddleware } from './proxy.ts';
 
 /** The largest createPet body we accept; a pet is a few hundred bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;

@@ -1,6 +1,7 @@
 /**
- * The one list of routes. The CDK stack builds its API methods, functions and grants from it,
- * and the local API routes with it, so the two cannot drift.
+ * The one list of routes: the facts the code runs on. The CDK stack builds its API methods,
+ * functions and grants from it, and the local API routes with it, so the two cannot drift. What
+ * the documentation says of each route is apart, in routeDocs.ts, so that no bundle carries it.
  */
 export const API_BASE_PATH = '/v1';
 export const API_STAGE_NAME = 'v1';
@@ -27,7 +28,6 @@ export interface Route {
   readonly path: string;
   /** Handler module, relative to the repository root; it exports `handler`. */
   readonly entry: string;
-  readonly summary: string;
   readonly tableAccess: readonly TableAccess[];
   /** Whether the operation reads `tableAccess` on the status index as well as on the table. */
   readonly usesStatusIndex: boolean;
@@ -44,7 +44,6 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/pets',
     entry: 'functions/listPets.ts',
-    summary: 'List all animals',
     tableAccess: ['dynamodb:Query', 'dynamodb:Scan'],
     usesStatusIndex: true,
     usesCursorSecret: true,
@@ -55,8 +54,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/pets',
     entry: 'functions/createPet.ts',
-    summary: 'Add an animal',
-    // GetItem: a put whose answer was lost is read back on retry (lib/petStore.ts).
+    // GetItem: a put whose answer was lost is read back on retry (lib/store/petWrites.ts).
     tableAccess: ['dynamodb:PutItem', 'dynamodb:GetItem'],
     usesStatusIndex: false,
     usesCursorSecret: false,
@@ -67,7 +65,6 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/pets/{petId}',
     entry: 'functions/getPet.ts',
-    summary: 'Get an animal (deprecated)',
     tableAccess: ['dynamodb:GetItem'],
     usesStatusIndex: false,
     usesCursorSecret: false,

@@ -11,7 +11,7 @@
  * - Past `maxStaleMs` (a container idle for that long) the kept value is dropped and the next call
  *   waits for a load, as a cold start does: staleness is bounded even without traffic.
  */
-import { warn } from './log.ts';
+import { warn } from '../domain/log.ts';
 
 export interface RefreshingOptions<T> {
   /** What is loaded, for the warning line; never the value itself. */

@@ -1,0 +1,64 @@
+/**
+ * Bearer authentication (RFC 6750) in the pipeline: the `Authorization` header read, its key checked
+ * against the service's `ApiKeyStore` (lib/domain/apiKeys.ts), the caller remembered for the
+ * operation and its key id noted for the request log. Anything else is a 401 with a challenge.
+ */
+import { digestKey, isValidKey, keyIdOf, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
+import { ApiError } from '../domain/errors.ts';
+import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
+import { noteKeyId } from './requestLog.ts';
+
+export const AUTH_REALM = 'petstore';
+
+/** RFC 6750 b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+const unauthorized = (message: string, tokenPresented: boolean) =>
+  new ApiError('UNAUTHORIZED', message, {
+    'WWW-Authenticate': tokenPresented
+      ? `Bearer realm="${AUTH_REALM}", error="invalid_token"`
+      : `Bearer realm="${AUTH_REALM}"`,
+  });
+
+/** Resolves to the key's id (`keyIdOf`) when `authorization` carries a valid key; throws a 401 otherwise. */
+export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<string> {
+  return (await authenticateCaller(authorization, keys)).keyId;
+}
+
+/** The caller when `authorization` carries a valid key; throws a 401 otherwise. */
+export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore): Promise<Caller> {
+  const header = authorization?.trim() ?? '';
+  if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
+  if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
+  const token = BEARER.exec(header)?.[1];
+  if (!token) {
+    const empty = header.replace(/^Bearer/i, '').trim() === '';
+    throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
+  }
+  const digest = digestKey(token);
+  if (!(await isValidKey(digest, keys))) throw unauthorized('The API key is invalid.', true);
+  return { digest, keyId: keyIdOf(digest) };
+}
+
+const callers = new WeakMap<object, Caller>();
+
+/**
+ * Who sent `event`, as the pipeline authenticated it: two clients never see each other's
+ * idempotency records. Only for an event that passed authentication.
+ */
+export function callerOf(event: object): Caller {
+  const caller = callers.get(event);
+  if (!caller) throw new Error('callerOf needs an authenticated request.');
+  return caller;
+}
+
+/** Authenticates every request (header names already lower-cased), remembering its caller. */
+export function bearerAuth(keys: ApiKeyStore): ProxyMiddleware {
+  return {
+    before: async (request: ProxyRequest) => {
+      const caller = await authenticateCaller(request.event.headers?.authorization, keys);
+      callers.set(request.event, caller);
+      noteKeyId(request, caller.keyId);
+    },
+  };
+}

@@ -1,0 +1,17 @@
+/** Reading one pet (getPet; createPet's read-back), and the one mapping from an item to a Pet. */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Pet, PetStatus } from '../domain/schemas.ts';
+import { bounded, guarded, type StoreTable } from './dynamo.ts';
+
+/** The pet stored under `id`, read consistently, or undefined. */
+export async function getPet({ documents, tableName }: StoreTable, id: number): Promise<Pet | undefined> {
+  const { Item } = await guarded(documents.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }), bounded()));
+  return Item ? toPet(Item) : undefined;
+}
+
+/** Only the Pet's own fields leave the store, whatever else an item holds. */
+export function toPet(item: Record<string, unknown>): Pet {
+  const pet: Pet = { id: Number(item.id), name: String(item.name), categoryId: Number(item.categoryId) };
+  if (typeof item.status === 'string') pet.status = item.status as PetStatus;
+  return pet;
+}
