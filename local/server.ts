@@ -183,11 +183,37 @@ async function main(): Promise<void> {
   console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
-  const stop = () => {
-    void api.close().then(() => process.exit(0));
+  stopOnSignals(api);
+}
+
+/** How long a stop may take before the process exits anyway. */
+const STOP_DEADLINE_MS = 1_500;
+
+/**
+ * SIGINT or SIGTERM closes every connection, the server and the embedded store, then exits.
+ * A repeated signal is expected (Ctrl-C reaches this process from the terminal and again from npm,
+ * which forwards it) and changes nothing; the deadline bounds a close that hangs.
+ */
+function stopOnSignals(api: LocalApi): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping`);
+    setTimeout(() => {
+      console.error(`Not stopped within ${STOP_DEADLINE_MS} ms; exiting anyway.`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    api.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`Stopping failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (isEntryPoint(import.meta.url)) await main();
