@@ -15,7 +15,7 @@ import { errorResponse } from '../lib/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/routes.ts';
 import { docsAnswer } from './docs.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
-import { answerClientError, answerExpectation, missingHost, sendError } from './httpEdges.ts';
+import { answerEdges, missingHost, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
@@ -57,8 +57,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
         if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
       });
   });
-  server.on('clientError', answerClientError);
-  server.on('checkExpectation', answerExpectation);
+  answerEdges(server);
   try {
     await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
   } catch (error) {
