@@ -5,10 +5,13 @@
  * - DYNAMODB_ENDPOINT set: use that DynamoDB-compatible endpoint as it is.
  * - PETSTORE_IN_MEMORY=1: embedded dynalite, in memory only.
  * - otherwise: embedded dynalite persisting under `.data/` (PETSTORE_DATA_DIR to move it).
+ *
+ * Without PETSTORE_API_KEYS a key is generated; with a persistent store it is kept beside the data
+ * (`.data/api-key`, as the cursor secret), so the data and the key that reads it survive a restart together.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
@@ -18,19 +21,23 @@ export interface LocalEnvironment {
   env: Environment;
   /** Where the store is, and whether this process embeds it. */
   store: { endpoint: string; embedded: boolean; persistent: boolean };
-  /** The API key generated for this run, when none was configured. */
+  /** The API key generated when none was configured: for this run, or kept from an earlier one. */
   generatedApiKey?: string;
+  /** Where the generated key is kept, when the store is persistent. */
+  apiKeyFile?: string;
   close(): Promise<void>;
 }
 
 const DEFAULT_TABLE = 'pets';
+
+/** A local setting that stops the start, said in one line (no stack trace). */
+export class LocalSetupError extends Error {}
 
 export async function prepareLocalEnvironment(given: Environment = process.env): Promise<LocalEnvironment> {
   const dataDir = resolve(given.PETSTORE_DATA_DIR ?? '.data');
   const inMemory = given.PETSTORE_IN_MEMORY === '1' || given.PETSTORE_IN_MEMORY === 'true';
   const tableName = given.TABLE_NAME ?? DEFAULT_TABLE;
   const controlTableName = given.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE;
-  const generatedApiKey = given.PETSTORE_API_KEYS ? undefined : `local_${randomBytes(24).toString('base64url')}`;
 
   let close = async () => {};
   let store: LocalEnvironment['store'];
@@ -45,6 +52,8 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
   }
   await ensurePetsTable(store.endpoint, tableName);
   await ensureControlTable(store.endpoint, controlTableName);
+  const apiKeyFile = given.PETSTORE_API_KEYS || !store.persistent ? undefined : join(dataDir, 'api-key');
+  const generatedApiKey = given.PETSTORE_API_KEYS ? undefined : apiKeyFile ? kept(apiKeyFile, newApiKey) : newApiKey();
 
   const env: Environment = {
     ...given,
@@ -54,9 +63,9 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     AWS_REGION: given.AWS_REGION ?? 'us-east-1',
     PETSTORE_API_KEYS: given.PETSTORE_API_KEYS ?? generatedApiKey,
     PETSTORE_CURSOR_SECRET:
-      given.PETSTORE_CURSOR_SECRET ?? (store.persistent ? keptSecret(dataDir) : randomBytes(32).toString('base64url')),
+      given.PETSTORE_CURSOR_SECRET ?? (store.persistent ? kept(join(dataDir, 'cursor-secret'), newCursorSecret) : newCursorSecret()),
   };
-  return { env, store, ...(generatedApiKey ? { generatedApiKey } : {}), close };
+  return { env, store, ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
 }
 
 /**
@@ -90,10 +99,28 @@ async function reachable(endpoint: string): Promise<boolean> {
   }
 }
 
-/** A cursor secret kept beside the data, so page links survive a restart of the local API. */
-function keptSecret(dataDir: string): string {
-  mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, 'cursor-secret');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
-  return readFileSync(file, 'utf8').trim();
+const newApiKey = () => `local_${randomBytes(24).toString('base64url')}`;
+const newCursorSecret = () => randomBytes(32).toString('base64url');
+
+/**
+ * A secret kept in `file` (mode 0600), made on first use: the cursor secret, so page links survive
+ * a restart, and the generated API key, so saved requests do. Written aside and linked into place,
+ * so of two processes starting at once one writes it and both read the same whole value.
+ */
+function kept(file: string, make: () => string): string {
+  mkdirSync(dirname(file), { recursive: true });
+  if (!existsSync(file)) {
+    const aside = `${file}.${process.pid}.new`;
+    writeFileSync(aside, make(), { mode: 0o600 });
+    try {
+      linkSync(aside, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(aside, { force: true });
+    }
+  }
+  const value = readFileSync(file, 'utf8').trim();
+  if (!value) throw new LocalSetupError(`${file} is empty: delete it and a new one is made at the next start.`);
+  return value;
 }

@@ -2,21 +2,34 @@
  * The local API's answers to requests that never reach a route: what Node's HTTP parser refuses
  * (`clientError`), an `Expect` it cannot meet, HTTP/1.1 without `Host`. Each is a JSON Error and
  * the connection is closed, as a client of the deployed API never sees an empty, untyped answer.
+ * Answers on one connection keep the order of its requests, these included.
  */
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from '../lib/domain/errors.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from '../lib/http/responses.ts';
 
-/** Node's parser error codes (llhttp) that have a more precise status than 400. */
+/** What Node's HTTP parser (llhttp) reports, with the bytes it was reading when it failed. */
+export type ParserError = Error & { code?: string; bytesParsed?: number; rawPacket?: Buffer };
+
+/** Node's parser error codes that have a more precise status than 400. */
 const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'The request line or headers are too large.' },
-  HPE_INVALID_METHOD: { code: 'NOT_IMPLEMENTED', message: 'The request method is not one this API knows.' },
 };
 
-export function parserError(error: Error & { code?: string }): ApiError {
+/** A request line as RFC 9112 (3) writes it: a method token, a target, the version. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/\d\.\d$/;
+
+export function parserError(error: ParserError): ApiError {
   const known = error.code ? PARSER_ERRORS[error.code] : undefined;
   if (known) return new ApiError(known.code, known.message);
+  if (error.code === 'HPE_INVALID_METHOD') {
+    // llhttp says "invalid method" for any bytes where a request should start: only a well-formed
+    // request line with a method it does not know is a 501; anything else is not a request at all.
+    return REQUEST_LINE.test(failedLine(error) ?? '')
+      ? new ApiError('NOT_IMPLEMENTED', 'The request method is not one this API knows.')
+      : new ApiError('VALIDATION_FAILED', 'The request is not valid HTTP/1.1: the bytes where a request should start are not a request line.');
+  }
   // Node's messages are fixed strings ("Parse Error: Invalid character in chunk size"): nothing the client sent.
   const reason = error.message.replace(/^Parse Error:\s*/, '');
   return new ApiError('VALIDATION_FAILED', `The request is not valid HTTP/1.1: ${reason}.`);
@@ -35,17 +48,67 @@ export function rawErrorResponse(error: ApiError): string {
   ].join('\r\n');
 }
 
-/** For the server's `clientError` event: answer in JSON unless an answer is already on its way, then close. */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.writable && !response?.headersSent && error.code !== 'ECONNRESET') {
-    socket.end(rawErrorResponse(parserError(error)));
-  }
-  socket.destroy();
+/**
+ * The line where the parser expected a request, from the bytes it was reading; undefined when
+ * the line's end has not arrived yet. The parser stops on the first byte that no method it knows
+ * continues: the line starts at the method letters (A-Z, -) it accepted before that byte.
+ */
+function failedLine({ rawPacket, bytesParsed }: ParserError): string | undefined {
+  if (!Buffer.isBuffer(rawPacket) || typeof bytesParsed !== 'number') return undefined;
+  let start = bytesParsed;
+  while (start > 0 && isMethodLetter(rawPacket[start - 1] as number)) start--;
+  const end = rawPacket.indexOf(0x0a, bytesParsed);
+  if (end < 0) return undefined;
+  return rawPacket.subarray(start, end).toString('latin1').replace(/\r$/, '');
+}
+
+const isMethodLetter = (byte: number) => (byte >= 0x41 && byte <= 0x5a) || byte === 0x2d;
+
+/** Responses on each connection not yet finished, in the order their requests came. */
+const unfinished = new WeakMap<Duplex, Set<ServerResponse>>();
+
+/** Connections whose parser has failed and whose edge answer is written or waiting. */
+const refused = new WeakSet<Duplex>();
+
+/** Installs the edge answers and what keeps them in order on `server`. */
+export function answerEdges(server: Server): void {
+  server.on('request', track);
+  server.on('checkExpectation', answerExpectation);
+  server.on('clientError', answerClientError);
+}
+
+/** Notes `response` as unfinished on its connection until it closes (finished, or cut off). */
+function track(request: IncomingMessage, response: ServerResponse): void {
+  const socket = request.socket;
+  const responses = unfinished.get(socket) ?? new Set<ServerResponse>();
+  unfinished.set(socket, responses);
+  responses.add(response);
+  response.once('close', () => responses.delete(response));
+}
+
+/**
+ * For the server's `clientError` event: answer in JSON, then close. The parser may fail on bytes
+ * that follow complete requests still being answered (a `Content-Length` shorter than the body
+ * sent): this answer then waits for theirs, so a client reads its answers in the order it asked.
+ * A request whose own bytes broke the parser (a bad chunk) is never answered otherwise: this
+ * answer takes its place.
+ */
+function answerClientError(error: ParserError, socket: Duplex): void {
+  if (refused.has(socket)) return; // the parser reports again for every later packet
+  refused.add(socket);
+  if (error.code === 'ECONNRESET') return void socket.destroy();
+  const answer = () => {
+    if (!socket.writable) return void socket.destroy();
+    socket.end(rawErrorResponse(parserError(error)), () => socket.destroy());
+  };
+  const coming = [...(unfinished.get(socket) ?? [])].filter((response) => response.req.complete || response.headersSent);
+  if (coming.length === 0) return answer();
+  void Promise.all(coming.map((response) => new Promise((resolve) => response.once('close', resolve)))).then(answer);
 }
 
 /** For the server's `checkExpectation` event (any `Expect` but `100-continue`). */
-export function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
+function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
+  track(request, response);
   request.resume();
   sendError(response, new ApiError('EXPECTATION_FAILED', 'The only expectation this API meets is Expect: 100-continue.'));
 }

@@ -7,14 +7,15 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-l
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isAbsolute, relative } from 'node:path';
 import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/http/cors.ts';
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { errorResponse } from '../lib/http/responses.ts';
 import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
-import { prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
-import { answerClientError, answerExpectation, missingHost, sendError } from './httpEdges.ts';
+import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
+import { answerEdges, missingHost, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
@@ -56,8 +57,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
         if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
       });
   });
-  server.on('clientError', answerClientError);
-  server.on('checkExpectation', answerExpectation);
+  answerEdges(server);
   try {
     await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
   } catch (error) {
@@ -78,7 +78,7 @@ export async function startLocalApi(options: { port?: number; host?: string; qui
 }
 
 /** Thrown when the port is taken: says which, and how to choose another. */
-export class PortInUseError extends Error {}
+export class PortInUseError extends LocalSetupError {}
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -170,24 +170,57 @@ async function main(): Promise<void> {
   try {
     api = await startLocalApi({ port: Number(process.env.PORT ?? 3000) });
   } catch (error) {
-    if (!(error instanceof PortInUseError)) throw error;
+    if (!(error instanceof LocalSetupError)) throw error;
     console.error(error.message);
     process.exit(1);
   }
-  const { store, generatedApiKey } = api.local;
+  const { store, generatedApiKey, apiKeyFile } = api.local;
   const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
   console.log(`Pet Store API listening on ${api.url}`);
   console.log(`Store: ${store.embedded ? 'embedded dynalite' : 'DynamoDB endpoint'} ${store.endpoint}${store.persistent ? '' : ' (in memory)'}`);
-  if (generatedApiKey) console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
+  if (apiKeyFile) console.log(`PETSTORE_API_KEYS is not set; API key kept in ${displayPath(apiKeyFile)}: ${generatedApiKey}`);
+  else if (generatedApiKey) console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
   console.log('Try:');
   console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
-  const stop = () => {
-    void api.close().then(() => process.exit(0));
+  stopOnSignals(api);
+}
+
+/** `file` relative to the working directory when it is below it (`.data/api-key`), else as it is. */
+function displayPath(file: string): string {
+  const below = relative(process.cwd(), file);
+  return below && !below.startsWith('..') && !isAbsolute(below) ? below : file;
+}
+
+/** How long a stop may take before the process exits anyway. */
+const STOP_DEADLINE_MS = 1_500;
+
+/**
+ * SIGINT or SIGTERM closes every connection, the server and the embedded store, then exits.
+ * A repeated signal is expected (Ctrl-C reaches this process from the terminal and again from npm,
+ * which forwards it) and changes nothing; the deadline bounds a close that hangs.
+ */
+function stopOnSignals(api: LocalApi): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping`);
+    setTimeout(() => {
+      console.error(`Not stopped within ${STOP_DEADLINE_MS} ms; exiting anyway.`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    api.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`Stopping failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (isEntryPoint(import.meta.url)) await main();

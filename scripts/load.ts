@@ -6,14 +6,19 @@
  * A benchmark, not a test: absolute figures drift on shared machines; the ratio is the figure.
  *
  * LOAD_SECONDS (default 10) and LOAD_CONNECTIONS (default 10) tune it; LOAD_MAX_REQUESTS caps it.
+ * The request log (one line per request) goes to a file it names, not over the results.
  */
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import { createHash, randomUUID } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { timeOrderedId } from '../lib/domain/ids.ts';
+import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { startLocalApi } from '../local/server.ts';
 
@@ -127,7 +132,20 @@ async function verify(endpoint: string, table: string, figures: Figures): Promis
   return `${figures.created.length} acknowledged, ${unique.size} unique ids, ${readable} readable: ${ok ? 'OK' : 'FAILED'}`;
 }
 
+/**
+ * The request log lines, to a file of their own: still formatted and written per request (the
+ * local API's cost includes them, as a function's does), never mixed with the results.
+ */
+function requestLogToFile(): { path: string; close(): void } {
+  const path = join(mkdtempSync(join(tmpdir(), 'petstore-load-')), 'requests.log');
+  const file = openSync(path, 'w');
+  setRequestLogWriter((line) => void writeSync(file, `${line}\n`));
+  return { path, close: () => closeSync(file) };
+}
+
 async function main(): Promise<void> {
+  const requestLog = requestLogToFile();
+  console.log(`Request log: ${requestLog.path}`);
   const store = await startEmbeddedStore();
   const tables = { service: ['pets-load', 'control-load'], bare: ['pets-bare', 'control-bare'] } as const;
   for (const [pets, control] of Object.values(tables)) {
@@ -169,6 +187,7 @@ async function main(): Promise<void> {
   bare.close();
   await api.close();
   await store.close();
+  requestLog.close();
 }
 
 await main();

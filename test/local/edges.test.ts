@@ -60,6 +60,75 @@ describe('requests Node refuses before any handler', () => {
   });
 });
 
+/** Sends raw bytes, reads until the server closes, and splits what came into its answers, in order. */
+async function answers(request: string): Promise<{ status: number; body: unknown; connection?: string }[]> {
+  const data = await new Promise<Buffer>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close within 5 s; got ${JSON.stringify(Buffer.concat(chunks).toString())}`));
+    }, 5_000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+  });
+  const parsed = [];
+  let rest = data.toString('latin1');
+  while (rest.length > 0) {
+    const headEnd = rest.indexOf('\r\n\r\n');
+    expect(headEnd, `an answer head in ${JSON.stringify(rest)}`).toBeGreaterThan(0);
+    const [statusLine = '', ...lines] = rest.slice(0, headEnd).split('\r\n');
+    const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const length = Number(headers.get('content-length'));
+    const body = rest.slice(headEnd + 4, headEnd + 4 + length);
+    parsed.push({ status: Number(statusLine.split(' ')[1]), body: JSON.parse(body) as unknown, connection: headers.get('connection') });
+    rest = rest.slice(headEnd + 4 + length);
+  }
+  return parsed;
+}
+
+describe('answers on one connection', () => {
+  it('answers a body longer than its Content-Length first, then the leftover bytes, each a 400', async () => {
+    const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
+    const got = await answers(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n${body}`,
+    );
+    // The first answer is the create's: '{"nam' is malformed JSON.
+    expect(got[0]).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED', status: 400 } });
+    // Then, if anything, a 400 for bytes that are not a request line, and the connection closes.
+    expect(got.length).toBeLessThanOrEqual(2);
+    if (got[1]) expect(got[1]).toEqual({ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 }, connection: 'close' });
+  });
+
+  it('answers pipelined requests in order, an unknown method last with 501', async () => {
+    const got = await answers(
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n` +
+        'GET /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(got.map((answer) => answer.status)).toEqual([200, 401, 501]);
+    expect(got[2]).toMatchObject({ body: { code: 'NOT_IMPLEMENTED' }, connection: 'close' });
+  });
+
+  it('answers an unknown method right after a complete body with 501, after the body\'s own answer', async () => {
+    const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
+    const got = await answers(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+        'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(got.map((answer) => answer.status)).toEqual([201, 501]);
+  });
+
+  it.each(['hello\r\n\r\n', '{"name":"Rex"}\r\n\r\n', 'GET\r\n\r\n'])('answers bytes that are not a request line (%j) with 400', async (bytes) => {
+    const got = await answers(bytes);
+    expect(got).toEqual([{ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 }, connection: 'close' }]);
+  });
+});
+
 describe('paths and links', () => {
   it.each(['/v1/pets/%', '/v1/pets/%zz', '/v1/pets/%E0%A4%A', '/v1/pets/%C0%AF'])('answers 400, not 5xx, for %s', async (path) => {
     const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +19,9 @@ describe('the local environment', () => {
     const second = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
     expect(second.store).toEqual({ endpoint: first.store.endpoint, embedded: false, persistent: true });
     expect(second.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
+    expect(first.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
+    expect(first.apiKeyFile).toBe(join(dir, 'api-key'));
+    expect(second.env.PETSTORE_API_KEYS).toBe(first.generatedApiKey);
     await second.close();
     await first.close();
     expect(existsSync(join(dir, 'endpoint'))).toBe(false);
@@ -27,6 +30,7 @@ describe('the local environment', () => {
     const { Item } = await documents(restarted.store.endpoint).send(new GetCommand({ TableName: 'pets', Key: { id: 1 } }));
     expect(Item).toEqual({ id: 1, name: 'Kept', categoryId: 1 });
     expect(restarted.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
+    expect(restarted.generatedApiKey).toBe(first.generatedApiKey);
     await restarted.close();
   });
 
@@ -36,6 +40,20 @@ describe('the local environment', () => {
     expect(local.generatedApiKey).toBeUndefined();
     expect(local.env.PETSTORE_API_KEYS).toBe('k');
     await local.close();
+  });
+
+  it('generates a fresh key per run in memory, and writes none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-data-'));
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      const local = await prepareLocalEnvironment({ PETSTORE_IN_MEMORY: '1', PETSTORE_DATA_DIR: dir });
+      runs.push(local.generatedApiKey);
+      expect(local.apiKeyFile).toBeUndefined();
+      await local.close();
+    }
+    expect(runs[0]).toMatch(/^local_[\w-]{32}$/);
+    expect(runs[1]).not.toBe(runs[0]);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('uses DYNAMODB_ENDPOINT as it is, creating the table and its index there', async () => {
