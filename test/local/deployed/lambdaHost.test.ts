@@ -2,6 +2,7 @@
  * LambdaFunctionHost on real Node 22 child processes: fixture handlers written to a temp folder,
  * and one real bundled function from /work/main/cdk.out against an embedded dynalite.
  */
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,10 +260,12 @@ describe('invocation', () => {
   });
 });
 
-const CDK_OUT = '/work/main/cdk.out';
+const CDK_OUT = DEFAULT_OUTDIR;
 const STAGING_TEMPLATE = join(CDK_OUT, 'PetStore-staging.template.json');
 
-describe.skipIf(!existsSync(STAGING_TEMPLATE))(`a real bundled asset from ${CDK_OUT}`, () => {
+describe('a real bundled asset from cdk.out (synthesized first when stale)', () => {
+  beforeAll(() => ensureCloudAssembly(CDK_OUT, { quiet: true }), 180_000);
+
   it('answers 401 UNAUTHORIZED without Authorization, and reads the control table through the endpoint override', async () => {
     const template = JSON.parse(readFileSync(STAGING_TEMPLATE, 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, string> }>;
