@@ -82,6 +82,7 @@ type Item = Record<string, AttributeValue>;
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 const JSON_1_0 = 'application/x-amz-json-1.0';
 const SIGNATURE_MAX_SKEW_MS = 15 * 60_000;
+const DECISION_CACHE_SIZE = 10_000;
 
 export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const env = options.env ?? OFFLINE_ENVIRONMENT;
@@ -90,7 +91,20 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const identityPolicies = options.policies.map((policy, index) => ({ name: `policy${index + 1}`, policy }));
   const upstream = new URL(options.upstream);
 
-  const evaluate = async (check: Check): Promise<GateDecision> => {
+  // The policies never change while the gate runs, so a decision holds for the same request shape.
+  const verdicts = new Map<string, Promise<GateDecision>>();
+  const evaluate = (check: Check): Promise<GateDecision> => {
+    const key = JSON.stringify([check.action, check.resource, check.leadingKeys]);
+    let verdict = verdicts.get(key);
+    if (!verdict) {
+      if (verdicts.size >= DECISION_CACHE_SIZE) verdicts.clear();
+      verdict = simulate(check);
+      verdicts.set(key, verdict);
+    }
+    return verdict.then((decision) => ({ ...decision }));
+  };
+
+  const simulate = async (check: Check): Promise<GateDecision> => {
     const result = await runSimulation(
       {
         request: {
