@@ -12,7 +12,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual, type Hash, type H
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
-import type { CfnTemplate } from './cloudAssembly.ts';
+import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import { OFFLINE_ENVIRONMENT, type DeployedEnvironment, type TemplateResolver } from './intrinsics.ts';
 import type { TableKeys } from './tables.ts';
 
@@ -179,7 +179,7 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
  */
 export function rolePolicies(template: CfnTemplate, resolver: TemplateResolver, roleLogicalId: string): PolicyDocument[] {
   const role = template.Resources[roleLogicalId];
-  if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleLogicalId} is not an AWS::IAM::Role of the template.`);
+  if (role?.Type !== 'AWS::IAM::Role') throw new CloudAssemblyError(`${roleLogicalId} is not an AWS::IAM::Role of the template.`);
   const roleName = resolver.ref(roleLogicalId);
   const inline = ((role.Properties?.Policies as { PolicyDocument: unknown }[] | undefined) ?? []).map(
     (policy) => resolver.resolve(policy.PolicyDocument) as PolicyDocument,
