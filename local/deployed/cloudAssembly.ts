@@ -1,0 +1,97 @@
+/**
+ * Reads one stack of a synthesized cloud assembly (`cdk.out`): its template, and the folder of each
+ * resource's asset (a bundled function's code). Every failure is a one-line CloudAssemblyError a
+ * CLI can print as it is.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+
+export interface CfnResource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  DependsOn?: string | string[];
+  Metadata?: Record<string, unknown>;
+  UpdatePolicy?: unknown;
+  CreationPolicy?: unknown;
+  Condition?: string;
+}
+
+export interface CfnTemplate {
+  Resources: Record<string, CfnResource>;
+  Parameters?: Record<string, { Type: string; Default?: string; AllowedPattern?: string; [k: string]: unknown }>;
+  Outputs?: Record<string, { Value: unknown; Description?: string }>;
+  Conditions?: Record<string, unknown>;
+}
+
+/** A user-facing failure to read the assembly; the message is one line. */
+export class CloudAssemblyError extends Error {
+  override name = 'CloudAssemblyError';
+}
+
+export interface StackArtifact {
+  stackName: string;
+  outdir: string;
+  templateFile: string;
+  template: CfnTemplate;
+  /** Absolute folder of a resource's asset (Metadata `aws:asset:path`), e.g. a bundled function. */
+  assetDir(logicalId: string): string;
+}
+
+interface Manifest {
+  artifacts?: Record<string, { type: string; displayName?: string; properties?: { templateFile?: string } }>;
+}
+
+const STACK_ARTIFACT = 'aws:cloudformation:stack';
+const ASSET_PATH = 'aws:asset:path';
+/** The file a bundled Node.js function's asset must hold for `Handler: index.handler`. */
+const BUNDLE_ENTRY = /^index\.(mjs|cjs|js)$/;
+
+export function readStack(outdir: string, stackName: string, template?: CfnTemplate): StackArtifact {
+  const root = resolve(outdir);
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new CloudAssemblyError(`No cloud assembly at ${root}: run \`npx cdk synth\` first (or pass its --output folder).`);
+  }
+  const manifest = readJson<Manifest>(join(root, 'manifest.json'), `No manifest.json in ${root}: is it a cloud assembly (cdk.out)?`);
+  const stacks = Object.entries(manifest.artifacts ?? {}).filter(([, artifact]) => artifact.type === STACK_ARTIFACT);
+  const found = stacks.find(([id, artifact]) => id === stackName || artifact.displayName === stackName);
+  if (!found) {
+    const names = stacks.map(([id]) => id).join(', ') || 'none';
+    throw new CloudAssemblyError(`No stack ${stackName} in ${root} (stacks there: ${names}).`);
+  }
+  const [artifactId, artifact] = found;
+  const templateFile = artifact.properties?.templateFile;
+  if (!templateFile) throw new CloudAssemblyError(`Stack ${artifactId} in ${root} names no template file.`);
+  const templatePath = join(root, templateFile);
+  const stackTemplate =
+    template ?? readJson<CfnTemplate>(templatePath, `The template of ${artifactId} is missing: ${templatePath}.`);
+
+  const assetDir = (logicalId: string): string => {
+    const resource = stackTemplate.Resources[logicalId];
+    if (!resource) throw new CloudAssemblyError(`No resource ${logicalId} in stack ${artifactId}.`);
+    const assetPath = resource.Metadata?.[ASSET_PATH];
+    if (typeof assetPath !== 'string') {
+      throw new CloudAssemblyError(`Resource ${logicalId} of ${artifactId} has no asset (no "${ASSET_PATH}" metadata).`);
+    }
+    const dir = isAbsolute(assetPath) ? assetPath : join(root, assetPath);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new CloudAssemblyError(`The asset folder of ${logicalId} is missing: ${dir}. Run \`npx cdk synth\` again.`);
+    }
+    if (!readdirSync(dir).some((file) => BUNDLE_ENTRY.test(file))) {
+      throw new CloudAssemblyError(
+        `The asset of ${logicalId} is not bundled (no index.mjs in ${dir}): synthesize with bundling (\`npx cdk synth\`).`,
+      );
+    }
+    return dir;
+  };
+
+  return { stackName: artifactId, outdir: root, templateFile: templatePath, template: stackTemplate, assetDir };
+}
+
+function readJson<T>(path: string, missing: string): T {
+  if (!existsSync(path)) throw new CloudAssemblyError(missing);
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch (error) {
+    throw new CloudAssemblyError(`${path} is not valid JSON: ${(error as Error).message.split('\n')[0]}`);
+  }
+}

@@ -1,0 +1,455 @@
+/**
+ * The IAM gate: a loopback HTTP server standing in for DynamoDB's endpoint for ONE function. It
+ * checks every call the function makes against the function's role, as IAM would on AWS: the
+ * action `dynamodb:<Operation>` on the table (or index) ARN, with `dynamodb:LeadingKeys` for item
+ * calls and table queries, evaluated by @cloud-copilot/iam-simulate. A denied call is answered
+ * exactly as DynamoDB answers it (AccessDeniedException); an allowed one is forwarded byte for byte
+ * to the real store (dynalite). With credentials, every request's SigV4 signature is verified too.
+ */
+import { runSimulation } from '@cloud-copilot/iam-simulate';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash, createHmac, randomBytes, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { crc32 } from 'node:zlib';
+import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
+import { OFFLINE_ENVIRONMENT, type DeployedEnvironment, type TemplateResolver } from './intrinsics.ts';
+import type { TableKeys } from './tables.ts';
+
+export interface PolicyStatement {
+  Effect: 'Allow' | 'Deny';
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: string | string[];
+  NotResource?: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+  Sid?: string;
+}
+
+export interface PolicyDocument {
+  Version?: string;
+  Statement: PolicyStatement | PolicyStatement[];
+}
+
+export interface GateDecision {
+  action: string;
+  resource: string;
+  leadingKeys?: string[];
+  allowed: boolean;
+  reason?: string;
+}
+
+export interface IamGate {
+  endpoint: string;
+  decisions: GateDecision[];
+  close(): Promise<void>;
+}
+
+export interface GateCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken: string;
+}
+
+export interface IamGateOptions {
+  /** The DynamoDB-compatible endpoint allowed calls go to (dynalite). */
+  upstream: string;
+  /** For the AccessDenied message: arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION. */
+  roleArn: string;
+  sessionName: string;
+  /** The role's identity policies, resolved. */
+  policies: PolicyDocument[];
+  /** Physical table names with their key schemas (for dynamodb:LeadingKeys). */
+  tables: TableKeys[];
+  /** When given, every request's SigV4 signature is verified against them. */
+  credentials?: GateCredentials;
+  env?: DeployedEnvironment;
+}
+
+/** One authorization the request needs: IAM evaluates each. */
+interface Check {
+  action: string;
+  resource: string;
+  leadingKeys?: string[];
+}
+
+/** What @smithy/signature-v4 hands a hash. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+
+type AttributeValue = { S?: string; N?: string; B?: string };
+type Item = Record<string, AttributeValue>;
+
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+const JSON_1_0 = 'application/x-amz-json-1.0';
+const SIGNATURE_MAX_SKEW_MS = 15 * 60_000;
+const DECISION_CACHE_SIZE = 10_000;
+
+export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
+  const env = options.env ?? OFFLINE_ENVIRONMENT;
+  const decisions: GateDecision[] = [];
+  const sessionArn = assumedRoleSessionArn(options.roleArn, options.sessionName, env);
+  const identityPolicies = options.policies.map((policy, index) => ({ name: `policy${index + 1}`, policy }));
+  const upstream = new URL(options.upstream);
+
+  // The policies never change while the gate runs, so a decision holds for the same request shape.
+  const verdicts = new Map<string, Promise<GateDecision>>();
+  const evaluate = (check: Check): Promise<GateDecision> => {
+    const key = JSON.stringify([check.action, check.resource, check.leadingKeys]);
+    let verdict = verdicts.get(key);
+    if (!verdict) {
+      if (verdicts.size >= DECISION_CACHE_SIZE) verdicts.clear();
+      verdict = simulate(check);
+      verdicts.set(key, verdict);
+    }
+    return verdict.then((decision) => ({ ...decision }));
+  };
+
+  const simulate = async (check: Check): Promise<GateDecision> => {
+    const result = await runSimulation(
+      {
+        request: {
+          principal: sessionArn,
+          action: check.action,
+          resource: { resource: check.resource, accountId: env.accountId },
+          contextVariables: check.leadingKeys ? { 'dynamodb:LeadingKeys': check.leadingKeys } : {},
+        },
+        identityPolicies,
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+      },
+      {},
+    );
+    const base = { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}) };
+    if (result.resultType === 'error') return { ...base, allowed: false, reason: `simulation refused the request: ${result.errors.message}` };
+    return result.overallResult === 'Allowed' ? { ...base, allowed: true } : { ...base, allowed: false, reason: result.overallResult };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readBody(req);
+    if (options.credentials) {
+      const refusal = await verifySignature(req, body, options.credentials, env);
+      if (refusal) return answerError(res, refusal.type, refusal.message);
+    }
+    const checks = checksFor(req, body, options.tables, env);
+    for (const check of checks) {
+      const decision = await evaluate(check);
+      decisions.push(decision);
+      if (!decision.allowed) {
+        const because =
+          decision.reason === 'ExplicitlyDenied'
+            ? 'with an explicit deny in an identity-based policy'
+            : `because no identity-based policy allows the ${check.action} action`;
+        return answerError(
+          res,
+          'AccessDeniedException',
+          `User: ${sessionArn} is not authorized to perform: ${check.action} on resource: ${check.resource} ${because}`,
+        );
+      }
+    }
+    forward(req, body, upstream, res);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) answerError(res, 'InternalServerError', `IAM gate failure: ${(error as Error).message}`, 500);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    decisions,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * A role's identity policies as the template gives them, resolved: its inline `Policies`, and every
+ * `AWS::IAM::Policy` / `AWS::IAM::ManagedPolicy` of the template attached to it. AWS managed
+ * policies (ARNs like arn:aws:iam::aws:policy/AWSXRayDaemonWriteAccess) are not evaluated: their
+ * documents are not in the template, and the ones this stack attaches grant no dynamodb action.
+ */
+export function rolePolicies(template: CfnTemplate, resolver: TemplateResolver, roleLogicalId: string): PolicyDocument[] {
+  const role = template.Resources[roleLogicalId];
+  if (role?.Type !== 'AWS::IAM::Role') throw new CloudAssemblyError(`${roleLogicalId} is not an AWS::IAM::Role of the template.`);
+  const roleName = resolver.ref(roleLogicalId);
+  const inline = ((role.Properties?.Policies as { PolicyDocument: unknown }[] | undefined) ?? []).map(
+    (policy) => resolver.resolve(policy.PolicyDocument) as PolicyDocument,
+  );
+  const managedArns = new Set((resolver.resolve(role.Properties?.ManagedPolicyArns ?? []) as string[]) ?? []);
+  const attached = Object.entries(template.Resources)
+    .filter(([logicalId, resource]) => {
+      if (resource.Type !== 'AWS::IAM::Policy' && resource.Type !== 'AWS::IAM::ManagedPolicy') return false;
+      const roles = (resolver.resolve(resource.Properties?.Roles ?? []) as string[]) ?? [];
+      return roles.includes(roleName) || (resource.Type === 'AWS::IAM::ManagedPolicy' && managedArns.has(resolver.ref(logicalId)));
+    })
+    .map(([, resource]) => resolver.resolve(resource.Properties?.PolicyDocument) as PolicyDocument);
+  return [...inline, ...attached];
+}
+
+/** arn:aws:iam::ACCOUNT:role/PATH/NAME -> arn:aws:sts::ACCOUNT:assumed-role/NAME/SESSION */
+export function assumedRoleSessionArn(roleArn: string, sessionName: string, env: DeployedEnvironment): string {
+  const roleName = roleArn.split('/').pop() ?? roleArn;
+  return `arn:${env.partition}:sts::${env.accountId}:assumed-role/${roleName}/${sessionName}`;
+}
+
+// ---- What a request needs authorized -------------------------------------------------------
+
+/** The authorizations a DynamoDB request needs, derived from its target and body. */
+export function checksFor(req: IncomingMessage, body: Buffer, tables: TableKeys[], env: DeployedEnvironment): Check[] {
+  const target = header(req, 'x-amz-target');
+  if (!target?.startsWith(TARGET_PREFIX)) return [];
+  const operation = target.slice(TARGET_PREFIX.length);
+  let input: Record<string, unknown>;
+  try {
+    input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
+  } catch {
+    return []; // DynamoDB (dynalite) answers a SerializationException before any authorization
+  }
+  if (input === null || typeof input !== 'object') return [];
+  const tableArn = (tableName: string) => `arn:${env.partition}:dynamodb:${env.region}:${env.accountId}:table/${tableName}`;
+  const keysOf = (tableName: unknown) => tables.find((table) => table.tableName === tableName);
+  const itemCheck = (action: string, tableName: unknown, key: unknown): Check => {
+    const table = keysOf(tableName);
+    const value = table ? attributeString((key as Item | undefined)?.[table.partitionKey]) : undefined;
+    return { action: `dynamodb:${action}`, resource: tableArn(String(tableName)), ...(value !== undefined ? { leadingKeys: [value] } : {}) };
+  };
+
+  switch (operation) {
+    case 'GetItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [itemCheck(operation, input.TableName, input.Key)];
+    case 'PutItem':
+      return [itemCheck(operation, input.TableName, input.Item)];
+    case 'Query':
+    case 'Scan': {
+      const resource = tableArn(String(input.TableName)) + (input.IndexName ? `/index/${String(input.IndexName)}` : '');
+      const table = keysOf(input.TableName);
+      const leadingKeys =
+        operation === 'Query' && !input.IndexName && table ? queryPartitionKeys(input, table.partitionKey) : [];
+      return [{ action: `dynamodb:${operation}`, resource, ...(leadingKeys.length ? { leadingKeys } : {}) }];
+    }
+    case 'BatchGetItem':
+    case 'BatchWriteItem':
+      return Object.entries((input.RequestItems as Record<string, unknown>) ?? {}).map(([tableName, requests]) => {
+        const items =
+          operation === 'BatchGetItem'
+            ? (((requests as { Keys?: Item[] }).Keys ?? []) as Item[])
+            : ((requests as { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]) ?? []).map(
+                (request) => request.PutRequest?.Item ?? request.DeleteRequest?.Key ?? {},
+              );
+        const table = keysOf(tableName);
+        const values = table ? distinct(items.map((item) => attributeString(item[table.partitionKey]))) : [];
+        return { action: `dynamodb:${operation}`, resource: tableArn(tableName), ...(values.length ? { leadingKeys: values } : {}) };
+      });
+    case 'TransactGetItems':
+    case 'TransactWriteItems': {
+      const actions: Record<string, string> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
+      return ((input.TransactItems as Record<string, { TableName?: string; Key?: Item; Item?: Item }>[]) ?? []).flatMap((entry) =>
+        Object.entries(entry)
+          .filter(([kind]) => kind in actions)
+          .map(([kind, request]) => itemCheck(actions[kind]!, request.TableName, request.Key ?? request.Item)),
+      );
+    }
+    default: {
+      // Table-level and account-level operations (DescribeTable, ListTables, ...): the action on the table, or on *.
+      const resource =
+        typeof input.TableName === 'string' ? tableArn(input.TableName)
+        : typeof input.ResourceArn === 'string' ? input.ResourceArn
+        : '*';
+      return [{ action: `dynamodb:${operation}`, resource }];
+    }
+  }
+}
+
+/** The partition-key values a Query names: `#pk = :pk` (KeyConditionExpression) or legacy KeyConditions EQ. */
+function queryPartitionKeys(input: Record<string, unknown>, partitionKey: string): string[] {
+  const names = (input.ExpressionAttributeNames as Record<string, string> | undefined) ?? {};
+  const values = (input.ExpressionAttributeValues as Item | undefined) ?? {};
+  const found: (string | undefined)[] = [];
+  if (typeof input.KeyConditionExpression === 'string') {
+    const equality = /(#?[\w.-]+)\s*=\s*(:\w+)|(:\w+)\s*=\s*(#?[\w.-]+)/g;
+    for (const match of input.KeyConditionExpression.matchAll(equality)) {
+      const name = match[1] ?? match[4]!;
+      const attribute = name.startsWith('#') ? names[name] : name;
+      if (attribute === partitionKey) found.push(attributeString(values[(match[2] ?? match[3])!]));
+    }
+  }
+  const legacy = (input.KeyConditions as Record<string, { ComparisonOperator?: string; AttributeValueList?: AttributeValue[] }> | undefined)?.[partitionKey];
+  if (legacy?.ComparisonOperator === 'EQ') found.push(attributeString(legacy.AttributeValueList?.[0]));
+  return distinct(found);
+}
+
+/** A key attribute's value as IAM sees it in dynamodb:LeadingKeys. */
+function attributeString(value: AttributeValue | undefined): string | undefined {
+  return value?.S ?? value?.N ?? value?.B;
+}
+
+const distinct = (values: (string | undefined)[]): string[] => [...new Set(values.filter((value) => value !== undefined))];
+
+// ---- SigV4 ---------------------------------------------------------------------------------
+
+interface Refusal {
+  type: string;
+  message: string;
+}
+
+const INVALID_TOKEN = 'The security token included in the request is invalid.';
+const SIGNATURE_MISMATCH =
+  'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/,\s]+)\/([^/,\s]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
+
+/** Verifies a request's SigV4 signature as DynamoDB does; the refusal DynamoDB would give, or undefined. */
+async function verifySignature(
+  req: IncomingMessage,
+  body: Buffer,
+  credentials: GateCredentials,
+  env: DeployedEnvironment,
+): Promise<Refusal | undefined> {
+  const authorization = header(req, 'authorization');
+  if (!authorization) return { type: 'MissingAuthenticationTokenException', message: 'Request is missing Authentication Token' };
+  const parsed = AUTHORIZATION.exec(authorization);
+  if (!parsed) {
+    return { type: 'IncompleteSignatureException', message: `Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters.` };
+  }
+  const [, accessKeyId, scopeDate, scopeRegion, scopeService, signedHeaderList, signature] = parsed as unknown as string[];
+  if (accessKeyId !== credentials.accessKeyId) return { type: 'UnrecognizedClientException', message: INVALID_TOKEN };
+  const token = header(req, 'x-amz-security-token');
+  if (!token || !safeEqual(token, credentials.sessionToken)) return { type: 'UnrecognizedClientException', message: INVALID_TOKEN };
+  if (scopeRegion !== env.region) return { type: 'InvalidSignatureException', message: 'Credential should be scoped to a valid region.' };
+  if (scopeService !== 'dynamodb') return { type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: 'dynamodb'.` };
+  const amzDate = header(req, 'x-amz-date');
+  const signingDate = amzDate ? parseAmzDate(amzDate) : undefined;
+  if (!signingDate) {
+    return { type: 'IncompleteSignatureException', message: `Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.` };
+  }
+  if (Math.abs(Date.now() - signingDate.getTime()) > SIGNATURE_MAX_SKEW_MS) {
+    return { type: 'InvalidSignatureException', message: `Signature expired: ${amzDate} is now earlier or later than 15 minutes from the server's time.` };
+  }
+  const signedNames = signedHeaderList!.split(';');
+  const headers: Record<string, string> = {};
+  for (const name of signedNames) {
+    const value = req.headers[name];
+    if (value === undefined) return { type: 'InvalidSignatureException', message: SIGNATURE_MISMATCH };
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  if (headers['x-amz-content-sha256'] !== undefined && headers['x-amz-content-sha256'] !== bodyHash) {
+    return { type: 'InvalidSignatureException', message: SIGNATURE_MISMATCH };
+  }
+  const url = new URL(req.url ?? '/', 'http://gate');
+  const query: Record<string, string | string[]> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const all = url.searchParams.getAll(key);
+    query[key] = all.length === 1 ? all[0]! : all;
+  }
+  const signer = new SignatureV4({ credentials, region: env.region, service: 'dynamodb', sha256: Sha256, applyChecksum: false });
+  const signed = await signer.sign(
+    { method: req.method ?? 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query, headers, body },
+    { signingDate, signableHeaders: new Set(signedNames) },
+  );
+  const expected = AUTHORIZATION.exec(String(signed.headers.authorization ?? ''));
+  const matches =
+    expected !== null &&
+    expected[2] === scopeDate &&
+    expected[5] === signedHeaderList &&
+    safeEqual(expected[6]!, signature!);
+  return matches ? undefined : { type: 'InvalidSignatureException', message: SIGNATURE_MISMATCH };
+}
+
+/** `20260101T120000Z` -> Date, or undefined when malformed. */
+function parseAmzDate(value: string): Date | undefined {
+  const match = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second] = match.map(Number) as number[];
+  return new Date(Date.UTC(year!, month! - 1, day!, hour!, minute!, second!));
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** SHA-256 (HMAC-SHA-256 with a secret) in the shape @smithy/signature-v4 takes. */
+class Sha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret));
+  }
+  update(data: SourceData): void {
+    this.hash.update(toBuffer(data));
+  }
+  digest(): Promise<Uint8Array> {
+    return Promise.resolve(new Uint8Array(this.hash.digest()));
+  }
+  reset(): void {
+    throw new Error('not resettable');
+  }
+}
+
+function toBuffer(data: SourceData): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return Buffer.from(data);
+}
+
+// ---- HTTP ----------------------------------------------------------------------------------
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** An error answered the way DynamoDB answers it (JSON 1.0, coral type, request id, CRC32). */
+function answerError(res: ServerResponse, type: string, message: string, status = 400): void {
+  const body = Buffer.from(JSON.stringify({ __type: `com.amazon.coral.service#${type}`, Message: message }));
+  res.writeHead(status, {
+    'Content-Type': JSON_1_0,
+    'Content-Length': body.length,
+    'x-amzn-RequestId': requestId(),
+    'x-amz-crc32': String(crc32(body)),
+  });
+  res.end(body);
+}
+
+/** DynamoDB's request ids: 52 uppercase letters and digits. */
+function requestId(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  return Array.from(randomBytes(52), (byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+/** Sends the request, unchanged, to the store and pipes its answer back. */
+function forward(req: IncomingMessage, body: Buffer, upstream: URL, res: ServerResponse): void {
+  const outgoing = httpRequest(
+    { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  outgoing.on('error', (error) => {
+    if (!res.headersSent) answerError(res, 'InternalServerError', `The store is unreachable: ${error.message}`, 500);
+    else res.destroy();
+  });
+  outgoing.end(body);
+}
