@@ -10,7 +10,7 @@ import {
   type CreateTableCommandInput,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../../lib/petStore.ts';
+import { createDynamoClient } from '../../lib/store/dynamo.ts';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import type { TemplateResolver } from './intrinsics.ts';
 

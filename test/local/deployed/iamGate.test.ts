@@ -15,7 +15,7 @@ import { rolePolicies, startIamGate, type GateCredentials, type IamGate } from '
 import { TemplateResolver } from '../../../local/deployed/intrinsics.ts';
 import { createTablesFromTemplate, type TableKeys } from '../../../local/deployed/tables.ts';
 import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { createDocumentClient } from '../../../lib/petStore.ts';
+import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { synthesize, testApp } from '../../infra/synth.ts';
 
 const STACK = 'PetStore-staging';

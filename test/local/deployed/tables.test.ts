@@ -4,7 +4,7 @@ import type { CfnTemplate } from '../../../local/deployed/cloudAssembly.ts';
 import { TemplateResolver } from '../../../local/deployed/intrinsics.ts';
 import { createTablesFromTemplate } from '../../../local/deployed/tables.ts';
 import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { createDynamoClient } from '../../../lib/petStore.ts';
+import { createDynamoClient } from '../../../lib/store/dynamo.ts';
 import { synthesize, testApp } from '../../infra/synth.ts';
 
 let stagingTemplate: CfnTemplate;
