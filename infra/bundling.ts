@@ -40,11 +40,14 @@ export const FUNCTION_NODE_OPTIONS = '';
  *   and SSO clients they use: about 135 kB, 0.4x of the floor) by a provider that reads the
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
- *   throws if it ever were.
+ *   throws if it ever were;
+ * - `node:http`, by the same module loaded with `require`: an ES import of it cost createPet's cold
+ *   import 15-30 ms (see infra/nodeHttpByRequire.ts).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
   '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
+  'node:http': join(PROJECT_ROOT, 'infra', 'nodeHttpByRequire.ts'),
 };
 
 /** The shared settings, in esbuild's own terms. */
