@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_FILE, ESM_REQUIRE_BANNER, PROJECT_ROOT } from '../../infra/bundling.ts';
 import { NO_ENVIRONMENT_CREDENTIALS } from '../../infra/lambdaCredentialProvider.ts';
 import { digestKey } from '../../lib/auth.ts';
@@ -224,7 +224,8 @@ class BundleHost {
 
   /** Ends the process; its stderr, one JSON log line per line. */
   async close(): Promise<Record<string, unknown>[]> {
-    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    const running = this.#child.exitCode === null && this.#child.signalCode === null;
+    const exited = running ? new Promise((resolve) => this.#child.once('exit', resolve)) : Promise.resolve();
     this.#child.stdin.end();
     await exited;
     return this.#stderr
@@ -301,11 +302,9 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
   }
 
   let host: BundleHost | undefined;
-  beforeEach(() => {
-    host = undefined;
-  });
   afterEach(async () => {
     await host?.close();
+    host = undefined;
   });
 
   it('sign every DynamoDB operation the functions use with the credentials in the environment', async () => {
