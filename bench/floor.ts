@@ -1,7 +1,8 @@
 /**
  * The floor for cold start: a handler that only sends one GetCommand through DynamoDBDocumentClient.
- * `npm run bench` and the bundle test build it with the functions' own esbuild options, in the
- * same run, and compare every function with it.
+ * `npm run bench` and the bundle-contents test build it twice in the same run (scripts/bundles.ts):
+ * the usual way, with the SDK as published (the default floor, which the targets are ratios to),
+ * and with the functions' own esbuild options (the Lambda floor), and compare every function with both.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';

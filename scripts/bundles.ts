@@ -1,18 +1,36 @@
 /**
- * Every function bundled in memory exactly as deployed (infra/bundling.ts), beside the floor
- * (bench/floor.ts) built with the same options, with esbuild's metafile: what `npm run bench`
- * measures and what the bundle-contents test asserts on. Derived from lib/routes.ts, so a new
- * route or a new import is picked up without a file list here.
+ * Every function bundled in memory exactly as deployed (infra/bundling.ts), beside two builds of
+ * the floor (bench/floor.ts: one GetCommand through DynamoDBDocumentClient), with esbuild's
+ * metafile: what `npm run bench` measures and what the bundle-contents test asserts on. Derived
+ * from lib/routes.ts, so a new route or a new import is picked up without a file list here.
+ *
+ * - `floor`, the default floor: built the usual way, with the SDK as published (its whole default
+ *   credential chain). The targets are ratios to it.
+ * - `lambdaFloor`: the same handler built with the functions' own options (`lambdaAliases`), so
+ *   what a function adds beyond it is its own code.
  */
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { join } from 'node:path';
 import { PROJECT_ROOT, deployedBundleOptions } from '../infra/bundling.ts';
 import { routes, type OperationName } from '../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'bench/floor.ts';
 
+/** The issue's targets for every function, as ratios to the default floor's figures. */
+export const TARGETS = { bytes: 0.7, importMedian: 0.75 } as const;
+
+export type FloorName = 'floor' | 'lambdaFloor';
+
+export const FLOOR_LABELS: Record<FloorName, string> = {
+  floor: 'default floor (the SDK as published)',
+  lambdaFloor: 'Lambda floor (built as the functions are)',
+};
+
+/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases`. */
+export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {} });
+
 export interface BuiltBundle {
-  name: OperationName | 'floor';
+  name: OperationName | FloorName;
   entry: string;
   code: Uint8Array;
   bytes: number;
@@ -20,9 +38,9 @@ export interface BuiltBundle {
   inputs: Record<string, number>;
 }
 
-export async function buildBundle(name: BuiltBundle['name'], entry: string): Promise<BuiltBundle> {
+export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
   const result = await build({
-    ...deployedBundleOptions(),
+    ...options,
     entryPoints: [join(PROJECT_ROOT, entry)],
     outfile: join(PROJECT_ROOT, 'dist', name, 'index.mjs'),
     write: false,
@@ -36,13 +54,14 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string): Pro
   return { name, entry, code: output.contents, bytes: output.contents.length, inputs };
 }
 
-/** The floor first, then one bundle per route. */
-export async function buildAllBundles(): Promise<{ floor: BuiltBundle; functions: BuiltBundle[] }> {
-  const [floor, ...functions] = await Promise.all([
-    buildBundle('floor', FLOOR_ENTRY),
+/** Both floors, then one bundle per route. */
+export async function buildAllBundles(): Promise<{ floor: BuiltBundle; lambdaFloor: BuiltBundle; functions: BuiltBundle[] }> {
+  const [floor, lambdaFloor, ...functions] = await Promise.all([
+    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions()),
+    buildBundle('lambdaFloor', FLOOR_ENTRY),
     ...routes.map((route) => buildBundle(route.operation, route.entry)),
   ]);
-  return { floor: floor!, functions };
+  return { floor: floor!, lambdaFloor: lambdaFloor!, functions };
 }
 
 /** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */
