@@ -5,7 +5,7 @@
  * One line per check, then a summary; exits 1 when any check fails.
  */
 import { parseArgs } from 'node:util';
-import { petStoreClient, PetStoreError, type Pet } from '../client/petStoreClient.ts';
+import { petStoreClient, PetStoreError, type Pet } from '../client/src/index.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
 const USAGE = 'Usage: npm run smoke -- --base <https://…/v1> --key <API key>';
@@ -71,13 +71,13 @@ export async function runSmoke(
   });
   await check('401 without a key', async () => {
     const error = await errorOf(anonymous.listPets());
-    expect(error.status === 401 && error.body.code === 'UNAUTHORIZED', error.message);
+    expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
     expect(error.headers.get('www-authenticate')?.startsWith('Bearer') === true, 'no WWW-Authenticate: Bearer');
     return '';
   });
   await check('404 for an unknown id', async () => {
     const error = await errorOf(client.getPet(UNKNOWN_ID));
-    expect(error.status === 404 && error.body.code === 'NOT_FOUND', error.message);
+    expect(error.status === 404 && error.code === 'NOT_FOUND', error.message);
     return '';
   });
   await check('getPet carries Deprecation, Sunset and its successor', async () => {
@@ -89,9 +89,10 @@ export async function runSmoke(
   });
   await check('a 400 has the Error shape', async () => {
     const error = await errorOf(client.listPets({ limit: 0 }));
-    const keys = Object.keys(error.body).sort().join(',');
-    expect(error.status === 400 && error.body.status === 400 && error.body.code === 'VALIDATION_FAILED', error.message);
-    expect(keys === 'code,message,status' && typeof error.body.message === 'string', `body ${JSON.stringify(error.body)}`);
+    const body: Partial<NonNullable<PetStoreError['body']>> = error.body ?? {};
+    const keys = Object.keys(body).sort().join(',');
+    expect(error.status === 400 && body.status === 400 && error.code === 'VALIDATION_FAILED', error.message);
+    expect(keys === 'code,message,status' && typeof body.message === 'string', `body ${JSON.stringify(body)}`);
     return '';
   });
 

@@ -1,7 +1,7 @@
 /** `npm run smoke` against the local API (in memory): every check passes, and failures are told and counted. */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { petStoreClient, PetStoreError } from '../../client/petStoreClient.ts';
+import { petStoreClient, PetStoreError } from '../../client/src/index.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { runSmoke } from '../../scripts/smoke.ts';

@@ -701,3 +701,5 @@ export interface operations {
         };
     };
 }
+/** The path every base URL of the API ends in. */
+export const BASE_PATH = "/v1";
