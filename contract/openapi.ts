@@ -102,22 +102,50 @@ function componentParameters(): Json {
   };
 }
 
-function componentHeaders(): Json {
-  return Object.fromEntries(
-    Object.entries(HEADERS).map(([name, header]) => [
-      name,
-      { description: header.description, schema: { type: 'string', ...(header.example ? { examples: [header.example] } : {}) } },
-    ]),
-  );
+/**
+ * The response headers of the document, as components. OpenAPI 3.1 ignores every sibling of a `$ref`
+ * but `summary` and `description`, so `{"$ref": …, "required": true}` would state nothing: a header
+ * present only sometimes gets its own component, `<Name>.optional`, and `<Name>` is the required one.
+ * Only the variants some response uses are emitted (an unused component is a linter warning).
+ */
+class HeaderComponents {
+  private readonly used = new Map<string, OptionalHeader>();
+
+  /** The references of a response's headers, or undefined when it has none. */
+  refs(headers: readonly OptionalHeader[]): Json | undefined {
+    if (headers.length === 0) return undefined;
+    return Object.fromEntries(
+      dedupe(headers).map((header) => {
+        const name = componentName(header);
+        this.used.set(name, header);
+        return [header.name, ref('headers', name)];
+      }),
+    );
+  }
+
+  components(): Json {
+    const order = Object.keys(HEADERS);
+    const entries = [...this.used].sort(
+      ([, a], [, b]) => order.indexOf(a.name) - order.indexOf(b.name) || Number(b.required) - Number(a.required),
+    );
+    return Object.fromEntries(entries.map(([name, header]) => [name, headerObject(header)]));
+  }
 }
 
-const headerRefs = (headers: readonly OptionalHeader[]): Json | undefined =>
-  headers.length === 0
-    ? undefined
-    : Object.fromEntries(headers.map(({ name, required }) => [name, required ? { ...ref('headers', name), required: true } : ref('headers', name)]));
+const componentName = ({ name, required }: OptionalHeader): string => (required ? name : `${name}.optional`);
+
+/** A Header Object: the description and example of HEADERS, `required` where it always comes. */
+function headerObject({ name, required }: OptionalHeader): Json {
+  const { description, example } = HEADERS[name];
+  return {
+    description,
+    ...(required ? { required: true } : {}),
+    schema: { type: 'string', ...(example ? { examples: [example] } : {}) },
+  };
+}
 
 /** Error responses of an operation, one per status, each narrowing the Error schema to its codes. */
-function errorResponses(route: Route): Record<string, Json> {
+function errorResponses(route: Route, headerComponents: HeaderComponents): Record<string, Json> {
   const contract = OPERATIONS[route.operation];
   const own = [...contract.errors, ...PIPELINE_ERRORS];
   const codes = [...new Set([...own, ...GATEWAY_ERRORS])];
@@ -131,9 +159,10 @@ function errorResponses(route: Route): Record<string, Json> {
       ...statusCodes.flatMap((code) => (ERROR_HEADERS[code] ?? []).map((name) => ({ name, required: true }))),
       ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction })),
     ];
+    const headerRefs = headerComponents.refs(headers);
     responses[String(status)] = {
       description: statusCodes.map((code) => `\`${code}\``).join(', ') + (fromFunction ? '' : ' (answered by API Gateway)'),
-      ...(headerRefs(dedupe(headers)) ? { headers: headerRefs(dedupe(headers)) } : {}),
+      ...(headerRefs ? { headers: headerRefs } : {}),
       content: { 'application/json': { schema: errorSchema(statusCodes, status) } },
     };
   }
@@ -153,7 +182,7 @@ function dedupe(headers: readonly OptionalHeader[]): OptionalHeader[] {
   return [...seen.values()];
 }
 
-function operation(route: Route): Json {
+function operation(route: Route, headerComponents: HeaderComponents): Json {
   const contract = OPERATIONS[route.operation];
   const success = contract.success;
   const successHeaders = [
@@ -162,6 +191,7 @@ function operation(route: Route): Json {
   ];
   const body = route.operation === 'listPets' ? { type: 'array', items: ref('schemas', 'Pet') } : ref('schemas', 'Pet');
   const deprecation = route.deprecated;
+  const successHeaderRefs = headerComponents.refs(successHeaders);
   return {
     operationId: route.operation,
     summary: route.summary,
@@ -181,10 +211,10 @@ function operation(route: Route): Json {
     responses: {
       [String(success.status)]: {
         description: success.description,
-        ...(headerRefs(dedupe(successHeaders)) ? { headers: headerRefs(dedupe(successHeaders)) } : {}),
+        ...(successHeaderRefs ? { headers: successHeaderRefs } : {}),
         content: { 'application/json': { schema: body } },
       },
-      ...errorResponses(route),
+      ...errorResponses(route, headerComponents),
     },
   };
 }
@@ -206,10 +236,38 @@ function servers(): Json[] {
   }));
 }
 
+/**
+ * What a request that matches no operation is answered, by status (the local API and API Gateway's
+ * mocks, before authentication). OpenAPI has no place for these, so they live in an extension of the
+ * document, which the tests read; headers inline, as nothing else uses `Allow`.
+ */
+function unroutedResponses(): Json {
+  const inline = (header: OptionalHeader) => headerObject(header);
+  return {
+    '404': {
+      description: '`NOT_FOUND`: no resource at this path.',
+      headers: { 'X-Request-Id': inline({ name: 'X-Request-Id', required: false }) },
+      content: { 'application/json': { schema: errorSchema(['NOT_FOUND'], errorStatuses.NOT_FOUND) } },
+    },
+    '405': {
+      description: '`METHOD_NOT_ALLOWED`: the path exists, the method does not.',
+      headers: {
+        Allow: inline({ name: 'Allow', required: true }),
+        'X-Request-Id': inline({ name: 'X-Request-Id', required: false }),
+      },
+      content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
+    },
+  };
+}
+
+/** Where the document keeps unroutedResponses(). */
+export const UNROUTED_RESPONSES = 'x-unrouted-responses';
+
 export function openApiDocument(): Json {
+  const headerComponents = new HeaderComponents();
   const paths: Record<string, Json> = {};
   for (const route of routes) {
-    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route, headerComponents) };
   }
   return {
     openapi: '3.1.1',
@@ -219,30 +277,19 @@ export function openApiDocument(): Json {
       description:
         'The inventory of a pet store\'s animals. Every request needs `Authorization: Bearer <API_KEY>`; every answer ' +
         'is `application/json`, errors in the `Error` shape. A path that does not exist answers 404 `NOT_FOUND`; a ' +
-        'known path with another method answers 405 `METHOD_NOT_ALLOWED` with `Allow` (see components/responses).',
+        `known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with \`Allow\` (see \`${UNROUTED_RESPONSES}\`).`,
     },
     servers: servers(),
     security: [{ bearer: [] }],
     tags: [{ name: 'pets', description: 'The animals of the store.' }],
-    paths: Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, item])),
+    paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key issued with `npm run keys`.' } },
       schemas: componentSchemas(),
       parameters: componentParameters(),
-      headers: componentHeaders(),
-      responses: {
-        NotFound: {
-          description: '`NOT_FOUND`: no resource at this path.',
-          headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
-          content: { 'application/json': { schema: errorSchema(['NOT_FOUND'], errorStatuses.NOT_FOUND) } },
-        },
-        MethodNotAllowed: {
-          description: '`METHOD_NOT_ALLOWED`: the path exists, the method does not.',
-          headers: { Allow: { ...ref('headers', 'Allow'), required: true }, 'X-Request-Id': ref('headers', 'X-Request-Id') },
-          content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
-        },
-      },
+      headers: headerComponents.components(),
     },
+    [UNROUTED_RESPONSES]: unroutedResponses(),
   };
 }
 

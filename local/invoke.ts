@@ -13,6 +13,12 @@ import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from './proxyEvent.ts';
 
+/**
+ * The address an event without `requestContext.domainName` is given, as API Gateway always gives one:
+ * the local API's (`npm start`, port PORT or 3000), so every `Link` the handlers build is absolute.
+ */
+export const localDomainName = (env: NodeJS.ProcessEnv = process.env): string => `127.0.0.1:${env.PORT || 3000}`;
+
 /** The key the sample events in events/ carry; trusted only when PETSTORE_API_KEYS is unset. */
 export const SAMPLE_EVENT_API_KEY = 'local-sample-key';
 
@@ -29,6 +35,7 @@ export async function invoke(argv: string[]): Promise<unknown> {
     if (!name || value === undefined) throw new UsageError(`--path takes name=value, not ${assignment}`);
     event.pathParameters = { ...event.pathParameters, [name]: value };
   }
+  event.requestContext = { ...event.requestContext, domainName: event.requestContext?.domainName || localDomainName() };
 
   // As `sam local invoke` does: the function's log on stderr, its result alone on stdout.
   setRequestLogWriter((line) => console.error(line));

@@ -1,106 +1,183 @@
 /**
- * `npm run smoke -- --base <url> --key <key>`: the check to run after a deploy, through the typed
- * client. Creates a smoke pet, reads it back, finds it by paging its status to the end, and checks
- * 401 without a key, 404 for an unknown id, getPet's deprecation headers and the Error shape of a 400.
- * One line per check, then a summary; exits 1 when any check fails.
+ * `npm run smoke -- --base <url ending in /v1> --key <key> [--read-only]`: the check to run after a
+ * deploy, through the typed client (which retries transient answers within `--retry-budget`).
+ *
+ * - `--read-only` creates nothing: 401 without a key, 404 for an unknown id, the Error shape of a 400,
+ *   paging over the pets already stored, an absolute `Link: rel="next"`, and getPet's deprecation
+ *   headers on a listed pet (skipped, and said so, when the store holds too few pets).
+ * - without it, it first creates a pet named `smoke-test <date>` (status `pending`; the API deletes
+ *   nothing, so it stays), prints its id, reads it back and finds it by paging its status to the end.
+ *
+ * One line per check (`ok`, `FAIL`, `skip`), then a summary; exit 1 when any check fails, 2 for bad arguments.
  */
 import { parseArgs } from 'node:util';
-import { petStoreClient, PetStoreError, type Pet } from '../client/petStoreClient.ts';
+import { BASE_PATH, describeFetchFailure, petStoreClient, PetStoreError, PetStoreNetworkError, type Pet } from '../client/src/index.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
-const USAGE = 'Usage: npm run smoke -- --base <https://…/v1> --key <API key>';
+const USAGE = `Usage: npm run smoke -- --base <https://…${BASE_PATH}> --key <API key> [--read-only] [--retry-budget <ms>]`;
 /** Smoke pets stay in the store (the API deletes nothing): their name says what they are. */
 export const SMOKE_NAME_PREFIX = 'smoke-test';
 /** An id no pet has: the largest the API accepts (ids are about 2^42 today). */
 const UNKNOWN_ID = Number.MAX_SAFE_INTEGER;
+/** How long each request may keep retrying transient answers (503, 429, no answer). */
+export const SMOKE_RETRY_BUDGET_MS = 5_000;
+/** Read-only paging: pages this small show paging on a store of a few pets; this many of them at most. */
+const PAGE_LIMIT = 2;
+const MAX_PAGES = 5;
+
+export interface SmokeOptions {
+  readOnly?: boolean;
+  retryBudgetMs?: number;
+  print?: (line: string) => void;
+  fetch?: (request: Request) => Promise<Response>;
+}
 
 export interface SmokeResult {
   passed: number;
   failed: number;
+  skipped: number;
+  /** The id of the pet a creating run stored. */
+  createdId?: number;
 }
 
-export async function runSmoke(
-  base: string,
-  key: string,
-  print: (line: string) => void = console.log,
-  fetch?: (request: Request) => Promise<Response>,
-): Promise<SmokeResult> {
-  const client = petStoreClient({ baseUrl: base, apiKey: key, ...(fetch ? { fetch } : {}) });
-  const anonymous = petStoreClient({ baseUrl: base, ...(fetch ? { fetch } : {}) });
-  const result: SmokeResult = { passed: 0, failed: 0 };
+/** A check that cannot be made here, and says why: counted apart, never as passed. */
+class Skipped extends Error {}
+
+export async function runSmoke(base: string, key: string, options: SmokeOptions = {}): Promise<SmokeResult> {
+  const print = options.print ?? console.log;
+  const shared = { baseUrl: base, retry: { budgetMs: options.retryBudgetMs ?? SMOKE_RETRY_BUDGET_MS }, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const client = petStoreClient({ ...shared, apiKey: key });
+  const anonymous = petStoreClient(shared);
+  const result: SmokeResult = { passed: 0, failed: 0, skipped: 0 };
   let created: Pet | undefined;
+  let listed: Pet | undefined;
+  let listedAll = false;
+  /** Once the API did not answer at all (after the client's retries), the checks after it are not run. */
+  let unreachable: string | undefined;
 
   const check = async (name: string, run: () => Promise<string>): Promise<void> => {
+    if (unreachable) {
+      result.failed++;
+      return print(`FAIL  ${name}: not run, the API did not answer (${unreachable})`);
+    }
     try {
       const detail = await run();
       result.passed++;
       print(`ok    ${name}${detail ? `: ${detail}` : ''}`);
     } catch (error) {
+      if (error instanceof Skipped) {
+        result.skipped++;
+        return print(`skip  ${name}: ${error.message}`);
+      }
+      if (error instanceof PetStoreNetworkError) unreachable = error.message;
       result.failed++;
       print(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  const needPet = (): Pet => {
-    if (!created) throw new Error('skipped: no pet was created');
-    return created;
-  };
 
-  await check('createPet answers 201 with the pet and its Location', async () => {
-    const name = `${SMOKE_NAME_PREFIX} ${new Date().toISOString()}`;
-    const { pet, location } = await client.createPet({ name, categoryId: 1, status: 'pending' });
-    expect(pet.name === name && pet.status === 'pending', `unexpected pet ${JSON.stringify(pet)}`);
-    expect(location?.endsWith(`/pets/${pet.id}`) === true, `Location is ${location}`);
-    created = pet;
-    return `id ${pet.id}`;
-  });
-  await check('getPet reads it back', async () => {
-    const { pet } = await client.getPet(needPet().id);
-    expect(JSON.stringify(pet) === JSON.stringify(needPet()), `got ${JSON.stringify(pet)}`);
-    return '';
-  });
-  await check('listPets finds it by paging status=pending to the end', async () => {
-    const pet = needPet();
-    let seen = 0;
-    let found = false;
-    for await (const listed of client.allPets({ status: 'pending', limit: 100 })) {
-      seen++;
-      if (listed.id === pet.id) found = true;
-    }
-    expect(found, `not among ${seen} pending pets`);
-    return `among ${seen} pending pets`;
-  });
+  if (!options.readOnly) {
+    await check('createPet answers 201 with the pet and its Location', async () => {
+      const name = `${SMOKE_NAME_PREFIX} ${new Date().toISOString()}`;
+      const { pet, location } = await client.createPet({ name, categoryId: 1, status: 'pending' });
+      created = pet;
+      result.createdId = pet.id;
+      expect(pet.name === name && pet.status === 'pending', `unexpected pet ${JSON.stringify(pet)}`);
+      expect(location?.endsWith(`/pets/${pet.id}`) === true, `Location is ${location}`);
+      return `created pet ${pet.id} ("${name}"; it stays: the API deletes nothing)`;
+    });
+    await check('getPet reads it back', async () => {
+      const pet = need(created, 'no pet was created');
+      const { pet: read } = await client.getPet(pet.id);
+      expect(JSON.stringify(read) === JSON.stringify(pet), `got ${JSON.stringify(read)}`);
+      return '';
+    });
+    await check('listPets finds it by paging status=pending to the end', async () => {
+      const pet = need(created, 'no pet was created');
+      let seen = 0;
+      let found = false;
+      for await (const each of client.allPets({ status: 'pending', limit: 100 })) {
+        seen++;
+        if (each.id === pet.id) found = true;
+      }
+      expect(found, `not among ${seen} pending pets`);
+      return `among ${seen} pending pets`;
+    });
+  }
   await check('401 without a key', async () => {
-    const error = await errorOf(anonymous.listPets());
-    expect(error.status === 401 && error.body.code === 'UNAUTHORIZED', error.message);
+    const error = await errorOf(anonymous.listPets({ limit: 1 }));
+    expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
     expect(error.headers.get('www-authenticate')?.startsWith('Bearer') === true, 'no WWW-Authenticate: Bearer');
     return '';
   });
   await check('404 for an unknown id', async () => {
     const error = await errorOf(client.getPet(UNKNOWN_ID));
-    expect(error.status === 404 && error.body.code === 'NOT_FOUND', error.message);
+    expect(error.status === 404 && error.code === 'NOT_FOUND', error.message);
     return '';
-  });
-  await check('getPet carries Deprecation, Sunset and its successor', async () => {
-    const { deprecation } = await client.getPet(needPet().id);
-    expect(/^@\d+$/.test(deprecation.deprecation ?? ''), `Deprecation is ${deprecation.deprecation}`);
-    expect(!Number.isNaN(Date.parse(deprecation.sunset ?? '')), `Sunset is ${deprecation.sunset}`);
-    expect(/rel="successor-version"/.test(deprecation.link ?? ''), `Link is ${deprecation.link}`);
-    return `Sunset ${deprecation.sunset}`;
   });
   await check('a 400 has the Error shape', async () => {
     const error = await errorOf(client.listPets({ limit: 0 }));
-    const keys = Object.keys(error.body).sort().join(',');
-    expect(error.status === 400 && error.body.status === 400 && error.body.code === 'VALIDATION_FAILED', error.message);
-    expect(keys === 'code,message,status' && typeof error.body.message === 'string', `body ${JSON.stringify(error.body)}`);
+    const body = need(error.body, `no Error body: ${error.message}`);
+    expect(error.status === 400 && body.status === 400 && body.code === 'VALIDATION_FAILED', error.message);
+    const keys = Object.keys(body).sort().join(',');
+    expect(keys === 'code,message,status' && typeof body.message === 'string', `body ${JSON.stringify(body)}`);
     return '';
   });
+  await check(`listPets pages through the stored pets (pages of ${PAGE_LIMIT}, at most ${MAX_PAGES})`, async () => {
+    const seen = new Set<number>();
+    let page = await client.listPets({ limit: PAGE_LIMIT });
+    let pages = 1;
+    for (;;) {
+      expect(page.pets.length <= PAGE_LIMIT, `a page of ${page.pets.length} pets for limit ${PAGE_LIMIT}`);
+      for (const pet of page.pets) {
+        expect(!seen.has(pet.id), `pet ${pet.id} listed twice`);
+        seen.add(pet.id);
+      }
+      listed ??= page.pets[0];
+      if (!page.next || pages === MAX_PAGES) break;
+      expect(page.pets.length === PAGE_LIMIT, `a page before the last holds ${page.pets.length} pets, not ${PAGE_LIMIT}`);
+      page = await client.followNext(page.next);
+      pages++;
+    }
+    listedAll = true;
+    return `${seen.size} pets over ${pages} page${pages === 1 ? '' : 's'}${page.next ? ', more remain' : ', to the last page'}`;
+  });
+  await check('Link rel="next" is an absolute URL of listPets', async () => {
+    // The raw answer: the client resolves a relative link itself, so only the header shows what the API sent.
+    const { error, response } = await client.api.GET('/pets', { params: { query: { limit: 1 } } }).catch((failure: unknown) => {
+      throw new Error(describeFetchFailure(failure));
+    });
+    if (!response.ok) throw new PetStoreError(response.status, error, response.headers);
+    const link = response.headers.get('link');
+    if (!link) throw new Skipped('the store holds fewer than 2 pets, so there is no next page');
+    const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link)?.[1];
+    const url = URL.canParse(next ?? '') ? new URL(next as string) : undefined;
+    expect(url !== undefined && /^https?:$/.test(url.protocol), `not absolute: Link: ${link}`);
+    expect(url.pathname.endsWith(`${BASE_PATH}/pets`) && url.searchParams.has('cursor'), `not a listPets page: ${next}`);
+    return url.origin + url.pathname;
+  });
+  await check('getPet carries Deprecation, Sunset and its successor', async () => {
+    const pet = created ?? listed;
+    if (!pet && !listedAll) throw new Error('not run: listing the stored pets failed');
+    if (!pet) throw new Skipped('the store holds no pets to read');
+    const { deprecation } = await client.getPet(pet.id);
+    expect(/^@\d+$/.test(deprecation.deprecation ?? ''), `Deprecation is ${deprecation.deprecation}`);
+    expect(!Number.isNaN(Date.parse(deprecation.sunset ?? '')), `Sunset is ${deprecation.sunset}`);
+    expect(/rel="successor-version"/.test(deprecation.link ?? ''), `Link is ${deprecation.link}`);
+    return `pet ${pet.id}, Sunset ${deprecation.sunset}`;
+  });
 
-  print(`smoke ${base}: ${result.passed} passed, ${result.failed} failed`);
+  const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
+  print(`smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`);
   return result;
 }
 
 function expect(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(message);
+}
+
+function need<T>(value: T | undefined, why: string): T {
+  if (value === undefined) throw new Error(`not run: ${why}`);
+  return value;
 }
 
 async function errorOf(call: Promise<unknown>): Promise<PetStoreError> {
@@ -113,20 +190,43 @@ async function errorOf(call: Promise<unknown>): Promise<PetStoreError> {
   throw new Error('expected an Error answer, got a success');
 }
 
+/** Why `base` cannot be a stage's base URL, or undefined when it can. */
+export function baseProblem(base: string): string | undefined {
+  const url = URL.canParse(base) ? new URL(base) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol)) return `--base must be an http(s) URL, not ${base}`;
+  if (url.search || url.hash || !url.pathname.replace(/\/$/, '').endsWith(BASE_PATH)) {
+    return `--base must end in ${BASE_PATH}, the stage's base URL (the stack's ApiUrl output, e.g. https://<id>.execute-api.<region>.amazonaws.com${BASE_PATH}), not ${base}`;
+  }
+  return undefined;
+}
+
+function usageError(message: string): never {
+  console.error(`${message}\n${USAGE}`);
+  process.exit(2);
+}
+
 async function main(): Promise<void> {
-  let values: { base?: string; key?: string; help?: boolean };
+  let values: { base?: string; key?: string; 'read-only'?: boolean; 'retry-budget'?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({ options: { base: { type: 'string' }, key: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({
+      options: {
+        base: { type: 'string' },
+        key: { type: 'string' },
+        'read-only': { type: 'boolean' },
+        'retry-budget': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
   } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    process.exit(2);
+    usageError((error as Error).message);
   }
   if (values.help) return console.log(USAGE);
-  if (!values.base || !values.key) {
-    console.error(USAGE);
-    process.exit(2);
-  }
-  const { failed } = await runSmoke(values.base, values.key);
+  if (!values.base || !values.key) usageError('--base and --key are required');
+  const problem = baseProblem(values.base);
+  if (problem) usageError(problem);
+  const budget = values['retry-budget'] === undefined ? SMOKE_RETRY_BUDGET_MS : Number(values['retry-budget']);
+  if (!Number.isInteger(budget) || budget <= 0) usageError(`--retry-budget takes a whole number of milliseconds, not ${values['retry-budget']}`);
+  const { failed } = await runSmoke(values.base, values.key, { readOnly: values['read-only'] === true, retryBudgetMs: budget });
   process.exitCode = failed === 0 ? 0 : 1;
 }
 

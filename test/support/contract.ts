@@ -6,18 +6,33 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { OPENAPI_FILE } from '../../contract/files.ts';
+import { UNROUTED_RESPONSES } from '../../contract/openapi.ts';
 import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
 
+interface HeaderObject {
+  required?: boolean;
+}
 interface ResponseObject {
-  headers?: Record<string, { required?: boolean }>;
+  /** Inline Header Objects or references to components/headers (which say themselves whether they are required). */
+  headers?: Record<string, HeaderObject | { $ref: string }>;
   content?: Record<string, unknown>;
 }
 type Operation = { responses: Record<string, ResponseObject> };
 
 export const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as {
   paths: Record<string, Record<string, Operation>>;
-  components: { responses: Record<string, ResponseObject> };
+  components: { headers: Record<string, HeaderObject> };
+  [UNROUTED_RESPONSES]: Record<string, ResponseObject>;
 };
+
+/** A response's header as the document means it: a reference is the component it names (its siblings count for nothing). */
+export function headerOf(header: HeaderObject | { $ref: string }): HeaderObject {
+  if (!('$ref' in header)) return header;
+  const name = /^#\/components\/headers\/(.+)$/.exec(header.$ref)?.[1];
+  const component = name === undefined ? undefined : document.components.headers[name];
+  if (!component) throw new Error(`openapi.json refers to a header it does not define: ${header.$ref}`);
+  return component;
+}
 
 const DOCUMENT_ID = 'https://petstore.local/openapi.json';
 // strict: false because an OpenAPI document is more than a schema (paths, components...).
@@ -46,7 +61,7 @@ export interface ReceivedResponse {
 
 /**
  * Checks `response` to `method` on `resourcePath` (a path template of the document, e.g. `/pets/{petId}`),
- * or, with no resource path, against the document's NotFound/MethodNotAllowed answers.
+ * or, with no resource path, against the document's answers to requests no operation matches.
  */
 export function assertDocumented(method: string, resourcePath: string | undefined, response: ReceivedResponse): void {
   const where = `${method} ${resourcePath ?? '(no route)'} -> ${response.status}`;
@@ -57,13 +72,12 @@ export function assertDocumented(method: string, resourcePath: string | undefine
     declared = operation.responses[String(response.status)];
     base = pointer('paths', resourcePath, method.toLowerCase(), 'responses', String(response.status));
   } else {
-    const name = response.status === 405 ? 'MethodNotAllowed' : 'NotFound';
-    declared = response.status === 404 || response.status === 405 ? document.components.responses[name] : undefined;
-    base = pointer('components', 'responses', name);
+    declared = document[UNROUTED_RESPONSES][String(response.status)];
+    base = pointer(UNROUTED_RESPONSES, String(response.status));
   }
   if (!declared) throw new Error(`openapi.json declares no ${response.status} for ${where}: ${JSON.stringify(response.body)}`);
   for (const [name, header] of Object.entries(declared.headers ?? {})) {
-    if (header.required && response.headers[name.toLowerCase()] === undefined) {
+    if (headerOf(header).required && response.headers[name.toLowerCase()] === undefined) {
       throw new Error(`${where}: the required header ${name} is missing`);
     }
   }

@@ -80,39 +80,7 @@ export interface components {
             requestId?: string;
         };
     };
-    responses: {
-        /** @description `NOT_FOUND`: no resource at this path. */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @constant */
-                    code?: "NOT_FOUND";
-                    /** @constant */
-                    status?: 404;
-                };
-            };
-        };
-        /** @description `METHOD_NOT_ALLOWED`: the path exists, the method does not. */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @constant */
-                    code?: "METHOD_NOT_ALLOWED";
-                    /** @constant */
-                    status?: 405;
-                };
-            };
-        };
-    };
+    responses: never;
     parameters: {
         /** @description Pets per page. */
         limit: number;
@@ -131,20 +99,26 @@ export interface components {
         Location: string;
         /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it. */
         Link: string;
+        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it. */
+        "Link.optional": string;
         /** @description RFC 9745: when the operation became deprecated (`@` Unix seconds). */
         Deprecation: string;
+        /** @description RFC 9745: when the operation became deprecated (`@` Unix seconds). */
+        "Deprecation.optional": string;
         /** @description RFC 8594: from this date on the operation answers 410 GONE. */
         Sunset: string;
+        /** @description RFC 8594: from this date on the operation answers 410 GONE. */
+        "Sunset.optional": string;
         /** @description The bearer challenge; `error="invalid_token"` when a token was sent but refused. */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": string;
-        /** @description The methods the path allows. */
-        Allow: string;
         /** @description The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead. */
         "X-Request-Id": string;
+        /** @description The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead. */
+        "X-Request-Id.optional": string;
         /** @description Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created. */
-        "Idempotent-Replayed": string;
+        "Idempotent-Replayed.optional": string;
     };
     pathItems: never;
 }
@@ -169,7 +143,7 @@ export interface operations {
             /** @description A page of pets. */
             200: {
                 headers: {
-                    Link: components["headers"]["Link"];
+                    Link: components["headers"]["Link.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -211,7 +185,7 @@ export interface operations {
             /** @description `FORBIDDEN` (answered by API Gateway) */
             403: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -227,7 +201,7 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -257,7 +231,7 @@ export interface operations {
             /** @description `BAD_GATEWAY` (answered by API Gateway) */
             502: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -288,7 +262,7 @@ export interface operations {
             /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
             504: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -322,7 +296,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -364,7 +338,7 @@ export interface operations {
             /** @description `FORBIDDEN` (answered by API Gateway) */
             403: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -441,7 +415,7 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -471,7 +445,7 @@ export interface operations {
             /** @description `BAD_GATEWAY` (answered by API Gateway) */
             502: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -502,7 +476,7 @@ export interface operations {
             /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
             504: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -581,10 +555,10 @@ export interface operations {
             /** @description `FORBIDDEN` (answered by API Gateway) */
             403: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -636,10 +610,10 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -672,10 +646,10 @@ export interface operations {
             /** @description `BAD_GATEWAY` (answered by API Gateway) */
             502: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -709,10 +683,10 @@ export interface operations {
             /** @description `GATEWAY_TIMEOUT` (answered by API Gateway) */
             504: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -727,3 +701,5 @@ export interface operations {
         };
     };
 }
+/** The path every base URL of the API ends in. */
+export const BASE_PATH = "/v1";
