@@ -1,0 +1,198 @@
+/**
+ * A synthesized stage, run offline exactly as deployed (`npm run start:deployed`): the API from the
+ * template (./restApi.ts), each function from its own cdk.out asset in its own Node 22 process
+ * (./lambdaHost.ts), each function's DynamoDB calls through a gate that enforces its IAM role from
+ * the template (./iamGate.ts), and the tables from the template's own definitions (./tables.ts), on
+ * an in-memory dynalite. Nothing here reads lib/'s definitions of routes, tables or grants: what runs
+ * is what CloudFormation would create, so a drift between the two shows.
+ */
+import { randomBytes } from 'node:crypto';
+import { startEmbeddedStore, type EmbeddedStore } from '../store.ts';
+import { readStack, type CfnResource, type CfnTemplate, type StackArtifact } from './cloudAssembly.ts';
+import { rolePolicies, startIamGate, type IamGate } from './iamGate.ts';
+import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
+import { LambdaFunctionHost } from './lambdaHost.ts';
+import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
+import { createTablesFromTemplate, type TableKeys } from './tables.ts';
+
+export interface DeployedApiOptions {
+  /** The stack to run, e.g. `PetStore-staging`. */
+  stackName: string;
+  /** The cloud assembly (`cdk.out`), synthesized with bundled assets. */
+  outdir: string;
+  port?: number;
+  /** A changed copy of the stack's template (tests remove a grant from one). */
+  template?: CfnTemplate;
+  /** Values of template parameters that have no default, as `cdk deploy --parameters` gives them. */
+  parameters?: Record<string, string>;
+  /** Where the functions' log lines go (default: stderr). */
+  log?: (line: string) => void;
+  /**
+   * What the gates forward to, given the store's endpoint (tests put a fault proxy between them).
+   * Default: the store itself.
+   */
+  storeFront?: (storeEndpoint: string) => Promise<string>;
+}
+
+export interface DeployedFunction {
+  logicalId: string;
+  functionName: string;
+  gate: IamGate;
+  host: LambdaFunctionHost;
+}
+
+export interface DeployedApi {
+  /** The stage's base URL, e.g. `http://127.0.0.1:PORT/v1`. */
+  url: string;
+  stack: StackArtifact;
+  /** The in-memory DynamoDB store (dynalite) an operator's tools talk to, as they would to AWS. */
+  storeEndpoint: string;
+  tables: TableKeys[];
+  /** The control table's physical name (the stack's `ControlTableName` output). */
+  controlTableName: string;
+  functions: DeployedFunction[];
+  close(): Promise<void>;
+}
+
+export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
+  const stack = readStack(options.outdir, options.stackName, options.template);
+  const resolver = new TemplateResolver(stack, OFFLINE_ENVIRONMENT, options.parameters);
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    const store: EmbeddedStore = await startEmbeddedStore();
+    closers.push(store.close);
+    const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
+    const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
+    const functions: DeployedFunction[] = [];
+    for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
+      const deployed = await startFunction(stack, resolver, logicalId, resource, { upstream, tables, log: options.log });
+      closers.push(() => deployed.host.close(), () => deployed.gate.close());
+      functions.push(deployed);
+    }
+    const api: RestApiEmulator = await startRestApiEmulator({
+      template: stack.template,
+      resolver,
+      env: OFFLINE_ENVIRONMENT,
+      invoke: invokerOf(stack.template, resolver, functions),
+      ...(options.port === undefined ? {} : { port: options.port }),
+    });
+    closers.push(api.close);
+    return {
+      url: api.url,
+      stack,
+      storeEndpoint: store.endpoint,
+      tables,
+      controlTableName: controlTableOf(stack, resolver),
+      functions,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+interface FunctionWiring {
+  upstream: string;
+  tables: TableKeys[];
+  log: ((line: string) => void) | undefined;
+}
+
+/** One function: its gate (its role's policies, its own credentials) and its host (its asset). */
+async function startFunction(
+  stack: StackArtifact,
+  resolver: TemplateResolver,
+  logicalId: string,
+  resource: CfnResource,
+  { upstream, tables, log }: FunctionWiring,
+): Promise<DeployedFunction> {
+  const properties = resource.Properties ?? {};
+  const functionName = resolver.ref(logicalId);
+  const roleId = logicalIdOf(properties.Role);
+  const credentials = sessionCredentials();
+  const gate = await startIamGate({
+    upstream,
+    roleArn: resolver.getAtt(roleId, 'Arn'),
+    sessionName: functionName,
+    policies: rolePolicies(stack.template, resolver, roleId),
+    tables,
+    credentials,
+    env: OFFLINE_ENVIRONMENT,
+  });
+  const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
+  const host = new LambdaFunctionHost({
+    functionName,
+    assetDir: stack.assetDir(logicalId),
+    handler: String(properties.Handler),
+    runtime: String(properties.Runtime),
+    memoryMiB: Number(properties.MemorySize ?? 128),
+    timeoutSeconds: Number(properties.Timeout ?? 3),
+    region: OFFLINE_ENVIRONMENT.region,
+    environment: resolver.resolve(variables) as Record<string, string>,
+    credentials,
+    endpointOverrides: { AWS_ENDPOINT_URL_DYNAMODB: gate.endpoint },
+    invokedFunctionArn: resolver.getAtt(logicalId, 'Arn'),
+    functionVersion: '1',
+    logGroupName: logGroupOf(properties, resolver, functionName),
+    ...(log ? { log } : {}),
+  });
+  return { logicalId, functionName, gate, host };
+}
+
+/**
+ * What API Gateway's integration URIs name: a function's `live` alias (or the function itself),
+ * each mapped to the host of the function it points at.
+ */
+function invokerOf(template: CfnTemplate, resolver: TemplateResolver, functions: DeployedFunction[]) {
+  const hosts = new Map<string, LambdaFunctionHost>();
+  for (const deployed of functions) {
+    hosts.set(resolver.getAtt(deployed.logicalId, 'Arn'), deployed.host);
+    hosts.set(deployed.functionName, deployed.host);
+  }
+  for (const [aliasId, alias] of resourcesOf(template, 'AWS::Lambda::Alias')) {
+    const target = functions.find((f) => f.logicalId === logicalIdOf(alias.Properties?.FunctionName));
+    if (target) hosts.set(resolver.ref(aliasId), target.host);
+  }
+  return async (functionArn: string, event: unknown) => {
+    const host = hosts.get(functionArn);
+    if (!host) return { kind: 'error' as const, errorType: 'ResourceNotFoundException', errorMessage: `No function ${functionArn}` };
+    return host.invoke(event);
+  };
+}
+
+function resourcesOf(template: CfnTemplate, type: string): [string, CfnResource][] {
+  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+}
+
+/** The logical id in a `{Ref: id}` or `{Fn::GetAtt: [id, attr]}`. */
+function logicalIdOf(value: unknown): string {
+  const object = (value ?? {}) as { Ref?: string; 'Fn::GetAtt'?: [string, string] | string };
+  const getAtt = object['Fn::GetAtt'];
+  const id = object.Ref ?? (Array.isArray(getAtt) ? getAtt[0] : getAtt?.split('.')[0]);
+  if (!id) throw new Error(`Expected a Ref or Fn::GetAtt, got ${JSON.stringify(value)}`);
+  return id;
+}
+
+function logGroupOf(properties: Record<string, unknown>, resolver: TemplateResolver, functionName: string): string {
+  const group = (properties.LoggingConfig as { LogGroup?: unknown } | undefined)?.LogGroup;
+  return group === undefined ? `/aws/lambda/${functionName}` : resolver.resolveString(group);
+}
+
+/** The control table: the one the stack's `ControlTableName` output names. */
+function controlTableOf(stack: StackArtifact, resolver: TemplateResolver): string {
+  const output = stack.template.Outputs?.ControlTableName;
+  if (!output) throw new Error(`${stack.stackName} has no ControlTableName output`);
+  return resolver.resolveString(output.Value);
+}
+
+/** Credentials as Lambda hands a function its role's session: an access key, a secret and a session token. */
+function sessionCredentials() {
+  return {
+    accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64'),
+    sessionToken: randomBytes(48).toString('base64'),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * `npm run start:deployed -- --stage staging|production [--port N]`: serves a synthesized stage on
+ * localhost exactly as deployed, offline (local/deployed/deployedApi.ts): API Gateway from the
+ * template, each function from its cdk.out asset in its own Node 22 process, each function's IAM role
+ * enforced on its DynamoDB calls, tables from the template, on an in-memory dynalite. Synthesizes
+ * first when cdk.out is missing or older than the sources. Exit codes: 0 stopped, 1 failed, 2 bad usage.
+ */
+import { parseArgs } from 'node:util';
+import { stackName } from '../infra/stages.ts';
+import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
+import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
+import { startDeployedApi, type DeployedApi } from '../local/deployed/deployedApi.ts';
+import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
+import { isEntryPoint } from '../local/entryPoint.ts';
+
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...]`;
+const DEFAULT_PORT = 3100;
+
+class UsageError extends Error {}
+
+export interface StartDeployedArguments {
+  stage: Stage;
+  port: number;
+  outdir: string;
+  parameters: Record<string, string>;
+}
+
+export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        stage: { type: 'string' },
+        port: { type: 'string' },
+        'cdk-out': { type: 'string' },
+        parameter: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values } = parsed;
+  if (values.help) return 'help';
+  if (values.stage === undefined) throw new UsageError(`--stage is required (${STAGES.join(' or ')}).`);
+  if (!isStage(values.stage)) throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
+  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
+  const parameters: Record<string, string> = {};
+  for (const assignment of values.parameter ?? []) {
+    const at = assignment.indexOf('=');
+    if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
+    parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
+  }
+  return { stage: values.stage, port, outdir: values['cdk-out'] ?? DEFAULT_OUTDIR, parameters };
+}
+
+async function main(): Promise<void> {
+  let args: StartDeployedArguments | 'help';
+  try {
+    args = parseStartDeployed(process.argv.slice(2));
+  } catch (error) {
+    console.error(`start:deployed: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args === 'help') return console.log(USAGE);
+  let api: DeployedApi;
+  try {
+    await ensureCloudAssembly(args.outdir);
+    api = await startDeployedApi({ stackName: stackName(args.stage), outdir: args.outdir, port: args.port, parameters: args.parameters });
+  } catch (error) {
+    const known = error instanceof CloudAssemblyError || error instanceof SynthesisError || /already in use|EADDRINUSE/.test(String(error));
+    console.error(`start:deployed: ${known ? (error as Error).message : `failed: ${String(error)}`}`);
+    process.exit(1);
+  }
+  printBanner(args.stage, api);
+  const stop = () => void api.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+function printBanner(stage: Stage, api: DeployedApi): void {
+  console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
+  console.log(`  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`);
+  console.log(`  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`);
+  console.log('No API key exists yet. Issue one as an operator would after a deploy:');
+  console.log(`  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`);
+  console.log('Then, for example:');
+  console.log(`  npm run smoke -- --base ${api.url} --key <the key>`);
+}
+
+if (isEntryPoint(import.meta.url)) await main();

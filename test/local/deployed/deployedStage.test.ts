@@ -1,0 +1,204 @@
+/**
+ * Each synthesized stage run as deployed (local/deployed/deployedApi.ts): the smoke command, the
+ * contract checks of every answer (test/support/http.ts validates against openapi.json), every
+ * DynamoDB path that needs a grant, each through its function's IAM gate, and a copy of the template
+ * with one grant removed, to prove the gate bites.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stackName } from '../../../infra/stages.ts';
+import { STAGES, type Stage } from '../../../lib/domain/stages.ts';
+import { startDeployedApi, type DeployedApi } from '../../../local/deployed/deployedApi.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
+import { readStack, type CfnTemplate } from '../../../local/deployed/cloudAssembly.ts';
+import { runKeys } from '../../../scripts/keys.ts';
+import { runSmoke } from '../../../scripts/smoke.ts';
+import { startFaultProxy, type FaultProxy } from '../../support/faultProxy.ts';
+import { fetchApi, validatingFetch } from '../../support/http.ts';
+
+/** What `cdk deploy` is given for parameters without a default (production's alarm subscriber). */
+const DEPLOY_PARAMETERS = { AlarmEmail: 'ops@example.com' };
+
+interface RunningStage {
+  api: DeployedApi;
+  proxy: FaultProxy;
+  key: string;
+  logs: string[];
+}
+
+async function startStage(stage: Stage, template?: CfnTemplate): Promise<RunningStage> {
+  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+  const logs: string[] = [];
+  let proxy: FaultProxy | undefined;
+  const api = await startDeployedApi({
+    stackName: stackName(stage),
+    outdir: DEFAULT_OUTDIR,
+    port: 0,
+    parameters: DEPLOY_PARAMETERS,
+    log: (line) => logs.push(line),
+    storeFront: async (endpoint) => (proxy = await startFaultProxy(endpoint)).endpoint,
+    ...(template ? { template } : {}),
+  });
+  return { api, proxy: proxy!, key: await issueKey(stage, api), logs };
+}
+
+/** `npm run keys -- create`, exactly as an operator runs it after a deploy. */
+async function issueKey(stage: Stage, api: DeployedApi): Promise<string> {
+  const out: string[] = [];
+  const code = await runKeys(
+    ['create', '--stage', stage, '--table', api.controlTableName, '--endpoint', api.storeEndpoint, '--description', 'deployed-runner test'],
+    { out: (line) => out.push(line), err: (line) => out.push(line), env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' } },
+  );
+  const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
+  if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
+  return key;
+}
+
+/**
+ * Every gate decision as `<Operation> <action> <table logical id>[/index/<name>] [<leading key kind>]`, e.g.
+ * `CreatePet dynamodb:PutItem ControlTable idempotency#`: physical names and ids vary per run, these do not.
+ */
+function decisionSummaries(api: DeployedApi, which: 'allowed' | 'denied'): string[] {
+  const tableIds = new Map(api.tables.map((table) => [table.tableName, table.logicalId.replace(/[0-9A-F]{8}$/, '')]));
+  const summaries = api.functions.flatMap((fn) =>
+    fn.gate.decisions
+      .filter((decision) => decision.allowed === (which === 'allowed'))
+      .map((decision) => {
+        const operation = /(ListPets|CreatePet|GetPet)/.exec(fn.functionName)?.[1] ?? fn.functionName;
+        const [, table = '', index = ''] = /:table\/([^/]+)(\/index\/.+)?$/.exec(decision.resource) ?? [];
+        const keys = (decision.leadingKeys ?? []).filter((key) => !/^\d+$/.test(key)).map((key) => key.replace(/#.*/, '#'));
+        return [operation, decision.action, `${tableIds.get(table) ?? table}${index}`, ...new Set(keys)].join(' ');
+      }),
+  );
+  return [...new Set(summaries)].sort();
+}
+
+describe.each(STAGES)('%s, run as deployed', (stage) => {
+  let running: RunningStage;
+  const auth = () => ({ Authorization: `Bearer ${running.key}` });
+
+  beforeAll(async () => {
+    running = await startStage(stage);
+  }, 240_000);
+  afterAll(async () => {
+    await running?.api.close();
+    await running?.proxy.close();
+  });
+
+  it('passes the smoke command, every answer checked against openapi.json', async () => {
+    const lines: string[] = [];
+    const result = await runSmoke(running.api.url, running.key, { print: (line) => lines.push(line), fetch: validatingFetch });
+    expect(lines.filter((line) => line.startsWith('FAIL'))).toEqual([]);
+    expect(result.failed).toBe(0);
+    expect(result.passed).toBeGreaterThanOrEqual(7);
+  });
+
+  it("answers API Gateway's own answers from the template, within the contract", async () => {
+    const base = running.api.url;
+    const unknown = await fetchApi(`${base}/nothing/here`, { headers: auth() });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 });
+    const wrongMethod = await fetchApi(`${base}/pets`, { method: 'DELETE', headers: auth() });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, POST');
+    expect(wrongMethod.body.message).toContain('DELETE');
+    const noKey = await fetchApi(`${base}/pets`);
+    expect(noKey.status).toBe(401);
+    expect(noKey.body.code).toBe('UNAUTHORIZED');
+    expect(noKey.headers.get('x-amzn-requestid')).toBeTruthy();
+    // API Gateway (REST) renames a function's WWW-Authenticate; the runner found this, the contract allows it.
+    expect(noKey.headers.get('www-authenticate')).toBeNull();
+    expect(noKey.headers.get('x-amzn-remapped-www-authenticate')).toBe('Bearer realm="petstore"');
+  });
+
+  it('runs every DynamoDB path that needs a grant, each allowed by its own role', async () => {
+    const base = running.api.url;
+    const json = { ...auth(), 'Content-Type': 'application/json' };
+    const create = (body: object, headers: Record<string, string> = {}) =>
+      fetchApi(`${base}/pets`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) });
+
+    // Creates without and with an Idempotency-Key, and a replay of the latter.
+    const plain = await create({ name: 'Plain', categoryId: 1, status: 'available' });
+    expect(plain.status).toBe(201);
+    const keyed = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${stage}` });
+    const replay = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${stage}` });
+    expect([keyed.status, replay.status]).toEqual([201, 201]);
+    expect(replay.body.id).toBe(keyed.body.id);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+
+    // A put whose answer is lost: the SDK retries, finds the pet stored and reads it back (GetItem).
+    running.proxy.fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: '"Lost"', times: 1 };
+    const lost = await create({ name: 'Lost', categoryId: 2, status: 'available' });
+    running.proxy.fault = undefined;
+    expect(lost.status).toBe(201);
+    const read = await fetchApi(`${base}/pets/${lost.body.id}`, { headers: auth() });
+    expect(read.body).toEqual(lost.body);
+
+    // Status pages: the cursor secret is created on first use and read after; every page follows the contract.
+    const seen: number[] = [];
+    let next: string | undefined = `${base}/pets?status=available&limit=1`;
+    while (next) {
+      const page = await fetchApi(next, { headers: auth() });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.map((pet: { id: number }) => pet.id));
+      next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
+    }
+    expect(seen).toEqual([plain.body.id, keyed.body.id, lost.body.id].sort((a, b) => a - b));
+    const all = await fetchApi(`${base}/pets?limit=100`, { headers: auth() });
+    expect(all.body.length).toBeGreaterThanOrEqual(3);
+
+    expect(decisionSummaries(running.api, 'denied')).toEqual([]);
+    expect(decisionSummaries(running.api, 'allowed')).toEqual([
+      'CreatePet dynamodb:GetItem ControlTable idempotency#',
+      'CreatePet dynamodb:GetItem PetsTable',
+      'CreatePet dynamodb:PutItem ControlTable idempotency#',
+      'CreatePet dynamodb:PutItem PetsTable',
+      'CreatePet dynamodb:Query ControlTable apikeys',
+      'CreatePet dynamodb:UpdateItem ControlTable idempotency#',
+      'GetPet dynamodb:GetItem PetsTable',
+      'GetPet dynamodb:Query ControlTable apikeys',
+      'ListPets dynamodb:GetItem ControlTable cursor-secret',
+      'ListPets dynamodb:PutItem ControlTable cursor-secret',
+      'ListPets dynamodb:Query ControlTable apikeys',
+      'ListPets dynamodb:Query PetsTable/index/status-index',
+      'ListPets dynamodb:Scan PetsTable',
+    ]);
+  });
+});
+
+describe('the IAM gate bites', () => {
+  let running: RunningStage;
+
+  beforeAll(async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('staging')).template);
+    const role = Object.values(template.Resources).find(
+      (r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties).includes('"PolicyName":"listPets"'),
+    )!;
+    const policy = (role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[])[0]!.PolicyDocument;
+    policy.Statement = policy.Statement.filter((statement) => statement.Sid !== 'CursorSecret');
+    running = await startStage('staging', template);
+  }, 240_000);
+  afterAll(async () => {
+    await running?.api.close();
+    await running?.proxy.close();
+  });
+
+  it('denies the call the removed grant covered, and the client gets the documented error, not a pass', async () => {
+    const auth = { Authorization: `Bearer ${running.key}` };
+    // A first page with more to come needs the cursor secret, which listPets may no longer read.
+    for (const name of ['A', 'B']) {
+      const created = await fetchApi(`${running.api.url}/pets`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name, categoryId: 1 }),
+      });
+      expect(created.status).toBe(201);
+    }
+    const page = await fetchApi(`${running.api.url}/pets?limit=1`, { headers: auth });
+    expect(page.status).toBe(500);
+    expect(page.body).toMatchObject({ code: 'INTERNAL', status: 500 });
+    expect(page.body.requestId).toBeTruthy();
+    expect(decisionSummaries(running.api, 'denied')).toEqual(['ListPets dynamodb:GetItem ControlTable cursor-secret']);
+    expect(running.logs.join('\n')).toContain('AccessDeniedException');
+  });
+});
