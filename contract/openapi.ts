@@ -156,7 +156,7 @@ function errorResponses(route: Route, headerComponents: HeaderComponents): Recor
     // The function's own headers come only when the function answered (not on the gateway's errors).
     const fromFunction = statusCodes.some((code) => own.includes(code));
     const headers: OptionalHeader[] = [
-      ...statusCodes.flatMap((code) => (ERROR_HEADERS[code] ?? []).map((name) => ({ name, required: true }))),
+      ...statusCodes.flatMap((code) => ERROR_HEADERS[code] ?? []),
       ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction })),
     ];
     const headerRefs = headerComponents.refs(headers);

@@ -15,6 +15,7 @@ export type HeaderName =
   | 'Deprecation'
   | 'Sunset'
   | 'WWW-Authenticate'
+  | 'x-amzn-Remapped-WWW-Authenticate'
   | 'Retry-After'
   | 'Allow'
   | 'Idempotent-Replayed'
@@ -31,7 +32,16 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   Deprecation: { description: 'RFC 9745: when the operation became deprecated (`@` Unix seconds).', example: '@1767225600' },
   Sunset: { description: 'RFC 8594: from this date on the operation answers 410 GONE.', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
   'WWW-Authenticate': {
-    description: 'The bearer challenge; `error="invalid_token"` when a token was sent but refused.',
+    description:
+      'The bearer challenge; `error="invalid_token"` when a token was sent but refused. Every 401 carries it under this ' +
+      'name or, from a deployed stage, as `x-amzn-Remapped-WWW-Authenticate`: API Gateway (REST) renames this header ' +
+      'of a function\'s answer.',
+    example: 'Bearer realm="petstore"',
+  },
+  'x-amzn-Remapped-WWW-Authenticate': {
+    description:
+      'The bearer challenge (`WWW-Authenticate`) as a deployed stage delivers it: API Gateway (REST) renames that header ' +
+      'of a Lambda proxy answer (AWS, "Amazon API Gateway important notes for REST APIs"). Read either name.',
     example: 'Bearer realm="petstore"',
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', example: '1' },
@@ -51,13 +61,21 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
 /** Headers on every answer a function gives, whatever the operation (lib/requestLog.ts). */
 export const FUNCTION_ANSWER_HEADERS: readonly HeaderName[] = ['X-Request-Id'];
 
+/**
+ * The names a 401's challenge arrives under: one of them is always there (test/support/contract.ts
+ * checks it), but which depends on the front (API Gateway renames it), so neither is `required`.
+ */
+export const CHALLENGE_HEADERS: readonly HeaderName[] = ['WWW-Authenticate', 'x-amzn-Remapped-WWW-Authenticate'];
+
+const always = (...names: HeaderName[]): OptionalHeader[] => names.map((name) => ({ name, required: true }));
+
 /** Headers that come with an error code whatever the operation. */
-export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly HeaderName[]>> = {
-  UNAUTHORIZED: ['WWW-Authenticate'],
-  TOO_MANY_REQUESTS: ['Retry-After'],
-  SERVICE_UNAVAILABLE: ['Retry-After'],
-  IDEMPOTENCY_IN_PROGRESS: ['Retry-After'],
-  METHOD_NOT_ALLOWED: ['Allow'],
+export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>> = {
+  UNAUTHORIZED: CHALLENGE_HEADERS.map((name) => ({ name, required: false })),
+  TOO_MANY_REQUESTS: always('Retry-After'),
+  SERVICE_UNAVAILABLE: always('Retry-After'),
+  IDEMPOTENCY_IN_PROGRESS: always('Retry-After'),
+  METHOD_NOT_ALLOWED: always('Allow'),
 };
 
 /**

@@ -106,7 +106,9 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
   await check('401 without a key', async () => {
     const error = await errorOf(anonymous.listPets({ limit: 1 }));
     expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
-    expect(error.headers.get('www-authenticate')?.startsWith('Bearer') === true, 'no WWW-Authenticate: Bearer');
+    // A deployed stage delivers the challenge as x-amzn-Remapped-WWW-Authenticate (API Gateway renames it).
+    const challenge = error.headers.get('www-authenticate') ?? error.headers.get('x-amzn-remapped-www-authenticate');
+    expect(challenge?.startsWith('Bearer') === true, 'no WWW-Authenticate (or x-amzn-Remapped-WWW-Authenticate): Bearer');
     return '';
   });
   await check('404 for an unknown id', async () => {

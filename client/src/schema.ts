@@ -109,8 +109,10 @@ export interface components {
         Sunset: string;
         /** @description RFC 8594: from this date on the operation answers 410 GONE. */
         "Sunset.optional": string;
-        /** @description The bearer challenge; `error="invalid_token"` when a token was sent but refused. */
-        "WWW-Authenticate": string;
+        /** @description The bearer challenge; `error="invalid_token"` when a token was sent but refused. Every 401 carries it under this name or, from a deployed stage, as `x-amzn-Remapped-WWW-Authenticate`: API Gateway (REST) renames this header of a function's answer. */
+        "WWW-Authenticate.optional": string;
+        /** @description The bearer challenge (`WWW-Authenticate`) as a deployed stage delivers it: API Gateway (REST) renames that header of a Lambda proxy answer (AWS, "Amazon API Gateway important notes for REST APIs"). Read either name. */
+        "x-amzn-Remapped-WWW-Authenticate.optional": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": string;
         /** @description The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead. */
@@ -169,7 +171,8 @@ export interface operations {
             /** @description `UNAUTHORIZED` */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -322,7 +325,8 @@ export interface operations {
             /** @description `UNAUTHORIZED` */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -536,7 +540,8 @@ export interface operations {
             /** @description `UNAUTHORIZED` */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
+                    "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];

@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { OPENAPI_FILE } from '../../contract/files.ts';
 import { UNROUTED_RESPONSES } from '../../contract/openapi.ts';
+import { CHALLENGE_HEADERS } from '../../contract/operations.ts';
 import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
 
 interface HeaderObject {
@@ -80,6 +81,9 @@ export function assertDocumented(method: string, resourcePath: string | undefine
     if (headerOf(header).required && response.headers[name.toLowerCase()] === undefined) {
       throw new Error(`${where}: the required header ${name} is missing`);
     }
+  }
+  if (response.status === 401 && !CHALLENGE_HEADERS.some((name) => response.headers[name.toLowerCase()] !== undefined)) {
+    throw new Error(`${where}: the challenge is missing (${CHALLENGE_HEADERS.join(' or ')})`);
   }
   if (response.headers['content-type'] !== 'application/json') throw new Error(`${where}: not application/json`);
   const validate = validatorAt(`${base}${pointer('content', 'application/json', 'schema')}`);
