@@ -16,6 +16,7 @@ import { Functions } from './constructs/functions.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
+import { CONTROL_TABLE_OUTPUT } from './names.ts';
 import type { StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
@@ -91,8 +92,8 @@ export class PetStoreStack extends Stack {
       value: this.api.url,
     });
     new CfnOutput(this, 'TableName', { description: `The ${stage} pets table.`, value: this.table.tableName });
-    new CfnOutput(this, 'ControlTableName', {
-      description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys).`,
+    new CfnOutput(this, CONTROL_TABLE_OUTPUT, {
+      description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys reads this output).`,
       value: this.controlTable.tableName,
     });
     new CfnOutput(this, 'DashboardName', {

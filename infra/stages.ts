@@ -5,8 +5,9 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { STAGES, type Stage } from '../lib/stages.ts';
+import { stackName } from './names.ts';
 
-export { STAGES, type Stage };
+export { STAGES, stackName, type Stage };
 
 export interface StageSettings {
   readonly stage: Stage;
@@ -108,8 +109,6 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     canaryDeploys: true,
   },
 };
-
-export const stackName = (stage: Stage): string => `PetStore-${stage}`;
 
 export const removalPolicyFor = (settings: StageSettings): RemovalPolicy =>
   settings.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
