@@ -1,6 +1,6 @@
 /**
  * One Pet Store deployment, composed of one construct per concern (infra/constructs/): storage,
- * functions, the REST API, monitoring and deployment. Everything is derived from the shared
+ * functions, the REST API, its web firewall (where the stage has one), monitoring and deployment. Everything is derived from the shared
  * definitions in lib/ (routes, tables, error codes), so the deployed API cannot drift from the local
  * one. Instantiated once per stage (see stacks.ts).
  */
@@ -12,6 +12,7 @@ import type { Construct } from 'constructs';
 import { API_BASE_PATH, type OperationName } from '../lib/routes.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
 import { Deployment } from './constructs/deployment.ts';
+import { Firewall } from './constructs/firewall.ts';
 import { Functions } from './constructs/functions.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
@@ -29,6 +30,8 @@ export class PetStoreStack extends Stack {
   readonly lambdas: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
+  /** The stage's web ACL, where its settings ask for one. */
+  readonly firewall: Firewall | undefined;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
@@ -51,12 +54,16 @@ export class PetStoreStack extends Stack {
       settings,
       targets: (operation) => this.deployment.alias(operation),
     });
+    this.firewall = settings.webAcl
+      ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
+      : undefined;
     this.monitoring = new Monitoring(this, 'Monitoring', {
       settings,
       api: this.api,
       accessLogs: this.restApi.accessLogs,
       functions: this.lambdas,
       tables: { pets: this.table, control: this.controlTable },
+      firewall: this.firewall,
     });
     for (const operation of this.lambdas.byOperation.keys()) {
       this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
@@ -101,7 +108,7 @@ export class PetStoreStack extends Stack {
       value: this.monitoring.dashboard.dashboardName,
     });
     new CfnOutput(this, 'AlarmTopicArn', {
-      description: `Every ${stage} alarm notifies this SNS topic (subscribers: alarmEmails in infra/stages.ts).`,
+      description: `Every ${stage} alarm notifies this SNS topic (subscribers: the AlarmEmail parameter, alarmEmails in infra/stages.ts).`,
       value: this.monitoring.topic.topicArn,
     });
   }
