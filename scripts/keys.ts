@@ -9,7 +9,7 @@
  * The table is `--table`, else $CONTROL_TABLE_NAME, else the one the stage's stack names in its
  * ControlTableName output (CloudFormation DescribeStacks: CloudFormation names the table, see
  * infra/constructs/storage.ts). AWS credentials and region come from the usual places (environment,
- * profile, SSO; the region is us-east-1 when none is set, as for the CDK CLI); `--endpoint` or
+ * profile, SSO; the region as the CDK CLI resolves it, else us-east-1); `--endpoint` or
  * `AWS_ENDPOINT_URL_DYNAMODB` points it at another DynamoDB endpoint, such as dynalite.
  * Exit codes: 0 done, 1 failed, 2 bad usage.
  */
@@ -55,8 +55,8 @@ Options:
   --endpoint <url>       DynamoDB endpoint to use (default: $AWS_ENDPOINT_URL_DYNAMODB, else AWS's).
   -h, --help             Show this help.
 
-AWS credentials and region come from the usual places (environment, profile, SSO); the region
-is us-east-1 when none is set, as for the CDK CLI.
+AWS credentials come from the usual places (environment, profile, SSO); the region is the one the
+CDK CLI deploys to: AWS_REGION, else AWS_DEFAULT_REGION, else the profile's, else us-east-1.
 The service caches keys: a created or revoked key takes effect ${TAKES_EFFECT}.
 Exit codes: 0 done, 1 failed, 2 bad usage.`;
 
@@ -143,9 +143,10 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
   }
 }
 
-/** The region from AWS_REGION or the profile, as the AWS SDK resolves it; else the CDK CLI's default. */
+/** The region as the CDK CLI resolves it: AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1. */
 async function awsRegion(env: Record<string, string | undefined>): Promise<string> {
-  if (env.AWS_REGION) return env.AWS_REGION;
+  const fromEnvironment = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (fromEnvironment) return fromEnvironment;
   const fromProfile = await new CloudFormationClient({}).config.region().catch(() => undefined);
   return fromProfile || 'us-east-1';
 }
