@@ -56,7 +56,14 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
     code: 'GATEWAY_TIMEOUT',
     message: 'The pet store did not answer in time; retry later.',
   },
-  // Whatever 4xx is left (access denied, WAF, signatures...) is a refusal by the gateway.
+  // A managed rule of the stage's web ACL blocked the request (constructs/firewall.ts); its rate
+  // limit answers 429 with its own custom response instead.
+  {
+    type: ResponseType.WAF_FILTERED,
+    code: 'FORBIDDEN',
+    message: 'The request was refused by the web application firewall.',
+  },
+  // Whatever 4xx is left (access denied, signatures...) is a refusal by the gateway.
   { type: ResponseType.DEFAULT_4XX, code: 'FORBIDDEN', message: 'The request was refused by the API gateway.' },
   // Whatever 5xx is left (API configuration errors) is an internal error.
   { type: ResponseType.DEFAULT_5XX, code: 'INTERNAL', message: 'An unexpected error occurred in the API gateway.' },

@@ -1,3 +1,9 @@
+/**
+ * Names: construct ids from ours, and the names tools outside the CDK app look up (stacks and their
+ * outputs). Kept free of aws-cdk-lib, so `npm run keys` can read them without loading the CDK.
+ */
+import type { Stage } from '../lib/domain/stages.ts';
+
 /** Construct ids from our names: `createPet` -> `CreatePet`, `BAD_REQUEST_BODY` (lowered) -> `BadRequestBody`. */
 export const pascal = (name: string): string =>
   name
@@ -5,3 +11,11 @@ export const pascal = (name: string): string =>
     .filter(Boolean)
     .map((part) => part[0]!.toUpperCase() + part.slice(1))
     .join('');
+
+export const stackName = (stage: Stage): string => `PetStore-${stage}`;
+
+/**
+ * The stack output naming the control table. CloudFormation names the table (a fixed name would
+ * collide with a table retained from an earlier stack), so `npm run keys` reads it from here.
+ */
+export const CONTROL_TABLE_OUTPUT = 'ControlTableName';

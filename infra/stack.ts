@@ -1,6 +1,6 @@
 /**
  * One Pet Store deployment, composed of one construct per concern (infra/constructs/): storage,
- * functions, the REST API, monitoring and deployment. Everything is derived from the shared
+ * functions, the REST API, its web firewall (where the stage has one), monitoring and deployment. Everything is derived from the shared
  * definitions in lib/ (routes, tables, error codes), so the deployed API cannot drift from the local
  * one. Instantiated once per stage (see stacks.ts).
  */
@@ -12,10 +12,12 @@ import type { Construct } from 'constructs';
 import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
 import { Deployment } from './constructs/deployment.ts';
+import { Firewall } from './constructs/firewall.ts';
 import { Functions } from './constructs/functions.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
+import { CONTROL_TABLE_OUTPUT } from './names.ts';
 import type { StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
@@ -28,6 +30,8 @@ export class PetStoreStack extends Stack {
   readonly lambdas: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
+  /** The stage's web ACL, where its settings ask for one. */
+  readonly firewall: Firewall | undefined;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
@@ -50,12 +54,16 @@ export class PetStoreStack extends Stack {
       settings,
       targets: (operation) => this.deployment.alias(operation),
     });
+    this.firewall = settings.webAcl
+      ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
+      : undefined;
     this.monitoring = new Monitoring(this, 'Monitoring', {
       settings,
       api: this.api,
       accessLogs: this.restApi.accessLogs,
       functions: this.lambdas,
       tables: { pets: this.table, control: this.controlTable },
+      firewall: this.firewall,
     });
     for (const operation of this.lambdas.byOperation.keys()) {
       this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
@@ -91,8 +99,8 @@ export class PetStoreStack extends Stack {
       value: this.api.url,
     });
     new CfnOutput(this, 'TableName', { description: `The ${stage} pets table.`, value: this.table.tableName });
-    new CfnOutput(this, 'ControlTableName', {
-      description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys).`,
+    new CfnOutput(this, CONTROL_TABLE_OUTPUT, {
+      description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys reads this output).`,
       value: this.controlTable.tableName,
     });
     new CfnOutput(this, 'DashboardName', {
@@ -100,7 +108,7 @@ export class PetStoreStack extends Stack {
       value: this.monitoring.dashboard.dashboardName,
     });
     new CfnOutput(this, 'AlarmTopicArn', {
-      description: `Every ${stage} alarm notifies this SNS topic (subscribers: alarmEmails in infra/stages.ts).`,
+      description: `Every ${stage} alarm notifies this SNS topic (subscribers: the AlarmEmail parameter, alarmEmails in infra/stages.ts).`,
       value: this.monitoring.topic.topicArn,
     });
   }

@@ -5,8 +5,9 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { STAGES, type Stage } from '../lib/domain/stages.ts';
+import { stackName } from './names.ts';
 
-export { STAGES, type Stage };
+export { STAGES, stackName, type Stage };
 
 export interface StageSettings {
   readonly stage: Stage;
@@ -24,8 +25,18 @@ export interface StageSettings {
   readonly corsAllowedOrigins: readonly string[];
   /** Alarm thresholds (infra/constructs/monitoring.ts; README "Alarms"). */
   readonly alarms: AlarmThresholds;
-  /** Who gets the stage's alarms by email (SNS subscriptions); each must confirm once. */
+  /**
+   * Refuse to deploy the stage unless its alarms reach someone: the stack's `AlarmEmail` parameter
+   * then has no default, so `cdk deploy` must be given one (README "Alarms"), unless `alarmEmails`
+   * or `alarmTopicArns` below already name a subscriber. Without it the parameter may stay empty.
+   */
+  readonly requireAlarmSubscriber: boolean;
+  /** More addresses that get the stage's alarms by email (SNS subscriptions); each must confirm once. */
   readonly alarmEmails: readonly string[];
+  /** Existing SNS topics (ARNs, at most 4) every alarm also notifies, e.g. a team's paging topic. */
+  readonly alarmTopicArns: readonly string[];
+  /** AWS WAF in front of the API stage (infra/constructs/firewall.ts), or none. */
+  readonly webAcl: WebAclSettings | false;
   /**
    * Shift traffic to a new version gradually (CodeDeploy, 10% for 5 minutes, rolled back when an
    * alarm fires) rather than all at once.
@@ -54,6 +65,17 @@ export interface AlarmThresholds {
   /** DynamoDB ThrottledRequests and SystemErrors per table, in a minute. */
   readonly dynamoThrottledRequests: number;
   readonly dynamoSystemErrors: number;
+  /** Requests the web ACL blocked (403 or 429) in a minute, when the stage has one. */
+  readonly wafBlockedRequests: number;
+}
+
+export interface WebAclSettings {
+  /**
+   * Requests one source address may send in any 5 minutes; above it the web ACL answers that
+   * address 429 until its rate falls back. A tenth of the stage's steady throttle over the window,
+   * so no single address can take the stage's capacity from everyone else.
+   */
+  readonly requestsPerAddressPer5Minutes: number;
 }
 
 export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
@@ -78,8 +100,13 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaConcurrentExecutions: 50,
       dynamoThrottledRequests: 20,
       dynamoSystemErrors: 5,
+      wafBlockedRequests: 100,
     },
+    requireAlarmSubscriber: false,
     alarmEmails: [],
+    alarmTopicArns: [],
+    // A cost decision (README "Costs"): staging is not public; turn it on to rehearse production.
+    webAcl: false,
     canaryDeploys: false,
   },
   production: {
@@ -103,13 +130,16 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaConcurrentExecutions: 500,
       dynamoThrottledRequests: 1,
       dynamoSystemErrors: 1,
+      wafBlockedRequests: 50,
     },
+    requireAlarmSubscriber: true,
     alarmEmails: [],
+    alarmTopicArns: [],
+    // 200 requests/s x 300 s / 10.
+    webAcl: { requestsPerAddressPer5Minutes: 6_000 },
     canaryDeploys: true,
   },
 };
-
-export const stackName = (stage: Stage): string => `PetStore-${stage}`;
 
 export const removalPolicyFor = (settings: StageSettings): RemovalPolicy =>
   settings.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;

@@ -6,18 +6,22 @@
  * `psk_<keyId>_<secret>`: the id (12 hex characters) names its item, so it can be revoked;
  * the secret is 32 random bytes, base64url, so the whole key is a valid RFC 6750 bearer token.
  *
- * The table is `--table`, else $CONTROL_TABLE_NAME, else the name the stack gives the stage's
- * control table (`petstore-<stage>-control`). AWS credentials and region come from the usual places
- * (environment, profile, SSO); `--endpoint` or `AWS_ENDPOINT_URL_DYNAMODB` points it at another
- * DynamoDB endpoint, such as dynalite. Exit codes: 0 done, 1 failed, 2 bad usage.
+ * The table is `--table`, else $CONTROL_TABLE_NAME, else the one the stage's stack names in its
+ * ControlTableName output (CloudFormation DescribeStacks: CloudFormation names the table, see
+ * infra/constructs/storage.ts). AWS credentials and region come from the usual places (environment,
+ * profile, SSO; the region as the CDK CLI resolves it, else us-east-1); `--endpoint` or
+ * `AWS_ENDPOINT_URL_DYNAMODB` points it at another DynamoDB endpoint, such as dynalite.
+ * Exit codes: 0 done, 1 failed, 2 bad usage.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
 import { digestKey } from '../lib/domain/apiKeys.ts';
 import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
-import { STAGES, controlTableName, isStage, type Stage } from '../lib/domain/stages.ts';
+import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { controlKeys, controlTable } from '../lib/store/table.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
@@ -46,18 +50,29 @@ Commands:
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
   --description <text>   What the key is for, for example who holds it (create only).
-  --table <name>         The control table (default: $CONTROL_TABLE_NAME, else petstore-<stage>-control,
-                         the name the stack gives it; also the stack's ControlTableName output).
+  --table <name>         The control table (default: $CONTROL_TABLE_NAME, else the ${CONTROL_TABLE_OUTPUT}
+                         output of the stage's stack, ${stackName('staging')} or ${stackName('production')}).
   --endpoint <url>       DynamoDB endpoint to use (default: $AWS_ENDPOINT_URL_DYNAMODB, else AWS's).
   -h, --help             Show this help.
 
-AWS credentials and region come from the usual places (environment, profile, SSO).
+AWS credentials come from the usual places (environment, profile, SSO); the region is the one the
+CDK CLI deploys to: AWS_REGION, else AWS_DEFAULT_REGION, else the profile's, else us-east-1.
 The service caches keys: a created or revoked key takes effect ${TAKES_EFFECT}.
 Exit codes: 0 done, 1 failed, 2 bad usage.`;
+
+/** What reads the stage stack's outputs: a CloudFormation client, or a stub in tests. */
+export interface StackOutputsReader {
+  send(command: DescribeStacksCommand): Promise<DescribeStacksCommandOutput>;
+}
 
 export interface KeysIo {
   /** When not given, one is made with the default credentials and region (and closed afterwards). */
   client?: DynamoDBDocumentClient;
+  /**
+   * Asked once (DescribeStacks) for the table when neither --table nor CONTROL_TABLE_NAME names it.
+   * When not given, one is made like `client`.
+   */
+  stacks?: StackOutputsReader;
   out: (line: string) => void;
   err: (line: string) => void;
   env?: Record<string, string | undefined>;
@@ -65,12 +80,21 @@ export interface KeysIo {
 }
 
 class UsageError extends Error {}
+/** A failure explained in one line of its own (no "failed:" prefix). */
+class KeysError extends Error {}
 
 type Command =
   | { name: 'help' }
-  | { name: 'create'; stage: Stage; table: string; description: string | undefined }
-  | { name: 'list'; stage: Stage; table: string }
-  | { name: 'revoke'; stage: Stage; table: string; keyId: string };
+  | { name: 'create'; stage: Stage; description: string | undefined }
+  | { name: 'list'; stage: Stage }
+  | { name: 'revoke'; stage: Stage; keyId: string };
+
+interface Invocation {
+  command: Command;
+  /** The table given (--table or CONTROL_TABLE_NAME); otherwise the stack's output names it. */
+  table?: string;
+  endpoint?: string;
+}
 
 /** A new key and its id, from node:crypto's CSPRNG. */
 export function generateApiKey(): { keyId: string; key: string } {
@@ -80,42 +104,77 @@ export function generateApiKey(): { keyId: string; key: string } {
 
 /** Runs one command; resolves to the exit code. Never throws. */
 export async function runKeys(argv: readonly string[], io: KeysIo): Promise<number> {
-  let command: Command;
-  let endpoint: string | undefined;
+  const env = io.env ?? process.env;
+  let invocation: Invocation;
   try {
-    ({ command, endpoint } = parseCommand(argv, io.env ?? process.env));
+    invocation = parseCommand(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`keys: ${error.message}`);
     io.err('Run "npm run keys -- --help" for usage.');
     return EXIT_USAGE;
   }
+  const { command, endpoint } = invocation;
   if (command.name === 'help') {
     io.out(USAGE);
     return EXIT_OK;
   }
 
-  const client = io.client ?? createDocumentClient({ region: (io.env ?? process.env).AWS_REGION, endpoint });
+  const region = io.client && (invocation.table || io.stacks) ? undefined : await awsRegion(env);
+  let client: DynamoDBDocumentClient | undefined;
   try {
+    const table = invocation.table ?? (await controlTableOf(command.stage, io.stacks, region));
+    client = io.client ?? createDocumentClient({ region, endpoint });
     switch (command.name) {
       case 'create':
-        return await create(client, command, io);
+        return await create(client, { ...command, table }, io);
       case 'list':
-        return await list(client, command, io);
+        return await list(client, { ...command, table }, io);
       case 'revoke':
-        return await revoke(client, command, io);
+        return await revoke(client, { ...command, table }, io);
       default:
         return command satisfies never;
     }
   } catch (error) {
-    io.err(`keys ${command.name} failed: ${describeError(error)}`);
+    io.err(error instanceof KeysError ? `keys: ${error.message}` : `keys ${command.name} failed: ${describeError(error)}`);
     return EXIT_FAILED;
   } finally {
-    if (!io.client) client.destroy();
+    if (!io.client) client?.destroy();
   }
 }
 
-function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): { command: Command; endpoint?: string } {
+/** The region as the CDK CLI resolves it: AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1. */
+async function awsRegion(env: Record<string, string | undefined>): Promise<string> {
+  const fromEnvironment = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (fromEnvironment) return fromEnvironment;
+  const fromProfile = await new CloudFormationClient({}).config.region().catch(() => undefined);
+  return fromProfile || 'us-east-1';
+}
+
+/** The stage's control table, from its stack's output: one DescribeStacks. */
+async function controlTableOf(stage: Stage, given: StackOutputsReader | undefined, region: string | undefined): Promise<string> {
+  const name = stackName(stage);
+  const stacks = given ?? new CloudFormationClient({ region });
+  let output: DescribeStacksCommandOutput;
+  try {
+    output = await stacks.send(new DescribeStacksCommand({ StackName: name }));
+  } catch (error) {
+    if (errorName(error) === 'ValidationError' && /does not exist/.test(String((error as Error).message))) {
+      throw new KeysError(
+        `there is no stack ${name}${region ? ` in ${region}` : ''} to find the ${stage} control table in: deploy it ` +
+          '(README "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.',
+      );
+    }
+    throw error;
+  } finally {
+    if (!given) (stacks as CloudFormationClient).destroy();
+  }
+  const table = output.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === CONTROL_TABLE_OUTPUT)?.OutputValue;
+  if (!table) throw new KeysError(`the stack ${name} has no ${CONTROL_TABLE_OUTPUT} output (is it still being created?); give --table.`);
+  return table;
+}
+
+function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): Invocation {
   let parsed;
   try {
     parsed = parseArgs({
@@ -147,8 +206,8 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
   if (values.description !== undefined && name !== 'create') throw new UsageError('--description is only for create.');
 
   const endpoint = values.endpoint ?? (env.AWS_ENDPOINT_URL_DYNAMODB || undefined);
-  const table = values.table?.trim() || env.CONTROL_TABLE_NAME || controlTableName(stage);
-  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new UsageError(`"${table}" is not a DynamoDB table name.`);
+  const table = values.table?.trim() || env.CONTROL_TABLE_NAME || undefined;
+  if (table !== undefined && !/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new UsageError(`"${table}" is not a DynamoDB table name.`);
   if (endpoint !== undefined && !URL.canParse(endpoint)) throw new UsageError(`the endpoint "${endpoint}" is not a URL.`);
 
   let command: Command;
@@ -160,7 +219,7 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
       const hint = API_KEY_FORMAT.test(keyId) ? ' Give only the id (the 12 characters after "psk_"), never the key.' : '';
       throw new UsageError(`"${API_KEY_FORMAT.test(keyId) ? 'psk_…' : keyId}" is not a key id (12 lowercase hex characters).${hint}`);
     }
-    command = { name, stage, table, keyId };
+    command = { name, stage, keyId };
   } else {
     if (rest.length > 0) throw new UsageError(`${name} takes no arguments besides options; got "${rest.join(' ')}".`);
     if (name === 'create') {
@@ -168,12 +227,12 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
       if (description !== undefined && description.length > MAX_DESCRIPTION) {
         throw new UsageError(`--description must be at most ${MAX_DESCRIPTION} characters.`);
       }
-      command = { name, stage, table, description };
+      command = { name, stage, description };
     } else {
-      command = { name, stage, table };
+      command = { name, stage };
     }
   }
-  return endpoint === undefined ? { command } : { command, endpoint };
+  return { command, ...(table === undefined ? {} : { table }), ...(endpoint === undefined ? {} : { endpoint }) };
 }
 
 type Client = DynamoDBDocumentClient;

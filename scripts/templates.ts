@@ -1,7 +1,8 @@
 /**
  * Prints what `cdk synth` wrote to cdk.out for every stack: its template file, resources by type,
- * outputs, alarms (with thresholds), dashboards and canary deployment groups. `npm run synth` runs
- * it after synthesizing both stages.
+ * parameters (what `cdk deploy` must be given), outputs, web ACLs (with their rules), alarms (with
+ * thresholds), dashboards and canary deployment groups. `npm run synth` runs it after synthesizing
+ * both stages.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +12,13 @@ interface Manifest {
   artifacts: Record<string, { type: string; properties?: { templateFile?: string }; environment?: string }>;
 }
 interface Template {
+  Parameters?: Record<string, { Type: string; Default?: unknown; Description?: string }>;
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
   Outputs?: Record<string, { Description?: string }>;
 }
+
+/** The CDK's own parameters (the bootstrap version), which nobody gives. */
+const CDK_PARAMETERS = new Set(['BootstrapVersion']);
 
 const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as Manifest;
 for (const [name, artifact] of Object.entries(manifest.artifacts)) {
@@ -24,8 +29,47 @@ for (const [name, artifact] of Object.entries(manifest.artifacts)) {
   for (const resource of Object.values(template.Resources)) counts.set(resource.Type, (counts.get(resource.Type) ?? 0) + 1);
   console.log(`\n${name} (${artifact.environment ?? 'environment-agnostic'}): ${file}`);
   for (const [type, count] of [...counts].sort()) console.log(`  ${String(count).padStart(3)}  ${type}`);
+  for (const line of parameterSummary(template)) console.log(`  ${line}`);
   for (const [output, { Description }] of Object.entries(template.Outputs ?? {})) console.log(`  output ${output}: ${Description ?? ''}`);
+  for (const line of webAclSummary(template)) console.log(`  ${line}`);
   for (const line of monitoringSummary(template)) console.log(`  ${line}`);
+}
+
+/** Parameters as `parameter AlarmEmail (required: ...)` or `(optional, default "")`. */
+function parameterSummary(template: Template): string[] {
+  return Object.entries(template.Parameters ?? {})
+    .filter(([name]) => !CDK_PARAMETERS.has(name))
+    .map(([name, { Default, Description }]) =>
+      Default === undefined
+        ? `parameter ${name} (required, no default): ${Description ?? ''}`
+        : `parameter ${name} (optional, default ${JSON.stringify(Default)}): ${Description ?? ''}`,
+    );
+}
+
+interface WebAclRule {
+  Name: string;
+  Priority: number;
+  Statement: { RateBasedStatement?: { Limit: number; EvaluationWindowSec?: number }; ManagedRuleGroupStatement?: { RuleActionOverrides?: { Name: string }[] } };
+}
+
+/** Web ACLs as `web ACL name (scope): rule, rule...`, and what each is associated with. */
+function webAclSummary(template: Template): string[] {
+  const lines: string[] = [];
+  for (const { Type, Properties: p = {} } of Object.values(template.Resources)) {
+    if (Type !== 'AWS::WAFv2::WebACL') continue;
+    const rules = [...((p.Rules as WebAclRule[] | undefined) ?? [])].sort((a, b) => a.Priority - b.Priority).map(describeRule);
+    lines.push(`web ACL ${String(p.Name)} (${String(p.Scope)}): ${rules.join('; ')}`);
+  }
+  const associations = Object.values(template.Resources).filter(({ Type }) => Type === 'AWS::WAFv2::WebACLAssociation').length;
+  if (associations > 0) lines.push(`web ACL associations: ${associations} (the API stage)`);
+  return lines;
+}
+
+function describeRule({ Name, Statement }: WebAclRule): string {
+  const rate = Statement.RateBasedStatement;
+  if (rate) return `${Name} (${rate.Limit} requests per address per ${(rate.EvaluationWindowSec ?? 300) / 60} minutes)`;
+  const counted = Statement.ManagedRuleGroupStatement?.RuleActionOverrides?.map((override) => override.Name) ?? [];
+  return counted.length > 0 ? `${Name} (counting only ${counted.join(', ')})` : Name;
 }
 
 /** Alarms as `name >= threshold (n of m minutes)`, dashboards and deployment groups by name. */

@@ -1,9 +1,10 @@
 /**
- * The stage's alarms and dashboard, from the metrics API Gateway, Lambda and DynamoDB publish
+ * The stage's alarms and dashboard, from the metrics API Gateway, Lambda, DynamoDB and WAF publish
  * anyway, plus two from our logs: throttled requests (access log) and cold starts (request log).
- * Thresholds come from the stage settings; every alarm notifies the stage's SNS topic.
+ * Thresholds come from the stage settings; every alarm notifies the stage's SNS topic, which the
+ * `AlarmEmail` parameter (required where the stage settings say so) and `alarmEmails` subscribe to.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
+import { CfnCondition, CfnParameter, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -16,6 +17,7 @@ import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../li
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
+import { FIREWALL_RULES, type Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
 
 const PERIOD = Duration.minutes(1);
@@ -35,7 +37,16 @@ export interface MonitoringProps {
   readonly accessLogs: logs.ILogGroup;
   readonly functions: Functions;
   readonly tables: Readonly<Record<string, dynamodb.Table>>;
+  /** The stage's web ACL, when it has one. */
+  readonly firewall?: Firewall | undefined;
 }
+
+/** The stack parameter that subscribes an address to the alarms at deploy time. */
+export const ALARM_EMAIL_PARAMETER = 'AlarmEmail';
+/** An e-mail address, loosely (SNS checks it for real: the address must confirm the subscription). */
+export const EMAIL_PATTERN = '[^@\\s]+@[^@\\s]+\\.[^@\\s]+';
+/** CloudWatch takes at most 5 actions per alarm state: the stage topic and 4 more. */
+const MAX_EXTRA_TOPICS = 4;
 
 interface AlarmSpec {
   readonly id: string;
@@ -49,6 +60,8 @@ interface AlarmSpec {
 
 export class Monitoring extends Concern {
   readonly topic: sns.Topic;
+  /** The `AlarmEmail` parameter: required (no default) where the stage settings say so. */
+  readonly alarmEmail: CfnParameter;
   readonly dashboard: cloudwatch.Dashboard;
   /** Every alarm, by construct id. */
   readonly alarms = new Map<string, cloudwatch.Alarm>();
@@ -56,15 +69,20 @@ export class Monitoring extends Concern {
   readonly #api5xx: cloudwatch.Alarm;
   readonly #throttled: cloudwatch.IMetric;
   readonly #byOperation = new Map<OperationName, cloudwatch.Alarm[]>();
+  /** Where every alarm and its return to OK go: the stage topic, then `alarmTopicArns`. */
+  readonly #actions: SnsAction[];
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     this.#props = props;
     this.topic = this.#topic();
+    this.alarmEmail = this.#alarmEmail();
+    this.#actions = [this.topic, ...extraTopics(this, props.settings)].map((topic) => new SnsAction(topic));
     this.#throttled = this.#throttledRequests();
     this.#api5xx = this.#apiAlarms();
     for (const route of routes) this.#functionAlarms(route);
     for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
+    if (props.firewall) this.#firewallAlarms(props.firewall);
     this.dashboard = this.#dashboard();
   }
 
@@ -163,6 +181,16 @@ export class Monitoring extends Concern {
     });
   }
 
+  #firewallAlarms(firewall: Firewall): void {
+    this.#alarm({
+      id: 'WafBlockedAlarm',
+      what: 'Requests the web ACL blocked (403 by a managed rule, 429 by the rate limit per address)',
+      metric: firewall.metric('BlockedRequests'),
+      threshold: this.#props.settings.alarms.wafBlockedRequests,
+      unit: 'requests',
+    });
+  }
+
   /** The alarms that roll a canary of `operation` back: API 5xx rate, its latency, errors and duration. */
   rollbackAlarms(operation: OperationName): cloudwatch.Alarm[] {
     return this.#byOperation.get(operation) ?? [];
@@ -211,8 +239,8 @@ export class Monitoring extends Concern {
       // No traffic is no news: a quiet minute never raises an alarm.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    alarm.addAlarmAction(new SnsAction(this.topic));
-    alarm.addOkAction(new SnsAction(this.topic));
+    alarm.addAlarmAction(...this.#actions);
+    alarm.addOkAction(...this.#actions);
     this.alarms.set(id, alarm);
     return alarm;
   }
@@ -220,7 +248,10 @@ export class Monitoring extends Concern {
   #topic(): sns.Topic {
     const { stage, alarmEmails } = this.#props.settings;
     const topic = new sns.Topic(this, 'AlarmTopic', { displayName: `Pet Store ${stage} alarms`, enforceSSL: true });
-    for (const email of alarmEmails) topic.addSubscription(new EmailSubscription(email));
+    for (const email of alarmEmails) {
+      if (!new RegExp(`^${EMAIL_PATTERN}$`).test(email)) throw new Error(`alarmEmails of ${stage}: "${email}" is not an e-mail address`);
+      topic.addSubscription(new EmailSubscription(email));
+    }
     Validations.of(topic).acknowledge({
       id: 'AwsSolutions-SNS2',
       reason:
@@ -229,6 +260,42 @@ export class Monitoring extends Concern {
         '(with a key policy for CloudWatch) costs more than the notifications are worth protecting.',
     });
     return topic;
+  }
+
+  /**
+   * A deploy-time subscriber, so that no address need be committed. Where the stage requires a
+   * subscriber and the settings name none, the parameter has no default: CloudFormation (and `cdk
+   * deploy` before it) refuses to deploy without a value, and the pattern refuses an empty one. A
+   * synth needs no value, so tests and newcomers never give one.
+   */
+  #alarmEmail(): CfnParameter {
+    const { stage, requireAlarmSubscriber, alarmEmails, alarmTopicArns } = this.#props.settings;
+    const required = requireAlarmSubscriber && alarmEmails.length === 0 && alarmTopicArns.length === 0;
+    const parameter = new CfnParameter(this, ALARM_EMAIL_PARAMETER, {
+      type: 'String',
+      description:
+        `E-mail address that gets the ${stage} alarms (it must confirm the subscription once). ` +
+        (required
+          ? `Required: cdk deploy ${Stack.of(this).stackName} --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com (later deploys keep it).`
+          : 'Optional: empty for none.'),
+      allowedPattern: required ? `^${EMAIL_PATTERN}$` : `^(${EMAIL_PATTERN})?$`,
+      constraintDescription: required
+        ? `must be the e-mail address that gets the ${stage} alarms, e.g. --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com`
+        : 'must be an e-mail address, or empty',
+      ...(required ? {} : { default: '' }),
+    });
+    const subscription = new sns.Subscription(this, `${ALARM_EMAIL_PARAMETER}Subscription`, {
+      topic: this.topic,
+      protocol: sns.SubscriptionProtocol.EMAIL,
+      endpoint: parameter.valueAsString,
+    });
+    if (!required) {
+      const given = new CfnCondition(this, `${ALARM_EMAIL_PARAMETER}Given`, {
+        expression: Fn.conditionNot(Fn.conditionEquals(parameter.valueAsString, '')),
+      });
+      (subscription.node.defaultChild as sns.CfnSubscription).cfnOptions.condition = given;
+    }
+    return parameter;
   }
 
   /** Counted from the access log: API Gateway publishes no metric of its own for throttling. */
@@ -260,7 +327,7 @@ export class Monitoring extends Concern {
   }
 
   #dashboard(): cloudwatch.Dashboard {
-    const { settings, api, functions, tables } = this.#props;
+    const { settings, functions, tables, firewall } = this.#props;
     const sum = { statistic: 'Sum', period: PERIOD };
     const count = this.stageMetric('Count', sum);
     const clientErrors = this.stageMetric('4XXError', sum);
@@ -342,6 +409,21 @@ export class Monitoring extends Concern {
           }),
       ),
     );
+    if (firewall) {
+      dashboard.addWidgets(
+        new cloudwatch.GraphWidget({
+          title: 'Web ACL: allowed and blocked requests',
+          ...wide,
+          left: [firewall.metric('AllowedRequests', 'ALL', 'allowed'), firewall.metric('BlockedRequests', 'ALL', 'blocked')],
+        }),
+        new cloudwatch.GraphWidget({
+          title: 'Web ACL: blocked and counted per rule',
+          ...wide,
+          left: Object.values(FIREWALL_RULES).map((rule) => firewall.metric('BlockedRequests', rule, `${rule} blocked`)),
+          right: [firewall.metric('CountedRequests', FIREWALL_RULES.common, `${FIREWALL_RULES.common} counted`)],
+        }),
+      );
+    }
     dashboard.addWidgets(
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...this.alarms.values()] }),
     );
@@ -350,6 +432,14 @@ export class Monitoring extends Concern {
 }
 
 const metricNamespace = (stage: string): string => `PetStore/${stage}`;
+
+/** The existing topics of `alarmTopicArns`, imported (never created or changed by this stack). */
+function extraTopics(scope: Construct, { stage, alarmTopicArns }: StageSettings): sns.ITopic[] {
+  if (alarmTopicArns.length > MAX_EXTRA_TOPICS) {
+    throw new Error(`alarmTopicArns of ${stage}: at most ${MAX_EXTRA_TOPICS} topics (CloudWatch takes 5 actions per alarm)`);
+  }
+  return alarmTopicArns.map((arn, index) => sns.Topic.fromTopicArn(scope, `AlarmTopic${index + 1}`, arn));
+}
 
 const percent = (metric: cloudwatch.Metric): cloudwatch.IMetric =>
   new cloudwatch.MathExpression({

@@ -5,7 +5,6 @@
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { controlTableName } from '../../lib/domain/stages.ts';
 import { controlTable, petsTable } from '../../lib/store/table.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
@@ -41,12 +40,14 @@ function petsTableOf(scope: Construct, settings: StageSettings): dynamodb.Table 
   return table;
 }
 
-/** Expired records go by DynamoDB TTL. */
+/**
+ * Expired records go by DynamoDB TTL. CloudFormation names it, like the pets table: a fixed name
+ * would collide, on a redeploy after `cdk destroy`, with the table production retains. Tools find
+ * it through the stack's ControlTableName output (`npm run keys` does).
+ */
 function controlTableOf(scope: Construct, settings: StageSettings): dynamodb.Table {
   const { partitionKey, sortKey, timeToLiveAttribute } = controlTable;
   return new dynamodb.Table(scope, 'ControlTable', {
-    // A fixed name, so that `npm run keys -- --stage <stage>` finds it without AWS look-ups.
-    tableName: controlTableName(settings.stage),
     partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
     sortKey: { name: sortKey.name, type: attributeType(sortKey.type) },
     timeToLiveAttribute,

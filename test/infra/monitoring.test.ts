@@ -1,7 +1,9 @@
-/** Alarms, their SNS topic and the dashboard (infra/constructs/monitoring.ts), in both stages. */
+/** Alarms, their SNS topic and subscribers, and the dashboard (infra/constructs/monitoring.ts), in both stages. */
 import { describe, expect, it } from 'vitest';
-import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
+import { PetStoreStack } from '../../infra/stack.ts';
+import { STAGE_SETTINGS, STAGES, type StageSettings } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
+import { synthesize, testApp } from './synth.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -20,6 +22,7 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
     ControlThrottled: t.dynamoThrottledRequests,
     ControlSystemErrors: t.dynamoSystemErrors,
   };
+  if (STAGE_SETTINGS[stage].webAcl) alarms.WafBlocked = t.wafBlockedRequests;
   for (const { operation } of routes) {
     const name = pascal(operation);
     alarms[`${name}LatencyP99`] = t.apiLatencyP99Ms;
@@ -104,14 +107,47 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     }
   });
 
-  it('has an SNS topic that requires TLS, with the stage email list as subscribers (none by default)', () => {
+  it('has an SNS topic that requires TLS, subscribed by the AlarmEmail parameter and the stage email list', () => {
     const s = of(stage);
     s.template.resourceCountIs('AWS::SNS::Topic', 1);
-    s.template.resourceCountIs('AWS::SNS::Subscription', settings.alarmEmails.length);
+    const [topicId] = s.ofType('AWS::SNS::Topic')[0]!;
+    const subscriptions = s.ofType('AWS::SNS::Subscription').map(([, subscription]) => subscription);
+    expect(subscriptions).toHaveLength(settings.alarmEmails.length + 1);
+    expect(subscriptions.filter((sub) => JSON.stringify(props(sub).Endpoint) === JSON.stringify(ref('AlarmEmail')))).toEqual([
+      expect.objectContaining({ Properties: { Protocol: 'email', Endpoint: ref('AlarmEmail'), TopicArn: ref(topicId) } }),
+    ]);
     const [, policy] = s.ofType('AWS::SNS::TopicPolicy')[0]!;
     expect(JSON.stringify(props(policy))).toContain('"aws:SecureTransport":"false"');
-    expect((s.json.Outputs ?? {}).AlarmTopicArn!.Value).toEqual(ref(s.ofType('AWS::SNS::Topic')[0]![0]));
+    expect((s.json.Outputs ?? {}).AlarmTopicArn!.Value).toEqual(ref(topicId));
   });
+
+  it(
+    settings.requireAlarmSubscriber
+      ? 'cannot be deployed without an AlarmEmail: no default, and only an e-mail address passes its pattern'
+      : 'may be deployed silent: AlarmEmail defaults to empty, which subscribes no one',
+    () => {
+      const s = of(stage);
+      const parameter = (s.json.Parameters as Record<string, Record<string, string>>).AlarmEmail!;
+      expect(parameter.Type).toBe('String');
+      // CloudFormation matches AllowedPattern against the whole value, as these anchored patterns do.
+      const pattern = new RegExp(parameter.AllowedPattern!);
+      for (const email of ['ops@example.com', 'team+alerts@pets.example.co.uk']) expect(pattern.test(email), email).toBe(true);
+      for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'ops @example.com', 'a@b.c d@e.f']) expect(pattern.test(bad), bad).toBe(false);
+      const subscription = s.ofType('AWS::SNS::Subscription').find(([, sub]) => JSON.stringify(props(sub).Endpoint) === '{"Ref":"AlarmEmail"}')![1];
+      if (settings.requireAlarmSubscriber) {
+        expect(parameter).not.toHaveProperty('Default');
+        expect(pattern.test('')).toBe(false);
+        expect(parameter.Description).toContain(`cdk deploy PetStore-${stage} --parameters AlarmEmail=ops@example.com`);
+        expect(parameter.ConstraintDescription).toContain('--parameters AlarmEmail=');
+        expect(subscription).not.toHaveProperty('Condition');
+      } else {
+        expect(parameter.Default).toBe('');
+        expect(pattern.test('')).toBe(true);
+        expect(subscription.Condition).toBe('AlarmEmailGiven');
+        expect(s.json.Conditions).toEqual({ AlarmEmailGiven: { 'Fn::Not': [{ 'Fn::Equals': [ref('AlarmEmail'), ''] }] } });
+      }
+    },
+  );
 
   it('has one dashboard: requests, status classes, latency per operation, cold starts, duration, DynamoDB, alarms', () => {
     const s = of(stage);
@@ -138,5 +174,42 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     }
     expect(body).toContain('\\"p50\\"');
     expect(body).toContain('\\"p99\\"');
+  });
+});
+
+describe('alarm subscribers from the stage settings', () => {
+  function productionWith(changes: Partial<StageSettings>) {
+    const { app } = testApp({ stages: [] });
+    return new PetStoreStack(app, 'PetStore-production', {
+      stackName: 'PetStore-production',
+      settings: { ...STAGE_SETTINGS.production, ...changes },
+    });
+  }
+
+  it('makes AlarmEmail optional where the settings already name a subscriber (an address or a topic)', () => {
+    for (const changes of [{ alarmEmails: ['ops@example.com'] }, { alarmTopicArns: ['arn:aws:sns:us-east-1:123456789012:paging'] }]) {
+      const s = synthesize(productionWith(changes));
+      const parameter = (s.json.Parameters as Record<string, Record<string, string>>).AlarmEmail!;
+      expect(parameter.Default, JSON.stringify(changes)).toBe('');
+      expect(s.json.Conditions, JSON.stringify(changes)).toHaveProperty('AlarmEmailGiven');
+    }
+  });
+
+  it('subscribes each address of alarmEmails, and sends every alarm and OK to each topic of alarmTopicArns too', () => {
+    const paging = 'arn:aws:sns:us-east-1:123456789012:paging';
+    const s = synthesize(productionWith({ alarmEmails: ['a@example.com', 'b@example.com'], alarmTopicArns: [paging] }));
+    const endpoints = s.ofType('AWS::SNS::Subscription').map(([, sub]) => props(sub).Endpoint);
+    expect(endpoints).toEqual(expect.arrayContaining(['a@example.com', 'b@example.com', ref('AlarmEmail')]));
+    const [topicId] = s.ofType('AWS::SNS::Topic')[0]!;
+    for (const [id, alarm] of s.ofType('AWS::CloudWatch::Alarm')) {
+      expect(props(alarm).AlarmActions, id).toEqual([ref(topicId), paging]);
+      expect(props(alarm).OKActions, id).toEqual([ref(topicId), paging]);
+    }
+  });
+
+  it('refuses at synth an address that is not one, and more topics than an alarm can notify', () => {
+    expect(() => productionWith({ alarmEmails: ['ops at example.com'] })).toThrow(/"ops at example.com" is not an e-mail address/);
+    const topics = [1, 2, 3, 4, 5].map((n) => `arn:aws:sns:us-east-1:123456789012:t${n}`);
+    expect(() => productionWith({ alarmTopicArns: topics })).toThrow(/at most 4 topics/);
   });
 });

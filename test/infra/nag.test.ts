@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PetStoreStack } from '../../infra/stack.ts';
-import { STAGES, type Stage } from '../../infra/stages.ts';
+import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { testApp } from './synth.ts';
 
 /** Every acknowledgment in the app, and why. Adding one means adding it here, on purpose. */
@@ -76,6 +76,11 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     // No error annotation either (cdk-nag 2 reported through these; CDK itself still does).
     expect(Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+  });
+
+  it.each(STAGES)('acknowledges APIG3 (no web ACL) in PetStore-%s only where the stage has no web ACL', (stage) => {
+    const apig3 = acknowledgments(stacks.get(stage)!).filter((a) => a.id === 'AwsSolutions-APIG3');
+    expect(apig3.map((a) => a.path)).toEqual(STAGE_SETTINGS[stage].webAcl ? [] : [`PetStore-${stage}/RestApi/Api/DeploymentStage.v1`]);
   });
 
   it('still finds what it should: the checks are live, not silenced wholesale', () => {

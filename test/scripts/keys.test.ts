@@ -1,23 +1,28 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { DescribeStacksCommand, DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { authenticate } from '../../lib/http/auth.ts';
 import { ControlTableApiKeys } from '../../lib/store/controlTableKeys.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { controlTableName, type Stage } from '../../lib/domain/stages.ts';
+import type { Stage } from '../../lib/domain/stages.ts';
 import { ensureControlTable } from '../../local/store.ts';
-import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, runKeys } from '../../scripts/keys.ts';
+import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, runKeys, type StackOutputsReader } from '../../scripts/keys.ts';
 import { useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
-const STAGING = controlTableName('staging');
-const PRODUCTION = controlTableName('production');
+/** Names as CloudFormation gives them: the stack names each table, and says which in its outputs. */
+const STAGING = 'PetStore-staging-ControlTableF3E1E223-1QX8ZJ3N4ABCD';
+const PRODUCTION = 'PetStore-production-ControlTableF3E1E223-7YH2KD9WEFGH';
+const CONTROL_TABLES: Record<string, string> = { 'PetStore-staging': STAGING, 'PetStore-production': PRODUCTION };
 
 let documents: DynamoDBDocumentClient;
 /** Every command the CLI sent, by class name, and the fault to inject into one kind of command. */
@@ -25,6 +30,37 @@ let sent: string[] = [];
 let fault: { command: string; error: () => Error } | undefined;
 /** The real client on dynalite, wrapped only to count requests and inject a fault. */
 let client: DynamoDBDocumentClient;
+/** The stacks each DescribeStacks asked for, and what the stub answers for a stack. */
+let described: string[] = [];
+let stackAnswer: (name: string) => DescribeStacksCommandOutput = deployedStack;
+
+function deployedStack(name: string): DescribeStacksCommandOutput {
+  const table = CONTROL_TABLES[name];
+  if (!table) throw awsError('ValidationError', `Stack with id ${name} does not exist`);
+  return {
+    $metadata: {},
+    Stacks: [
+      {
+        StackName: name,
+        StackStatus: 'CREATE_COMPLETE',
+        CreationTime: new Date(),
+        Outputs: [
+          { OutputKey: 'ApiUrl', OutputValue: 'https://abc123.execute-api.us-east-1.amazonaws.com/v1/' },
+          { OutputKey: 'ControlTableName', OutputValue: table },
+        ],
+      },
+    ],
+  };
+}
+
+/** The one CloudFormation call keys makes, stubbed: offline tests cannot describe a real stack. */
+const stacks: StackOutputsReader = {
+  send: async (command: DescribeStacksCommand) => {
+    const name = command.input.StackName ?? '';
+    described.push(name);
+    return stackAnswer(name);
+  },
+};
 
 beforeAll(async () => {
   for (const table of [STAGING, PRODUCTION]) await ensureControlTable(endpoint(), table);
@@ -43,6 +79,8 @@ afterAll(() => documents.destroy());
 beforeEach(async () => {
   sent = [];
   fault = undefined;
+  described = [];
+  stackAnswer = deployedStack;
   for (const table of [STAGING, PRODUCTION]) {
     const { Items = [] } = await documents.send(new ScanCommand({ TableName: table }));
     for (const { pk, sk } of Items) await documents.send(new DeleteCommand({ TableName: table, Key: { pk, sk } }));
@@ -60,7 +98,7 @@ interface Run {
 async function keys(...argv: string[]): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runKeys(argv, { client, out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
+  const code = await runKeys(argv, { client, stacks, out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -123,6 +161,7 @@ describe('keys create, list, revoke', () => {
     const err: string[] = [];
     const code = await runKeys(['create', '--stage', 'production', '--description', 'mobile app'], {
       client,
+      stacks,
       out: (line) => out.push(line),
       err: (line) => err.push(line),
       env: {},
@@ -207,17 +246,51 @@ describe('keys create, list, revoke', () => {
     expect(await keyItem(STAGING, kept)).toBeDefined();
   });
 
-  it('uses --table, else CONTROL_TABLE_NAME, else the stage\'s table', async () => {
+  it("uses --table, else CONTROL_TABLE_NAME, else the table the stage's stack names in its ControlTableName output", async () => {
     const other = 'keys-test-other-control';
     await ensureControlTable(endpoint(), other);
     const { keyId } = await createKey('staging', '--table', other);
     expect(await keyItem(other, keyId)).toBeDefined();
     expect(await keyItem(STAGING, keyId)).toBeUndefined();
     const out: string[] = [];
-    const code = await runKeys(['list', '--stage', 'staging'], { client, out: (l) => out.push(l), err: () => {}, env: { CONTROL_TABLE_NAME: other } });
+    const code = await runKeys(['list', '--stage', 'staging'], { client, stacks, out: (l) => out.push(l), err: () => {}, env: { CONTROL_TABLE_NAME: other } });
     expect(code).toBe(EXIT_OK);
     expect(out.join('\n')).toContain(keyId);
     expect((await keys('revoke', keyId, '--stage', 'staging', '--table', other)).code).toBe(EXIT_OK);
+    expect(described).toEqual([]);
+
+    const { keyId: fromOutput } = await createKey('production');
+    expect(described).toEqual(['PetStore-production']);
+    expect(await keyItem(PRODUCTION, fromOutput)).toBeDefined();
+  });
+
+  it('fails with exit code 1, one line and no request to the table, when the stage has no stack', async () => {
+    stackAnswer = (name) => {
+      throw awsError('ValidationError', `Stack with id ${name} does not exist`);
+    };
+    const run = await keys('create', '--stage', 'staging');
+    expect(run.code).toBe(EXIT_FAILED);
+    expect(run.out).toBe('');
+    expect(run.err).toBe(
+      'keys: there is no stack PetStore-staging to find the staging control table in: deploy it (README "Deploy"), ' +
+        'point AWS_REGION or AWS_PROFILE at its account and region, or give --table.',
+    );
+    expect(sent).toEqual([]);
+  });
+
+  it('fails with exit code 1 when the stack has no ControlTableName output yet, and passes on other CloudFormation errors', async () => {
+    stackAnswer = (name) => ({ $metadata: {}, Stacks: [{ StackName: name, StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }] });
+    const unfinished = await keys('list', '--stage', 'production');
+    expect(unfinished.code).toBe(EXIT_FAILED);
+    expect(unfinished.err).toBe('keys: the stack PetStore-production has no ControlTableName output (is it still being created?); give --table.');
+
+    stackAnswer = () => {
+      throw awsError('ExpiredToken', 'The security token included in the request is expired');
+    };
+    const expired = await keys('list', '--stage', 'production');
+    expect(expired.code).toBe(EXIT_FAILED);
+    expect(expired.err).toBe('keys list failed: ExpiredToken: The security token included in the request is expired');
+    expect(sent).toEqual([]);
   });
 
   it('fails with exit code 1, and prints no key, when the table refuses the key', async () => {
@@ -270,6 +343,7 @@ describe('keys usage', () => {
     expect(run.err).toMatch(message);
     expect(run.err).toContain('npm run keys -- --help');
     expect(sent).toEqual([]);
+    expect(described).toEqual([]);
   });
 
   it('does not echo a whole key given to revoke', async () => {
@@ -292,26 +366,87 @@ describe('keys usage', () => {
   });
 });
 
+/**
+ * CloudFormation on loopback, as the real client talks to it (AWS query protocol): DescribeStacks
+ * answers the stacks of CONTROL_TABLES and ValidationError for any other; every request is recorded.
+ */
+interface CloudFormationRequest {
+  action: string | null;
+  stackName: string | null;
+  /** The credential scope of its SigV4 signature: `<date>/<region>/cloudformation/aws4_request`. */
+  scope: string | undefined;
+}
+
+async function startCloudFormation(requests: CloudFormationRequest[]): Promise<Server> {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      const form = new URLSearchParams(body);
+      const stackName = form.get('StackName');
+      const scope = /Credential=[^/]+\/([^,]+),/.exec(request.headers.authorization ?? '')?.[1];
+      requests.push({ action: form.get('Action'), stackName, scope });
+      const table = stackName ? CONTROL_TABLES[stackName] : undefined;
+      const xmlns = 'http://cloudformation.amazonaws.com/doc/2010-05-15/';
+      response.setHeader('Content-Type', 'text/xml');
+      if (!table) {
+        response.statusCode = 400;
+        response.end(
+          `<ErrorResponse xmlns="${xmlns}"><Error><Type>Sender</Type><Code>ValidationError</Code>` +
+            `<Message>Stack with id ${stackName} does not exist</Message></Error><RequestId>r1</RequestId></ErrorResponse>`,
+        );
+        return;
+      }
+      response.end(
+        `<DescribeStacksResponse xmlns="${xmlns}"><DescribeStacksResult><Stacks><member>` +
+          `<StackName>${stackName}</StackName><StackStatus>UPDATE_COMPLETE</StackStatus><CreationTime>2026-01-02T03:04:05Z</CreationTime>` +
+          `<Outputs><member><OutputKey>ControlTableName</OutputKey><OutputValue>${table}</OutputValue></member></Outputs>` +
+          `</member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r2</RequestId></ResponseMetadata></DescribeStacksResponse>`,
+      );
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return server;
+}
+
 describe('keys as a command (npm run keys)', () => {
   const root = resolve(import.meta.dirname, '../..');
   const tsx = join(root, 'node_modules', '.bin', 'tsx');
   let home: string;
-  beforeAll(() => {
+  let cloudFormation: Server;
+  const requests: CloudFormationRequest[] = [];
+  beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), 'keys-home-'));
+    // The deployer's profile: its region is the one keys must use when AWS_REGION is not set.
+    writeFileSync(join(home, 'config'), '[default]\nregion = eu-west-1\n');
+    writeFileSync(join(home, 'credentials'), '');
+    cloudFormation = await startCloudFormation(requests);
   });
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterAll(async () => {
+    rmSync(home, { recursive: true, force: true });
+    await new Promise((closed) => cloudFormation.close(closed));
+  });
+  beforeEach(() => {
+    requests.length = 0;
+  });
 
-  /** Runs scripts/keys.ts in a child process with dummy credentials and no AWS configuration of the host. */
+  /**
+   * Runs scripts/keys.ts in a child process with dummy credentials, the profile above and no other
+   * AWS configuration of the host; CloudFormation is the loopback one.
+   */
   async function command(argv: string[], env: Record<string, string> = {}): Promise<Run> {
+    const { port } = cloudFormation.address() as AddressInfo;
     try {
       const { stdout, stderr } = await promisify(execFile)(tsx, ['scripts/keys.ts', ...argv], {
         cwd: root,
         env: {
           PATH: process.env.PATH ?? '',
           HOME: home,
+          AWS_CONFIG_FILE: join(home, 'config'),
+          AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
           AWS_ACCESS_KEY_ID: 'test',
           AWS_SECRET_ACCESS_KEY: 'test',
-          AWS_REGION: 'us-east-1',
+          AWS_ENDPOINT_URL_CLOUDFORMATION: `http://127.0.0.1:${port}`,
           AWS_EC2_METADATA_DISABLED: 'true',
           NODE_NO_WARNINGS: '1',
           ...env,
@@ -325,24 +460,45 @@ describe('keys as a command (npm run keys)', () => {
     }
   }
 
-  it('creates with AWS_ENDPOINT_URL_DYNAMODB, revokes with --endpoint, and sets the exit codes', async () => {
+  it("finds the table in the stack's outputs in the profile's region, creates with AWS_ENDPOINT_URL_DYNAMODB, revokes with --endpoint", async () => {
     const created = await command(['create', '--stage', 'production'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
     expect(created.code, created.err).toBe(0);
     const key = created.out.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
     expect(occurrences(created.out + created.err, key)).toBe(1);
     const keyId = key.slice(4, 16);
     expect(await keyItem(PRODUCTION, keyId)).toBeDefined();
+    expect(requests).toEqual([
+      { action: 'DescribeStacks', stackName: 'PetStore-production', scope: expect.stringMatching(/^\d{8}\/eu-west-1\/cloudformation\/aws4_request$/) },
+    ]);
 
-    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()]);
-    expect(revoked.code).toBe(0);
+    // AWS_REGION wins over the profile.
+    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()], { AWS_REGION: 'us-west-2' });
+    expect(revoked.code, revoked.err).toBe(0);
     expect(await keyItem(PRODUCTION, keyId)).toBeUndefined();
+    expect(requests[1]!.scope).toMatch(/\/us-west-2\/cloudformation\//);
 
-    const again = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()]);
+    const again = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint(), '--table', PRODUCTION]);
     expect(again.code).toBe(1);
     expect(again.err).toContain(`there is no key ${keyId}`);
+    expect(requests).toHaveLength(2);
 
     const usage = await command(['list']);
     expect(usage.code).toBe(2);
     expect(usage.err).toContain('list needs --stage');
+  });
+
+  it('answers exit code 1 in one line, naming the region, when the stage has no stack there', async () => {
+    CONTROL_TABLES['PetStore-staging'] = '';
+    try {
+      const run = await command(['list', '--stage', 'staging'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
+      expect(run.code).toBe(1);
+      expect(run.out).toBe('');
+      expect(run.err).toBe(
+        'keys: there is no stack PetStore-staging in eu-west-1 to find the staging control table in: deploy it ' +
+          '(README "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.\n',
+      );
+    } finally {
+      CONTROL_TABLES['PetStore-staging'] = STAGING;
+    }
   });
 });

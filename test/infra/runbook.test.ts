@@ -1,0 +1,168 @@
+/**
+ * The README's deploy runbook, held to the templates where it states facts about them: the cost
+ * table's counts and sums, what a production teardown keeps, the web ACL's rules, the alarm
+ * parameter's name. Prices themselves cannot be tested offline (the README says where to check).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
+import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
+import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
+import { props, synthesizedStages } from './templates.ts';
+
+const of = synthesizedStages();
+
+const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+/** From "## Deploy" to the SAM section: the runbook. */
+const runbook = readme.slice(readme.indexOf('\n## Deploy\n'), readme.indexOf('\n### With AWS SAM'));
+const section = (title: string): string => {
+  const start = runbook.indexOf(`\n### ${title}\n`);
+  if (start < 0) throw new Error(`no "### ${title}" in the README's Deploy section`);
+  const end = runbook.indexOf('\n### ', start + 1);
+  return runbook.slice(start, end < 0 ? undefined : end);
+};
+/** A section's text with line breaks and runs of spaces as single spaces, for phrases that wrap. */
+const prose = (title: string): string => section(title).replace(/\s+/g, ' ');
+
+/** The rows of every Markdown table in `text`, as cells. */
+function tables(text: string): string[][][] {
+  const found: string[][][] = [];
+  let current: string[][] | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('|')) {
+      current = undefined;
+      continue;
+    }
+    const cells = line.slice(1, -1).split('|').map((cell) => cell.trim());
+    if (cells.every((cell) => /^-+$/.test(cell))) continue;
+    if (!current) found.push((current = []));
+    current.push(cells);
+  }
+  return found;
+}
+
+/** A cell's amount in dollars: the last `$x.yy` in it, 0 for "none" or "about $0". */
+function dollars(cell: string): number {
+  const amounts = [...cell.matchAll(/\$(\d+(?:\.\d+)?)/g)].map((match) => Number(match[1]));
+  if (/^(none|about \$0)$/.test(cell) || /^\$0 /.test(cell)) return 0;
+  if (amounts.length === 0) throw new Error(`no amount in "${cell}"`);
+  return amounts[amounts.length - 1]!;
+}
+
+/** The types of every resource `cdk destroy` leaves behind. */
+const retained = (stage: Stage) =>
+  Object.values(of(stage).json.Resources)
+    .filter((resource) => resource.DeletionPolicy === 'Retain')
+    .map((resource) => resource.Type);
+
+describe('the README deploy runbook', () => {
+  it('has the sections a first-time deployer needs, in order', () => {
+    const order = [
+      'Before the first deploy',
+      'Region and account',
+      'Costs',
+      'First deploy, step by step',
+      'When a first deploy fails',
+      'Tear down, and deploy again',
+      'Web firewall (production)',
+      'Alarms',
+      'API keys',
+    ].map((title) => runbook.indexOf(`\n### ${title}\n`));
+    expect(order.every((at) => at > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('sums each cost table to its total, per stage', () => {
+    const costTables = tables(section('Costs'));
+    expect(costTables).toHaveLength(2);
+    for (const table of costTables) {
+      const [header, ...rows] = table;
+      const totalRow = rows.find((row) => row[0]!.startsWith('**Total'))!;
+      expect(totalRow, header!.join('|')).toBeDefined();
+      for (const stage of STAGES) {
+        const column = header!.indexOf(stage);
+        const sum = rows.filter((row) => row !== totalRow).reduce((total, row) => total + dollars(row[column]!), 0);
+        expect(dollars(totalRow[column]!), `${stage}: ${header!.join('|')}`).toBeCloseTo(sum, 2);
+      }
+    }
+  });
+
+  it('counts in the cost table the alarms, and the web ACL rules, the templates have', () => {
+    const [atRest] = tables(section('Costs'));
+    const [header, ...rows] = atRest!;
+    const alarmsRow = rows.find((row) => row[0]!.startsWith('CloudWatch alarms'))!;
+    const wafRow = rows.find((row) => row[0]!.startsWith('WAF web ACL'))!;
+    for (const stage of STAGES) {
+      const cell = alarmsRow[header!.indexOf(stage)]!;
+      const alarms = of(stage).ofType('AWS::CloudWatch::Alarm').length;
+      expect(cell, stage).toBe(`${alarms}: $${(alarms * 0.1).toFixed(2)}`);
+      const acl = of(stage).ofType('AWS::WAFv2::WebACL')[0];
+      const wafCell = wafRow[header!.indexOf(stage)]!;
+      if (!acl) {
+        expect(wafCell, stage).toBe('none');
+        continue;
+      }
+      const rules = (props(acl[1]).Rules as unknown[]).length;
+      expect(wafRow[0]).toContain(`its ${rules} rules`);
+      expect(dollars(wafCell)).toBe(5 + rules);
+    }
+    expect(prose('Alarms')).toContain(
+      `${of('staging').ofType('AWS::CloudWatch::Alarm').length} alarms in staging, ${of('production').ofType('AWS::CloudWatch::Alarm').length} in production`,
+    );
+  });
+
+  it('tells what a production teardown keeps: exactly what the template retains', () => {
+    const teardown = prose('Tear down, and deploy again');
+    expect(retained('production').sort()).toEqual([
+      'AWS::ApiGateway::Account',
+      'AWS::DynamoDB::Table',
+      'AWS::DynamoDB::Table',
+      'AWS::IAM::Role',
+      'AWS::Logs::LogGroup',
+      'AWS::Logs::LogGroup',
+      'AWS::Logs::LogGroup',
+      'AWS::Logs::LogGroup',
+    ]);
+    expect(teardown).toContain('both tables');
+    expect(teardown).toContain('the four log groups');
+    expect(teardown).toContain('the CloudWatch Logs role and the account setting that names it');
+    // Staging keeps only the account-wide role and setting.
+    expect(retained('staging').sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::IAM::Role']);
+    expect(of('production').stack.terminationProtection).toBe(true);
+    expect(teardown).toContain('update-termination-protection --no-enable-termination-protection --stack-name PetStore-production');
+    expect(prose('When a first deploy fails')).toContain(
+      'update-termination-protection --no-enable-termination-protection --stack-name PetStore-production',
+    );
+  });
+
+  it('names tables as the templates do: by CloudFormation, found through the ControlTableName output', () => {
+    for (const stage of STAGES) {
+      for (const [, table] of of(stage).ofType('AWS::DynamoDB::Table')) expect(props(table)).not.toHaveProperty('TableName');
+      expect(of(stage).json.Outputs).toHaveProperty('ControlTableName');
+    }
+    expect(prose('API keys')).toContain('`ControlTableName` output');
+    expect(runbook).not.toMatch(/`petstore-<stage>-control`/);
+  });
+
+  it('gives production its alarm subscriber the way the template asks for it', () => {
+    const parameter = (of('production').json.Parameters as Record<string, Record<string, unknown>>)[ALARM_EMAIL_PARAMETER]!;
+    expect(parameter).not.toHaveProperty('Default');
+    expect(prose('First deploy, step by step')).toContain(
+      `npx cdk deploy PetStore-production --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com`,
+    );
+    expect(prose('When a first deploy fails')).toContain(`--parameters ${ALARM_EMAIL_PARAMETER}=`);
+  });
+
+  it("states the web ACL's rate limit and its reason from the stage settings", () => {
+    const { webAcl, throttling, alarms } = STAGE_SETTINGS.production;
+    if (!webAcl) throw new Error('production has a web ACL');
+    const firewall = prose('Web firewall (production)');
+    const limit = webAcl.requestsPerAddressPer5Minutes;
+    expect(firewall).toContain(`${limit.toLocaleString('en-US')} requests in any ${RATE_WINDOW_SECONDS / 60} minutes`);
+    expect(firewall).toContain(`(${limit / RATE_WINDOW_SECONDS} a second sustained)`);
+    expect(firewall).toContain(`the stage's throttle (${throttling.rateLimit} a second)`);
+    expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
+  });
+});
