@@ -19,7 +19,8 @@ import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { synthesize, testApp } from '../../infra/synth.ts';
 
 const STACK = 'PetStore-staging';
-const CONTROL = 'petstore-staging-control';
+/** The control table's physical name: CloudFormation names it (here, as the resolver does). */
+let CONTROL: string;
 const OPERATIONS = ['listPets', 'createPet', 'getPet'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
@@ -69,6 +70,7 @@ beforeAll(async () => {
   store = await startEmbeddedStore();
   tables = await createTablesFromTemplate(store.endpoint, template, resolver);
   petsTable = tables.find((table) => table.partitionKey === 'id')!.tableName;
+  CONTROL = tables.find((table) => table.partitionKey === 'pk')!.tableName;
   direct = createDocumentClient({ endpoint: store.endpoint });
   for (const operation of OPERATIONS) {
     const functionId = functionOf(operation);
@@ -98,8 +100,8 @@ afterAll(async () => {
 
 const fn = (operation: Operation) => functions.get(operation)!;
 const tableArn = (name: string) => `arn:aws:dynamodb:us-east-1:123456789012:table/${name}`;
-const queryApiKeys = { TableName: CONTROL, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'apikeys' } };
-const queryPartition = (pk: string) => ({ ...queryApiKeys, ExpressionAttributeValues: { ':pk': pk } });
+const queryApiKeys = () => ({ TableName: CONTROL, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'apikeys' } });
+const queryPartition = (pk: string) => ({ ...queryApiKeys(), ExpressionAttributeValues: { ':pk': pk } });
 
 /** The AccessDeniedException the SDK raises, and its message; fails when the call goes through. */
 async function denied(call: Promise<unknown>): Promise<string> {
@@ -122,7 +124,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     );
     expect(page.Items).toEqual([{ id: 7, name: 'Rex', status: 'available' }]);
     expect((await client.send(new ScanCommand({ TableName: petsTable }))).Items).toContainEqual({ id: 7, name: 'Rex', status: 'available' });
-    await client.send(new QueryCommand(queryApiKeys));
+    await client.send(new QueryCommand(queryApiKeys()));
     await client.send(new PutCommand({ TableName: CONTROL, Item: { pk: 'cursor-secret', sk: 'current', secret: 's3cret' } }));
     expect((await client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } }))).Item?.secret).toBe('s3cret');
     expect(gate.decisions.slice(-5)).toEqual([
@@ -157,7 +159,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     await client.send(new PutCommand({ TableName: CONTROL, Item: { ...key, state: 'in-progress' } }));
     await client.send(new UpdateCommand({ TableName: CONTROL, Key: key, UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': 'done' } }));
     expect((await client.send(new GetCommand({ TableName: CONTROL, Key: key }))).Item?.state).toBe('done');
-    await client.send(new QueryCommand(queryApiKeys));
+    await client.send(new QueryCommand(queryApiKeys()));
     // The writes reached the store itself.
     expect((await direct.send(new GetCommand({ TableName: petsTable, Key: { id: 42 } }))).Item).toEqual({ id: 42, name: 'Tom' });
   });
@@ -182,7 +184,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     const { client, functionName, roleArn } = fn('getPet');
     await direct.send(new PutCommand({ TableName: petsTable, Item: { id: 420, name: 'Tom' } }));
     expect((await client.send(new GetCommand({ TableName: petsTable, Key: { id: 420 } }))).Item?.name).toBe('Tom');
-    await client.send(new QueryCommand(queryApiKeys));
+    await client.send(new QueryCommand(queryApiKeys()));
     const roleName = roleArn.split('/').pop();
     expect(await denied(client.send(new PutCommand({ TableName: petsTable, Item: { id: 43, name: 'Jerry' } })))).toBe(
       `User: arn:aws:sts::123456789012:assumed-role/${roleName}/${functionName} is not authorized to perform: dynamodb:PutItem on resource: ${tableArn(petsTable)} because no identity-based policy allows the dynamodb:PutItem action`,
@@ -195,7 +197,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
 
   it.each(OPERATIONS)('%s: every function may Query the API keys, no other control partition, and delete nothing', async (operation) => {
     const { client } = fn(operation);
-    await client.send(new QueryCommand(queryApiKeys));
+    await client.send(new QueryCommand(queryApiKeys()));
     await denied(client.send(new QueryCommand(queryPartition('apikeys-but-not-quite'))));
     await denied(client.send(new DeleteCommand({ TableName: CONTROL, Key: { pk: 'apikeys', sk: 'k1' } })));
   });
@@ -209,7 +211,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     const client = clientFor(gate.endpoint);
     try {
       await denied(client.send(new GetCommand({ TableName: petsTable, Key: { id: 420 } })));
-      await client.send(new QueryCommand(queryApiKeys));
+      await client.send(new QueryCommand(queryApiKeys()));
     } finally {
       client.destroy();
       await gate.close();

@@ -39,7 +39,7 @@ describe('createTablesFromTemplate', () => {
       },
       {
         logicalId: logicalIdOf(stagingTemplate, 'ControlTable'),
-        tableName: 'petstore-staging-control',
+        tableName: `PetStore-staging-${logicalIdOf(stagingTemplate, 'ControlTable')}`,
         partitionKey: 'pk',
         sortKey: 'sk',
         indexes: [],
@@ -57,7 +57,7 @@ describe('createTablesFromTemplate', () => {
     expect(pets.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection, IndexStatus }) => ({ IndexName, KeySchema, Projection, IndexStatus }))).toEqual([
       { IndexName: 'status-index', KeySchema: [{ AttributeName: 'status', KeyType: 'HASH' }, { AttributeName: 'id', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' }, IndexStatus: 'ACTIVE' },
     ]);
-    const control = await describeTable('petstore-staging-control');
+    const control = await describeTable(`PetStore-staging-${logicalIdOf(stagingTemplate, 'ControlTable')}`);
     expect(control.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
 
     // A second start over the same store finds the tables there.
