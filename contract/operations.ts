@@ -26,7 +26,7 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   Link: {
     description:
       'listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). ' +
-      'getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it.',
+      'getPet: `<…/v1/pets>; rel="successor-version"`, the operation that replaces it. Always absolute: the stage\'s own address.',
     example: '<https://api.example/v1/pets?limit=20&status=available&cursor=eyJ2Ijox.abc>; rel="next"',
   },
   Deprecation: { description: 'RFC 9745: when the operation became deprecated (`@` Unix seconds).', example: '@1767225600' },

@@ -97,9 +97,9 @@ export interface components {
     headers: {
         /** @description Path of the created pet. */
         Location: string;
-        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it. */
+        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `<…/v1/pets>; rel="successor-version"`, the operation that replaces it. Always absolute: the stage's own address. */
         Link: string;
-        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `</v1/pets>; rel="successor-version"`, the operation that replaces it. */
+        /** @description listPets: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` while more pets remain (absent on the last page). getPet: `<…/v1/pets>; rel="successor-version"`, the operation that replaces it. Always absolute: the stage's own address. */
         "Link.optional": string;
         /** @description RFC 9745: when the operation became deprecated (`@` Unix seconds). */
         Deprecation: string;

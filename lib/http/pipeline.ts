@@ -46,7 +46,7 @@ export function httpHandler(
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(requestLog(operation))
     .use(cors())
-    .use(jsonResponses(operation, deprecation ? deprecationHeaders(deprecation) : {}))
+    .use(jsonResponses(operation, deprecation ? (event) => deprecationHeaders(deprecation, event) : () => ({})))
     .use(lowerCaseHeaders())
     .use(bearerAuth(service.keys));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
@@ -56,18 +56,18 @@ export function httpHandler(
   );
 }
 
-/** Every answer is JSON and carries `headers`; every error becomes the spec's Error body. */
-function jsonResponses(operation: OperationName, headers: Record<string, string>): ProxyMiddleware {
-  const finish = (response: APIGatewayProxyResult) => {
-    response.headers = { ...response.headers, ...headers, 'Content-Type': JSON_CONTENT_TYPE };
+/** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */
+function jsonResponses(operation: OperationName, headersFor: (event: APIGatewayProxyEvent) => Record<string, string>): ProxyMiddleware {
+  const finish = (request: ProxyRequest, response: APIGatewayProxyResult) => {
+    response.headers = { ...response.headers, ...headersFor(request.event), 'Content-Type': JSON_CONTENT_TYPE };
     return response;
   };
   return {
     after: (request) => {
-      if (request.response) finish(request.response);
+      if (request.response) finish(request, request.response);
     },
     onError: (request) => {
-      request.response = finish(errorResponse(toApiError(request, operation), requestIdOf(request)));
+      request.response = finish(request, errorResponse(toApiError(request, operation), requestIdOf(request)));
     },
   };
 }

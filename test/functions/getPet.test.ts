@@ -22,7 +22,8 @@ const get = (path: string, options = {}) => call(getPetHandler(service), apiEven
 const DEPRECATION_HEADERS = {
   deprecation: `@${Date.UTC(2026, 0, 1) / 1000}`,
   sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
-  link: '</v1/pets>; rel="successor-version"',
+  // Absolute, as every Link the service emits: the stage's own address (the event's domainName).
+  link: '<https://api.test/v1/pets>; rel="successor-version"',
 };
 
 describe('getPet', () => {
