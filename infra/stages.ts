@@ -5,6 +5,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { STAGES, type Stage } from '../lib/domain/stages.ts';
+import { DEFAULT_STATUS_INDEX_SHARDS } from '../lib/store/table.ts';
 
 export { STAGES, type Stage };
 
@@ -31,6 +32,14 @@ export interface StageSettings {
    * alarm fires) rather than all at once.
    */
   readonly canaryDeploys: boolean;
+  /**
+   * Shards of the status index's partition key (lib/store/table.ts): one status takes about
+   * 1,000 creates a second per shard, and each listing by status queries every shard. Keep
+   * `throttling.burstLimit / statusIndexShards` at most half of 1,000 (test/infra/storage.test.ts).
+   * Raising it needs no backfill if listPets reads the new count before createPet writes it;
+   * lowering it is a migration (README "The status index").
+   */
+  readonly statusIndexShards: number;
 }
 
 /** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
@@ -81,6 +90,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     },
     alarmEmails: [],
     canaryDeploys: false,
+    // As production, so that staging runs the same merge.
+    statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
   },
   production: {
     stage: 'production',
@@ -106,6 +117,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     },
     alarmEmails: [],
     canaryDeploys: true,
+    statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
   },
 };
 
