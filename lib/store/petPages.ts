@@ -4,7 +4,8 @@
  * behind `listPets`.
  *
  * A status page reads each shard from just after the cursor's id, a share at a time: about its
- * part of the `limit + 1` pets wanted, so the index items read stay near the pets listed. The
+ * part of the `limit + 1` pets wanted (the last only to know that more remain), so the index items
+ * read stay near the pets listed. The
  * merge takes the smallest id any shard holds, and stops as soon as a shard that may hold more
  * has nothing left read: it never takes an id past what every unfinished shard has shown. Only
  * those shards are read again. A shard query that fails fails the page (503, lib/store/dynamo.ts):
@@ -31,14 +32,19 @@ export interface Page {
 
 type Item = Record<string, unknown>;
 
-/** Reads one more than asked, so `lastId` is set exactly when another page exists. */
 export async function listPets(table: PetsTable, { limit, status, afterId }: PageRequest): Promise<Page> {
-  const items = status
-    ? await mergedShards(table, statusShardsOf(status, shardCountOf(table)), limit + 1, afterId)
-    : await scanned(table, limit + 1, afterId);
-  const pets = items.slice(0, limit).map(toPet);
+  const { items, more } = status
+    ? await mergedShards(table, statusShardsOf(status, shardCountOf(table)), limit, afterId)
+    : await scanned(table, limit, afterId);
+  const pets = items.map(toPet);
   const last = pets.at(-1);
-  return items.length > limit && last ? { pets, lastId: last.id } : { pets };
+  return more && last ? { pets, lastId: last.id } : { pets };
+}
+
+/** Up to `limit` items in order, and whether another exists after them. */
+interface Merged {
+  items: Item[];
+  more: boolean;
 }
 
 /** One shard of the index as the merge reads it. */
@@ -52,27 +58,31 @@ interface ShardCursor {
   finished: boolean;
 }
 
-/** The first `wanted` items after `afterId` over all of `shardKeys`, in ascending id. */
-async function mergedShards(table: StoreTable, shardKeys: string[], wanted: number, afterId: number | undefined): Promise<Item[]> {
+/**
+ * The first `limit` items after `afterId` over all of `shardKeys`, in ascending id. Whether more
+ * remain needs no further ordered take: any item read and not taken lies beyond the last one taken.
+ */
+async function mergedShards(table: StoreTable, shardKeys: string[], limit: number, afterId: number | undefined): Promise<Merged> {
   const shards: ShardCursor[] = shardKeys.map((shardKey) => ({ shardKey, unread: [], finished: false }));
   const taken: Item[] = [];
-  while (taken.length < wanted) {
-    const blocking = shards.filter(waitingForMore);
-    if (blocking.length === 0 && shards.every((shard) => shard.unread.length === 0)) break;
+  for (;;) {
+    takeInOrder(shards, taken, limit);
+    if (taken.length === limit && shards.some((shard) => shard.unread.length > 0)) return { items: taken, more: true };
+    const toRead = taken.length === limit ? shards.filter((shard) => !shard.finished) : shards.filter(waitingForMore);
+    if (toRead.length === 0) return { items: taken, more: false };
+    // A page's reads: a share of the `limit + 1` still wanted from each shard that must be read.
     const unfinished = shards.filter((shard) => !shard.finished).length;
-    const share = shareOf(wanted - taken.length, unfinished);
-    await Promise.all(blocking.map((shard) => readMore(table, shard, share, afterId)));
-    takeInOrder(shards, taken, wanted);
+    const share = shareOf(limit + 1 - taken.length, unfinished);
+    await Promise.all(toRead.map((shard) => readMore(table, shard, share, afterId)));
   }
-  return taken;
 }
 
 /** A shard that may hold more pets but has none read: nothing can be taken until it is read. */
 const waitingForMore = (shard: ShardCursor): boolean => !shard.finished && shard.unread.length === 0;
 
 /** Moves the smallest read id to `taken` while no unfinished shard is waiting to be read. */
-function takeInOrder(shards: ShardCursor[], taken: Item[], wanted: number): void {
-  while (taken.length < wanted && !shards.some(waitingForMore)) {
+function takeInOrder(shards: ShardCursor[], taken: Item[], limit: number): void {
+  while (taken.length < limit && !shards.some(waitingForMore)) {
     let next: ShardCursor | undefined;
     for (const shard of shards) {
       const head = shard.unread[0];
@@ -124,16 +134,16 @@ export function statusShardQuery(
   return new QueryCommand(input);
 }
 
-/** The first `wanted` items of the table's own order after `afterId`. */
-async function scanned({ documents, tableName }: StoreTable, wanted: number, afterId: number | undefined): Promise<Item[]> {
+/** The first `limit` items of the table's own order after `afterId`; one more is read to know whether more remain. */
+async function scanned({ documents, tableName }: StoreTable, limit: number, afterId: number | undefined): Promise<Merged> {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : { id: afterId };
   do {
-    const page = await guarded(documents.send(tableScan(tableName, wanted - items.length, startKey), bounded()));
+    const page = await guarded(documents.send(tableScan(tableName, limit + 1 - items.length, startKey), bounded()));
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
-  } while (startKey && items.length < wanted);
-  return items;
+  } while (startKey && items.length <= limit);
+  return { items: items.slice(0, limit), more: items.length > limit };
 }
 
 function tableScan(tableName: string, limit: number, startKey?: Record<string, unknown>): ScanCommand {
