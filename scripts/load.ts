@@ -22,7 +22,7 @@ import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { timeOrderedId } from '../lib/domain/ids.ts';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
@@ -30,7 +30,7 @@ import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../loca
 import { startLocalApi } from '../local/server.ts';
 import { parseArgs } from 'node:util';
 import { createHandler as createPetHandler } from '../functions/createPet.ts';
-import { matchRoute } from '../lib/domain/routes.ts';
+import { API_BASE_PATH, matchRoute } from '../lib/domain/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../lib/store/table.ts';
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
@@ -213,26 +213,31 @@ interface CeilingFigures {
   seconds: number;
 }
 
-/** createPet alone, as an HTTP server: the handler as deployed, with its own service. */
+/** createPet alone, as an HTTP server: the handler as deployed, with its own service; `drain` awaits the calls in flight. */
 function createPetServer(env: Record<string, string>) {
   const handler = createPetHandler(serviceFromEnvironment(env));
-  return createServer((request, response) => {
+  const inFlight = new Set<Promise<unknown>>();
+  const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://load');
-      const match = matchRoute(request.method ?? 'GET', url.pathname);
-      if (match.kind !== 'found') return void response.writeHead(404).end();
+      const path = url.pathname.slice(API_BASE_PATH.length);
+      const match = matchRoute(request.method ?? 'GET', path);
+      if (!url.pathname.startsWith(API_BASE_PATH) || match.kind !== 'found') return void response.writeHead(404).end();
       const event = toProxyEvent(
-        { method: request.method ?? 'GET', path: url.pathname, query: url.searchParams, rawHeaders: request.rawHeaders, body: Buffer.concat(chunks), sourceIp: '127.0.0.1' },
+        { method: request.method ?? 'GET', path, query: url.searchParams, rawHeaders: request.rawHeaders, body: Buffer.concat(chunks), sourceIp: '127.0.0.1' },
         match.route,
         match.pathParameters,
       );
-      handler(event, localContext('createPet'))
-        .then((result) => response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body))
-        .catch(() => response.writeHead(500).end());
+      const call = handler(event, localContext('createPet'))
+        .then((result) => void response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body))
+        .catch(() => void response.writeHead(500).end())
+        .finally(() => inFlight.delete(call));
+      inFlight.add(call);
     });
   });
+  return { server, drain: () => Promise.all(inFlight) };
 }
 
 async function indexCeiling(): Promise<void> {
@@ -240,7 +245,12 @@ async function indexCeiling(): Promise<void> {
   // Enough connections to offer more than the sharded ceiling while throttled requests wait on retries.
   const connections = Number(process.env.LOAD_CONNECTIONS ?? 64);
   const requestLog = requestLogToFile();
-  console.log(`Request log: ${requestLog.path}`);
+  // Each refused create is logged as an error line (lib/domain/log.ts): beside the request log, not over the results.
+  const errorLogPath = join(dirname(requestLog.path), 'errors.log');
+  const errorLog = openSync(errorLogPath, 'w');
+  const consoleError = console.error;
+  console.error = (...parts: unknown[]) => void writeSync(errorLog, `${parts.join(' ')}\n`);
+  console.log(`Request log: ${requestLog.path}; error lines: ${errorLogPath}`);
   const store = await startEmbeddedStore();
   const proxy = await startFaultProxy(store.endpoint);
   proxy.fault = { kind: 'indexPartitionLimit', keyAttribute: petsTable.statusIndex.partitionKey.name, writesPerSecond: rate };
@@ -250,7 +260,7 @@ async function indexCeiling(): Promise<void> {
     const [pets, control] = [`pets-ceiling-${shards}`, `control-ceiling-${shards}`];
     await ensurePetsTable(store.endpoint, pets);
     await ensureControlTable(store.endpoint, control);
-    const server = createPetServer({
+    const { server, drain } = createPetServer({
       TABLE_NAME: pets,
       CONTROL_TABLE_NAME: control,
       DYNAMODB_ENDPOINT: proxy.endpoint,
@@ -262,7 +272,7 @@ async function indexCeiling(): Promise<void> {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const statuses = new Map<number, number>();
     const result = await autocannon({
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/pets`,
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}/pets`,
       method: 'POST',
       connections,
       duration: SECONDS,
@@ -271,6 +281,7 @@ async function indexCeiling(): Promise<void> {
       body: JSON.stringify({ name: 'Load', categoryId: 1, status: 'available' }),
       setupClient: (client) => client.on('response', (status: number) => void statuses.set(status, (statuses.get(status) ?? 0) + 1)),
     });
+    await drain();
     server.close();
     const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
     const created = statuses.get(201) ?? 0;
@@ -287,6 +298,8 @@ async function indexCeiling(): Promise<void> {
   await proxy.close();
   await store.close();
   requestLog.close();
+  console.error = consoleError;
+  closeSync(errorLog);
 }
 
 const SCENARIOS = { mixed: main, 'index-throttle': indexCeiling } as const;
