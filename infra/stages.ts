@@ -5,6 +5,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { STAGES, type Stage } from '../lib/domain/stages.ts';
+import { DEFAULT_STATUS_INDEX_SHARDS } from '../lib/store/table.ts';
 import { stackName } from './names.ts';
 
 export { STAGES, stackName, type Stage };
@@ -42,6 +43,14 @@ export interface StageSettings {
    * alarm fires) rather than all at once.
    */
   readonly canaryDeploys: boolean;
+  /**
+   * Shards of the status index's partition key (lib/store/table.ts): one status takes about
+   * 1,000 creates a second per shard, and each listing by status queries every shard. Keep
+   * `throttling.burstLimit / statusIndexShards` at most half of 1,000 (test/infra/storage.test.ts).
+   * Raising it needs no backfill if listPets reads the new count before createPet writes it;
+   * lowering it is a migration (README "The status index").
+   */
+  readonly statusIndexShards: number;
 }
 
 /** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
@@ -108,6 +117,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     // A cost decision (README "Costs"): staging is not public; turn it on to rehearse production.
     webAcl: false,
     canaryDeploys: false,
+    // As production, so that staging runs the same merge.
+    statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
   },
   production: {
     stage: 'production',
@@ -138,6 +149,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     // 200 requests/s x 300 s / 10.
     webAcl: { requestsPerAddressPer5Minutes: 6_000 },
     canaryDeploys: true,
+    statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
   },
 };
 

@@ -13,16 +13,24 @@
  *   keys' digests are read from the control table (deployed).
  * - PETSTORE_CURSOR_SECRET: the HMAC secret for page cursors (at least 16 bytes; local use); else
  *   listPets keeps one in the control table (lib/store/cursorSecret.ts).
+ * - STATUS_INDEX_SHARDS: how many shards the status index's partition key has (default 2, the
+ *   stages set theirs in infra/stages.ts); createPet writes and listPets reads with it.
  */
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
 import { ControlTableApiKeys } from './store/controlTableKeys.ts';
 import { STORE_BUDGET_MS } from './store/deadline.ts';
 import { createDocumentClient, type StoreTable } from './store/dynamo.ts';
-import { DEFAULT_CONTROL_TABLE } from './store/table.ts';
+import {
+  DEFAULT_CONTROL_TABLE,
+  DEFAULT_STATUS_INDEX_SHARDS,
+  MAX_STATUS_INDEX_SHARDS,
+  STATUS_INDEX_SHARDS_VARIABLE,
+  type PetsTable,
+} from './store/table.ts';
 
 export interface Service {
-  /** The pets table. */
-  pets: StoreTable;
+  /** The pets table, with its status index's shard count. */
+  pets: PetsTable;
   /** The control table, through the pets table's own client. */
   control: StoreTable;
   keys: ApiKeyStore;
@@ -43,13 +51,24 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
   });
   const control = { documents, tableName: env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE };
   return {
-    pets: { documents, tableName: env.TABLE_NAME ?? 'pets' },
+    pets: { documents, tableName: env.TABLE_NAME ?? 'pets', statusIndexShards: statusIndexShardsOf(env) },
     control,
     keys: env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control),
     now: () => new Date(),
     cursorSecret: env.PETSTORE_CURSOR_SECRET || undefined,
     storeBudgetMs: Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS,
   };
+}
+
+/** The configured shard count; a value that is not a whole number from 1 to the maximum stops the start. */
+function statusIndexShardsOf(env: Environment): number {
+  const given = env[STATUS_INDEX_SHARDS_VARIABLE];
+  if (given === undefined || given === '') return DEFAULT_STATUS_INDEX_SHARDS;
+  const shards = /^\d+$/.test(given) ? Number(given) : NaN;
+  if (!(shards >= 1) || shards > MAX_STATUS_INDEX_SHARDS) {
+    throw new Error(`${STATUS_INDEX_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_INDEX_SHARDS}, not '${given}'.`);
+  }
+  return shards;
 }
 
 let shared: Service | undefined;

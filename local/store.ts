@@ -32,9 +32,29 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
   };
 }
 
-/** Creates the pets table and its status index from the shared definition, unless it exists. */
-export const ensurePetsTable = (endpoint: string, tableName: string): Promise<void> =>
-  ensureTable(endpoint, createTableInput(tableName));
+/**
+ * Creates the pets table and its status index from the shared definition, unless it exists. A
+ * table kept from before the index was sharded (keyed on `status`) is refused in one line: its
+ * pets carry no shard key, so no status listing would find them.
+ */
+export async function ensurePetsTable(endpoint: string, tableName: string): Promise<void> {
+  const input = createTableInput(tableName);
+  await ensureTable(endpoint, input);
+  const client = createDynamoClient({ endpoint });
+  try {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const wanted = JSON.stringify(input.GlobalSecondaryIndexes.map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })));
+    const found = JSON.stringify((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })));
+    if (found !== wanted) {
+      throw new Error(
+        `Table '${tableName}' at ${endpoint} has another status index than this version defines (${found}); ` +
+          'delete its data (e.g. .data/) or use another TABLE_NAME.',
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+}
 
 /** Creates the control table (idempotency records, keys, secrets) unless it exists. */
 export const ensureControlTable = (endpoint: string, tableName: string): Promise<void> =>

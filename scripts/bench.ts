@@ -14,7 +14,7 @@
  *
  * Writes bench/results.json (not committed).
  */
-import { GetCommand, PutCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -31,7 +31,10 @@ import { keyItem } from '../lib/store/controlTableKeys.ts';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { matchRoute } from '../lib/domain/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
-import { STATUS_INDEX } from '../lib/store/table.ts';
+import { createDocumentClient } from '../lib/store/dynamo.ts';
+import { listPets, shareOf, statusShardQuery } from '../lib/store/petPages.ts';
+import { createPet } from '../lib/store/petWrites.ts';
+import { DEFAULT_STATUS_INDEX_SHARDS, shardCountOf, statusShardsOf, type PetsTable } from '../lib/store/table.ts';
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { FLOOR_LABELS, TARGETS, beyondFloor, buildAllBundles, type BuiltBundle, type FloorName } from './bundles.ts';
@@ -244,16 +247,10 @@ async function warm(): Promise<WarmRow[]> {
     [
       'listPets ?status=available&limit=20',
       () => {
-        const command = () => new QueryCommand({
-            TableName: env.TABLE_NAME,
-            IndexName: STATUS_INDEX,
-            KeyConditionExpression: '#status = :status',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':status': 'available' },
-            ScanIndexForward: true,
-            Limit: 21,
-        });
-        return () => documents.send(command());
+        // The first round listPets makes: every shard, a share of the 21 items each, in parallel.
+        const shards = statusShardsOf('available', shardCountOf(service.pets));
+        const commands = () => shards.map((shard) => statusShardQuery(env.TABLE_NAME, shard, shareOf(21, shards.length)));
+        return () => Promise.all(commands().map((command) => documents.send(command)));
       },
       () => {
         const request = event('GET', '/pets?status=available&limit=20');
@@ -303,6 +300,64 @@ async function warm(): Promise<WarmRow[]> {
   return rows;
 }
 
+interface ReadCostRow {
+  shards: number;
+  limit: number;
+  pets: number;
+  pages: number;
+  itemsRead: number;
+  queries: number;
+  itemsPerPet: number;
+}
+
+/**
+ * Read amplification of the sharded status index: index items read (the Query answers' Count) per
+ * pet listed over full walks of one status, by shard count and page size, on dynalite.
+ */
+async function statusIndexReadCost(): Promise<ReadCostRow[]> {
+  const PETS = flags.quick ? 300 : 1_000;
+  const store = await startEmbeddedStore();
+  const documents = createDocumentClient({ endpoint: store.endpoint });
+  const reads = { items: 0, queries: 0 };
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'QueryCommand') {
+        reads.queries++;
+        reads.items += (result.output as { Count?: number }).Count ?? 0;
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'countIndexReads' },
+  );
+  const rows: ReadCostRow[] = [];
+  for (const shards of [...new Set([1, DEFAULT_STATUS_INDEX_SHARDS, 4, 8])].sort((a, b) => a - b)) {
+    const table: PetsTable = { documents, tableName: `read-cost-${shards}`, statusIndexShards: shards };
+    await ensurePetsTable(store.endpoint, table.tableName);
+    for (let i = 0; i < PETS; i += 25) {
+      const batch = Array.from({ length: Math.min(25, PETS - i) }, (_, j) => ({ name: `Pet ${i + j}`, categoryId: 1, status: 'available' as const }));
+      await Promise.all(batch.map((pet) => createPet(table, pet)));
+    }
+    for (const limit of [1, 20, 100]) {
+      Object.assign(reads, { items: 0, queries: 0 });
+      let listed = 0;
+      let pages = 0;
+      let afterId: number | undefined;
+      do {
+        const page = await listPets(table, { limit, status: 'available', afterId });
+        listed += page.pets.length;
+        pages++;
+        afterId = page.lastId;
+      } while (afterId !== undefined);
+      if (listed !== PETS) throw new Error(`walk of ${shards} shards, limit ${limit}: ${listed} pets listed of ${PETS}`);
+      rows.push({ shards, limit, pets: listed, pages, itemsRead: reads.items, queries: reads.queries, itemsPerPet: reads.items / listed });
+    }
+  }
+  documents.destroy();
+  await store.close();
+  return rows;
+}
+
 const started = new Date();
 console.log(`npm run bench${flags.quick ? ' --quick' : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
 console.log(
@@ -346,6 +401,21 @@ table(
   latency.map((row) => [row.case, ms(row.rawP50), ms(row.handlerP50), `${row.p50Ratio.toFixed(3)}x`, ms(row.rawP99), ms(row.handlerP99), `${row.p99Ratio.toFixed(3)}x`]),
 );
 
+const readCost = await statusIndexReadCost();
+table(
+  `Status index read cost: full walks of one status, index items read per pet listed (default ${DEFAULT_STATUS_INDEX_SHARDS} shards; target <= 1.5, never above 2.0)`,
+  ['shards', 'limit', 'pets', 'pages', 'items read', 'per pet', 'queries/page'],
+  readCost.map((row) => [
+    `${row.shards}${row.shards === DEFAULT_STATUS_INDEX_SHARDS ? ' (default)' : ''}`,
+    String(row.limit),
+    String(row.pets),
+    String(row.pages),
+    String(row.itemsRead),
+    row.itemsPerPet.toFixed(3),
+    (row.queries / row.pages).toFixed(2),
+  ]),
+);
+
 const results = {
   date: started.toISOString(),
   node: process.version,
@@ -358,6 +428,7 @@ const results = {
   floors: sizes.floors,
   bundles: sizes.functions,
   warm: latency,
+  statusIndexReadCost: readCost,
 };
 mkdirSync(join(PROJECT_ROOT, 'bench'), { recursive: true });
 writeFileSync(join(PROJECT_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -7,6 +7,13 @@
  *
  * LOAD_SECONDS (default 10) and LOAD_CONNECTIONS (default 10) tune it; LOAD_MAX_REQUESTS caps it.
  * The request log (one line per request) goes to a file it names, not over the results.
+ *
+ * `--scenario index-throttle` (or LOAD_SCENARIO=index-throttle): the status index's write ceiling,
+ * simulated. A fault proxy in front of dynalite admits LOAD_INDEX_WRITES_PER_SECOND (default 50)
+ * writes a second per index partition-key value, as DynamoDB does per partition, and refuses the
+ * rest with ProvisionedThroughputExceededException. createPet-only load, every pet `available`,
+ * runs once with one shard (the unsharded design) and once with the default shard count, and
+ * prints each one's createPet throughput and 503 rate side by side.
  */
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
@@ -15,12 +22,19 @@ import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { timeOrderedId } from '../lib/domain/ids.ts';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { startLocalApi } from '../local/server.ts';
+import { parseArgs } from 'node:util';
+import { createHandler as createPetHandler } from '../functions/createPet.ts';
+import { API_BASE_PATH, matchRoute } from '../lib/domain/routes.ts';
+import { serviceFromEnvironment } from '../lib/service.ts';
+import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../lib/store/table.ts';
+import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
+import { startFaultProxy } from '../test/support/faultProxy.ts';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 10);
@@ -190,4 +204,116 @@ async function main(): Promise<void> {
   requestLog.close();
 }
 
-await main();
+interface CeilingFigures {
+  shards: number;
+  requests: number;
+  created: number;
+  unavailable: number;
+  other: number;
+  seconds: number;
+}
+
+/** createPet alone, as an HTTP server: the handler as deployed, with its own service; `drain` awaits the calls in flight. */
+function createPetServer(env: Record<string, string>) {
+  const handler = createPetHandler(serviceFromEnvironment(env));
+  const inFlight = new Set<Promise<unknown>>();
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', 'http://load');
+      const path = url.pathname.slice(API_BASE_PATH.length);
+      const match = matchRoute(request.method ?? 'GET', path);
+      if (!url.pathname.startsWith(API_BASE_PATH) || match.kind !== 'found') return void response.writeHead(404).end();
+      const event = toProxyEvent(
+        { method: request.method ?? 'GET', path, query: url.searchParams, rawHeaders: request.rawHeaders, body: Buffer.concat(chunks), sourceIp: '127.0.0.1' },
+        match.route,
+        match.pathParameters,
+      );
+      const call = handler(event, localContext('createPet'))
+        .then((result) => void response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body))
+        .catch(() => void response.writeHead(500).end())
+        .finally(() => inFlight.delete(call));
+      inFlight.add(call);
+    });
+  });
+  return { server, drain: () => Promise.all(inFlight) };
+}
+
+async function indexCeiling(): Promise<void> {
+  const rate = Number(process.env.LOAD_INDEX_WRITES_PER_SECOND ?? 50);
+  // Enough connections to offer more than the sharded ceiling while throttled requests wait on retries.
+  const connections = Number(process.env.LOAD_CONNECTIONS ?? 64);
+  const requestLog = requestLogToFile();
+  // Each refused create is logged as an error line (lib/domain/log.ts): beside the request log, not over the results.
+  const errorLogPath = join(dirname(requestLog.path), 'errors.log');
+  const errorLog = openSync(errorLogPath, 'w');
+  const consoleError = console.error;
+  console.error = (...parts: unknown[]) => void writeSync(errorLog, `${parts.join(' ')}\n`);
+  console.log(`Request log: ${requestLog.path}; error lines: ${errorLogPath}`);
+  const store = await startEmbeddedStore();
+  const proxy = await startFaultProxy(store.endpoint);
+  proxy.fault = { kind: 'indexPartitionLimit', keyAttribute: petsTable.statusIndex.partitionKey.name, writesPerSecond: rate };
+  console.log(`index-throttle: ${rate} writes/s per index key value (simulated), createPet only, all 'available', ${SECONDS} s each, ${connections} connections`);
+  const figures: CeilingFigures[] = [];
+  for (const shards of [1, DEFAULT_STATUS_INDEX_SHARDS]) {
+    const [pets, control] = [`pets-ceiling-${shards}`, `control-ceiling-${shards}`];
+    await ensurePetsTable(store.endpoint, pets);
+    await ensureControlTable(store.endpoint, control);
+    const { server, drain } = createPetServer({
+      TABLE_NAME: pets,
+      CONTROL_TABLE_NAME: control,
+      DYNAMODB_ENDPOINT: proxy.endpoint,
+      AWS_REGION: 'us-east-1',
+      PETSTORE_API_KEYS: KEY,
+      PETSTORE_CURSOR_SECRET: randomUUID(),
+      [STATUS_INDEX_SHARDS_VARIABLE]: String(shards),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const statuses = new Map<number, number>();
+    const result = await autocannon({
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}/pets`,
+      method: 'POST',
+      connections,
+      duration: SECONDS,
+      timeout: 10,
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Load', categoryId: 1, status: 'available' }),
+      setupClient: (client) => client.on('response', (status: number) => void statuses.set(status, (statuses.get(status) ?? 0) + 1)),
+    });
+    await drain();
+    server.close();
+    const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
+    const created = statuses.get(201) ?? 0;
+    const unavailable = statuses.get(503) ?? 0;
+    figures.push({ shards, requests, created, unavailable, other: requests - created - unavailable + result.errors + result.timeouts, seconds: result.duration });
+  }
+  console.log(`\n${'shards'.padEnd(14)} ${'requests'.padStart(8)} ${'201/s'.padStart(7)} ${'503 rate'.padStart(8)} ${'other'.padStart(5)}  ceiling (shards x limit)`);
+  for (const f of figures) {
+    const label = `${f.shards}${f.shards === 1 ? ' (unsharded)' : ' (default)'}`;
+    console.log(
+      `${label.padEnd(14)} ${String(f.requests).padStart(8)} ${(f.created / f.seconds).toFixed(1).padStart(7)} ${`${((100 * f.unavailable) / Math.max(1, f.requests)).toFixed(1)}%`.padStart(8)} ${String(f.other).padStart(5)}  ${f.shards * rate}/s`,
+    );
+  }
+  await proxy.close();
+  await store.close();
+  requestLog.close();
+  console.error = consoleError;
+  closeSync(errorLog);
+}
+
+const SCENARIOS = { mixed: main, 'index-throttle': indexCeiling } as const;
+
+function scenarioOf(): keyof typeof SCENARIOS {
+  try {
+    const { values } = parseArgs({ options: { scenario: { type: 'string' } } });
+    const name = values.scenario ?? process.env.LOAD_SCENARIO ?? 'mixed';
+    if (name in SCENARIOS) return name as keyof typeof SCENARIOS;
+    console.error(`npm run load: unknown scenario '${name}' (known: ${Object.keys(SCENARIOS).join(', ')})`);
+  } catch (error) {
+    console.error(`npm run load: ${(error as Error).message}`);
+  }
+  process.exit(2);
+}
+
+await SCENARIOS[scenarioOf()]();

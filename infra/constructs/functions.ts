@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { join } from 'node:path';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, type OperationName } from '../../lib/domain/routes.ts';
+import { STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
 import { DEPS_LOCK_FILE, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
@@ -76,6 +77,7 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
   const environment: Record<string, string> = {
     TABLE_NAME: props.tableName,
     CONTROL_TABLE_NAME: props.controlTableName,
+    [STATUS_INDEX_SHARDS_VARIABLE]: String(settings.statusIndexShards),
     ...corsEnvironment(settings.corsAllowedOrigins),
   };
   if (FUNCTION_NODE_OPTIONS) environment.NODE_OPTIONS = FUNCTION_NODE_OPTIONS;

@@ -1,7 +1,8 @@
 /**
  * What the stage keeps: the pets table and the control table (API keys, the cursor secret,
- * idempotency records), exactly as lib/table.ts defines them. Production retains both and protects
- * them from deletion.
+ * idempotency records), exactly as lib/store/table.ts defines them: the status index is keyed on
+ * `statusShard`, whose shard count is configuration the functions get (./functions.ts), not part
+ * of the index. Production retains both tables and protects them from deletion.
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';

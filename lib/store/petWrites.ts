@@ -1,9 +1,14 @@
-/** Storing a new pet (createPet): a conditional put under a fresh id, read back when the id is taken. */
+/**
+ * Storing a new pet (createPet): a conditional put under a fresh id, read back when the id is taken.
+ * A pet with a status also carries its status-index shard key (lib/store/table.ts); one without is
+ * in no shard, so no status listing finds it.
+ */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { bounded, guardedWrite, type StoreTable } from './dynamo.ts';
+import { bounded, guardedWrite } from './dynamo.ts';
 import { getPet } from './petReads.ts';
+import { petsTable, shardCountOf, statusShardOf, type PetsTable } from './table.ts';
 
 const ID_ATTEMPTS = 5;
 
@@ -17,7 +22,7 @@ export interface CreateOptions {
 }
 
 /** Stores `newPet` under a fresh id (or `options.id`) and answers it as stored. */
-export async function createPet(table: StoreTable, newPet: NewPet, { id, newId = timeOrderedId }: CreateOptions = {}): Promise<Pet> {
+export async function createPet(table: PetsTable, newPet: NewPet, { id, newId = timeOrderedId }: CreateOptions = {}): Promise<Pet> {
   if (id !== undefined) {
     const stored = await putOnce(table, { id, ...newPet });
     if (!stored) throw new Error(`Pet id ${id} is held by another pet.`);
@@ -35,11 +40,11 @@ export async function createPet(table: StoreTable, newPet: NewPet, { id, newId =
  * whose answer was lost, and the retry then finds the pet the first attempt stored. So a taken
  * id is read back: the same pet means stored (answered), another pet means a collision (undefined).
  */
-async function putOnce(table: StoreTable, pet: Pet): Promise<Pet | undefined> {
+async function putOnce(table: PetsTable, pet: Pet): Promise<Pet | undefined> {
   try {
     await guardedWrite(
       table.documents.send(
-        new PutCommand({ TableName: table.tableName, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }),
+        new PutCommand({ TableName: table.tableName, Item: itemOf(pet, shardCountOf(table)), ConditionExpression: 'attribute_not_exists(id)' }),
         bounded(),
       ),
     );
@@ -50,6 +55,10 @@ async function putOnce(table: StoreTable, pet: Pet): Promise<Pet | undefined> {
   const existing = await getPet(table, pet.id);
   return existing && samePet(existing, pet) ? pet : undefined;
 }
+
+/** The stored item: the pet, and its status-index shard key when it has a status. */
+const itemOf = (pet: Pet, shards: number): Record<string, unknown> =>
+  pet.status === undefined ? { ...pet } : { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, shards) };
 
 const samePet = (a: Pet, b: Pet): boolean =>
   a.id === b.id && a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;

@@ -1,17 +1,56 @@
 /**
- * The one definition of the pets table. The CDK stack and the local store set-up both read it.
+ * The one definition of the pets table. The CDK stack, the local store set-up and the deployed
+ * runner (which reads the synthesized template) all follow it.
  */
+import type { StoreTable } from './dynamo.ts';
+
 export const STATUS_INDEX = 'status-index';
 
+/**
+ * The status index is write-sharded: its partition key is `<status>#<n>`, n = id mod the shard
+ * count, so one status's writes spread over that many index partitions instead of one (a GSI
+ * partition takes about 1,000 write units a second, and a GSI that falls behind throttles the
+ * table's own writes). Ids are milliseconds since 2026 above 11 random bits: `id mod n` (n a
+ * power of two up to 2,048) reads only the random bits, so consecutive ids, even within one
+ * millisecond, land on the shards uniformly; sequential ids would go round-robin. A listing with
+ * a status queries every shard and merges them by id (petPages.ts).
+ */
 export const petsTable = {
   partitionKey: { name: 'id', type: 'N' },
   statusIndex: {
     indexName: STATUS_INDEX,
-    partitionKey: { name: 'status', type: 'S' },
+    partitionKey: { name: 'statusShard', type: 'S' },
     sortKey: { name: 'id', type: 'N' },
     projection: 'ALL',
   },
 } as const;
+
+/**
+ * The shard count when none is configured (local use, tests); both stages set theirs in
+ * infra/stages.ts. Why 2: see the README ("The status index"): 2 shards lift one status's ceiling
+ * from 1,000 to 2,000 creates a second, 10x production's API throttle, while a page of 1 still
+ * reads no more index items than an unsharded index did (2 per pet). Raising it later needs no
+ * backfill as long as listPets reads the new count before createPet writes it.
+ */
+export const DEFAULT_STATUS_INDEX_SHARDS = 2;
+/** Each page queries every shard, so the count is kept small. */
+export const MAX_STATUS_INDEX_SHARDS = 64;
+/** The functions' environment variable that carries the shard count (lib/service.ts reads it). */
+export const STATUS_INDEX_SHARDS_VARIABLE = 'STATUS_INDEX_SHARDS';
+
+/** The pets table, with the status index's shard count (unset: `DEFAULT_STATUS_INDEX_SHARDS`). */
+export interface PetsTable extends StoreTable {
+  statusIndexShards?: number | undefined;
+}
+
+export const shardCountOf = (table: PetsTable): number => table.statusIndexShards ?? DEFAULT_STATUS_INDEX_SHARDS;
+
+/** The status-index partition key of the pet `id` with `status`. */
+export const statusShardOf = (status: string, id: number, shards: number): string => `${status}#${id % shards}`;
+
+/** Every status-index partition key of `status`, shard 0 first. */
+export const statusShardsOf = (status: string, shards: number): string[] =>
+  Array.from({ length: shards }, (_, n) => `${status}#${n}`);
 
 /** The same definition as a DynamoDB CreateTable request, for local and test stores. */
 export function createTableInput(tableName: string) {

@@ -1,8 +1,8 @@
 /** The pets and control tables (infra/constructs/storage.ts), in both stages. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { STAGES } from '../../infra/stages.ts';
-import { controlTable, petsTable } from '../../lib/store/table.ts';
+import { STAGES, STAGE_SETTINGS } from '../../infra/stages.ts';
+import { STATUS_INDEX_SHARDS_VARIABLE, controlTable, petsTable } from '../../lib/store/table.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -72,6 +72,34 @@ describe.each(STAGES)('PetStore-%s storage', (stage) => {
         Properties: Match.objectLike({ DeletionProtectionEnabled: production }),
       });
       expect(of(stage).stack.terminationProtection).toBe(production);
+    });
+  });
+
+  describe('status index shards', () => {
+    const settings = STAGE_SETTINGS[stage];
+
+    it('is keyed on the status shard, sorted by id', () => {
+      expect(petsTable.statusIndex.partitionKey).toEqual({ name: 'statusShard', type: 'S' });
+      expect(petsTable.statusIndex.sortKey).toEqual({ name: 'id', type: 'N' });
+    });
+
+    it("keeps one status's creates at the stage's burst under half of a partition's 1,000 writes a second per shard", () => {
+      expect(Number.isInteger(settings.statusIndexShards) && settings.statusIndexShards >= 1).toBe(true);
+      // Each create is one write unit in the index (an item under 1 KB).
+      expect(settings.throttling.burstLimit / settings.statusIndexShards).toBeLessThanOrEqual(500);
+    });
+
+    it('gives every function the stage count, so createPet writes and listPets reads the same shards', () => {
+      const variablesOf = (fn: Parameters<typeof props>[0]) =>
+        (props(fn).Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      const routeFunctions = Object.values(of(stage).json.Resources ?? {})
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map(variablesOf)
+        .filter((variables) => 'TABLE_NAME' in variables);
+      expect(routeFunctions).toHaveLength(3);
+      for (const variables of routeFunctions) {
+        expect(variables[STATUS_INDEX_SHARDS_VARIABLE]).toBe(String(settings.statusIndexShards));
+      }
     });
   });
 

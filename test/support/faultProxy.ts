@@ -7,6 +7,10 @@
  * - `error500`: answer 500 InternalServerError without forwarding.
  * - `throttle` / `throughput`: answer 400 ThrottlingException / ProvisionedThroughputExceededException.
  * - `dropAnswer`: forward the request (the write happens) and never deliver the answer.
+ * - `indexPartitionLimit`: a PutItem whose Item carries `keyAttribute` is admitted only while the
+ *   token bucket of that attribute's value has a token (`writesPerSecond` a second, holding at most
+ *   one second's worth), else answered 400 ProvisionedThroughputExceededException: how DynamoDB
+ *   throttles writes to one partition-key value of a GSI (the table's write is refused with it).
  *
  * A fault applies to requests whose `X-Amz-Target` operation and body match, `times` times
  * (default: until cleared); everything else is forwarded untouched.
@@ -14,7 +18,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type FaultKind = 'hang' | 'reset' | 'error500' | 'throttle' | 'throughput' | 'dropAnswer';
+export type FaultKind = 'hang' | 'reset' | 'error500' | 'throttle' | 'throughput' | 'dropAnswer' | 'indexPartitionLimit';
 
 export interface Fault {
   kind: FaultKind;
@@ -24,6 +28,10 @@ export interface Fault {
   bodyIncludes?: string;
   /** How many matching requests to affect; unlimited when unset. */
   times?: number;
+  /** `indexPartitionLimit`: the index partition-key attribute whose values are rate-limited. */
+  keyAttribute?: string;
+  /** `indexPartitionLimit`: writes a second each value admits. */
+  writesPerSecond?: number;
 }
 
 export interface FaultProxy {
@@ -38,7 +46,29 @@ const errorBodies: Partial<Record<FaultKind, [number, string]>> = {
   error500: [500, 'InternalServerError'],
   throttle: [400, 'ThrottlingException'],
   throughput: [400, 'ProvisionedThroughputExceededException'],
+  indexPartitionLimit: [400, 'ProvisionedThroughputExceededException'],
 };
+
+interface TokenBucket {
+  tokens: number;
+  at: number;
+}
+
+/** Whether the write's index key value still has a token (taking it); writes without the key always pass. */
+function admitted({ keyAttribute, writesPerSecond = 1 }: Fault, body: Buffer, buckets: Map<string, TokenBucket>): boolean {
+  const item = (JSON.parse(body.toString('utf8')) as { Item?: Record<string, { S?: string; N?: string }> }).Item ?? {};
+  const key = keyAttribute ? item[keyAttribute] : undefined;
+  const value = key?.S ?? key?.N;
+  if (value === undefined) return true;
+  const now = performance.now();
+  const bucket = buckets.get(value) ?? { tokens: writesPerSecond, at: now };
+  bucket.tokens = Math.min(writesPerSecond, bucket.tokens + ((now - bucket.at) / 1000) * writesPerSecond);
+  bucket.at = now;
+  buckets.set(value, bucket);
+  if (bucket.tokens < 1) return false;
+  bucket.tokens -= 1;
+  return true;
+}
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const upstream = new URL(target);
@@ -53,12 +83,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
   };
 
+  const buckets = new Map<string, TokenBucket>();
   const matching = (request: IncomingMessage, body: Buffer): Fault | undefined => {
     const fault = proxy.fault;
     if (!fault || fault.times === 0) return undefined;
     const operation = String(request.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '';
     if (fault.operations && !fault.operations.includes(operation)) return undefined;
     if (fault.bodyIncludes && !body.includes(fault.bodyIncludes)) return undefined;
+    if (fault.kind === 'indexPartitionLimit' && (operation !== 'PutItem' || admitted(fault, body, buckets))) return undefined;
     if (fault.times !== undefined) fault.times--;
     proxy.injected++;
     return fault;

@@ -1,0 +1,116 @@
+/**
+ * Status pages over the sharded index (lib/store/petPages.ts), against a reference model, on
+ * dynalite: random interleavings of creates (every status, and none) with page walks of random
+ * limits, for shard counts from 1 to more shards than pets. Every page must be exactly the model's
+ * at the moment it is read, and every walk must return each pet that existed when it began once.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Pet, PetStatus } from '../../../lib/domain/schemas.ts';
+import { createDocumentClient } from '../../../lib/store/dynamo.ts';
+import { listPets, shareOf } from '../../../lib/store/petPages.ts';
+import { createPet } from '../../../lib/store/petWrites.ts';
+import type { PetsTable } from '../../../lib/store/table.ts';
+import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
+
+const endpoint = useEmbeddedStore();
+const STATUSES = ['available', 'pending', 'sold'] as const;
+
+type Action =
+  | { kind: 'create'; id: number; status: PetStatus | undefined }
+  | { kind: 'start'; status: PetStatus; limit: number }
+  | { kind: 'step'; walk: number };
+
+interface Walk {
+  status: PetStatus;
+  limit: number;
+  afterId?: number | undefined;
+  finished: boolean;
+  seen: number[];
+  /** Ids of the status when the walk began: each must come exactly once. */
+  existing: number[];
+}
+
+/** The model's page: the first `limit` ids of `status` after `afterId`, and whether more remain. */
+function modelPage(model: Pet[], status: PetStatus, limit: number, afterId: number | undefined) {
+  const after = model
+    .filter((pet) => pet.status === status && (afterId === undefined || pet.id > afterId))
+    .sort((a, b) => a.id - b.id);
+  const pets = after.slice(0, limit);
+  return after.length > limit ? { pets, lastId: pets.at(-1)!.id } : { pets };
+}
+
+/** Mostly one status, so that walks are long enough to need several reads of a shard. */
+const newStatus = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('available' as const) },
+  { weight: 1, arbitrary: fc.constantFrom('pending' as const, 'sold' as const, undefined) },
+);
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('create' as const), id: fc.integer({ min: 1, max: 2 ** 40 }), status: newStatus }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('start' as const), status: fc.constantFrom(...STATUSES), limit: fc.integer({ min: 1, max: 12 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('step' as const), walk: fc.nat() }) },
+);
+
+async function run(shards: number, actions: Action[]): Promise<void> {
+  const env = await freshEnvironment(endpoint());
+  const documents = createDocumentClient({ endpoint: endpoint() });
+  const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: shards };
+  const model: Pet[] = [];
+  const walks: Walk[] = [];
+  try {
+    for (const step of actions) {
+      if (step.kind === 'create') {
+        if (model.some((pet) => pet.id === step.id)) continue;
+        const pet = await createPet(table, { name: `Pet ${step.id}`, categoryId: 1, ...(step.status ? { status: step.status } : {}) }, { id: step.id });
+        model.push(pet);
+      } else if (step.kind === 'start') {
+        const existing = model.filter((pet) => pet.status === step.status).map((pet) => pet.id);
+        walks.push({ status: step.status, limit: step.limit, finished: false, seen: [], existing });
+      } else {
+        const open = walks.filter((walk) => !walk.finished);
+        const walk = open[step.walk % Math.max(1, open.length)];
+        if (walk) await nextPage(table, model, walk);
+      }
+    }
+    for (const walk of walks) while (!walk.finished) await nextPage(table, model, walk);
+  } finally {
+    documents.destroy();
+  }
+}
+
+async function nextPage(table: PetsTable, model: Pet[], walk: Walk): Promise<void> {
+  const page = await listPets(table, { limit: walk.limit, status: walk.status, afterId: walk.afterId });
+  expect(page).toEqual(modelPage(model, walk.status, walk.limit, walk.afterId));
+  walk.seen.push(...page.pets.map((pet) => pet.id));
+  walk.afterId = page.lastId;
+  if (page.lastId !== undefined) return;
+  walk.finished = true;
+  expect(new Set(walk.seen).size).toBe(walk.seen.length);
+  for (const id of walk.existing) expect(walk.seen).toContain(id);
+}
+
+describe('status pages over a sharded index', () => {
+  it('match the reference model under interleaved creates and walks, for 1 to more shards than pets', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          { weight: 2, arbitrary: fc.constant(1) },
+          { weight: 5, arbitrary: fc.integer({ min: 2, max: 8 }) },
+          { weight: 1, arbitrary: fc.integer({ min: 40, max: 64 }) },
+        ),
+        fc.array(action, { minLength: 1, maxLength: 60, size: 'max' }),
+        run,
+      ),
+      { numRuns: 25 },
+    );
+  }, 60_000);
+
+  it('asks each shard for about its part of the page', () => {
+    expect(shareOf(21, 1)).toBe(21);
+    expect(shareOf(2, 2)).toBe(1);
+    expect(shareOf(21, 2)).toBe(12);
+    expect(shareOf(101, 2)).toBe(53);
+    expect(shareOf(1, 64)).toBe(1);
+  });
+});
