@@ -6,6 +6,7 @@ import { RECORD_TTL_SECONDS, bodyHashOf, recordKey } from '../../lib/store/idemp
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import type { NewPet } from '../../lib/domain/schemas.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { toPet } from '../../lib/store/petReads.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
@@ -32,7 +33,7 @@ const post = (body: unknown, key?: string, apiKey = TEST_API_KEY) =>
 const documents = () => createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
 const scan = async (table: string | undefined) =>
   (await documents().send(new ScanCommand({ TableName: table }))).Items ?? [];
-const pets = () => scan(env.TABLE_NAME);
+const pets = async () => (await scan(env.TABLE_NAME)).map(toPet);
 const records = () => scan(env.CONTROL_TABLE_NAME);
 const pk = (key: string, apiKey = TEST_API_KEY) => recordKey(digestKey(apiKey), key);
 

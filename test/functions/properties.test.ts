@@ -13,6 +13,7 @@ import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { toPet } from '../../lib/store/petReads.ts';
 import { apiEvent, call, routeOf } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
@@ -175,7 +176,7 @@ describe('properties', () => {
       start = page.LastEvaluatedKey;
     } while (start);
     const byId = <T extends { id?: unknown }>(a: T, b: T) => Number(a.id) - Number(b.id);
-    expect(items.sort(byId)).toEqual([...acknowledged.values()].sort(byId));
+    expect(items.map(toPet).sort(byId)).toEqual([...acknowledged.values()].sort(byId));
 
     const listPets = listPetsHandler(service);
     const listed: Pet[] = [];

@@ -38,7 +38,11 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
       const s = of(stage);
       const tableId = s.logicalId(s.stack.table);
       // No NODE_OPTIONS: --enable-source-maps cost about 0.2x of the import on every cold start.
-      const expected: Record<string, Json> = { TABLE_NAME: ref(tableId), CONTROL_TABLE_NAME: ref(s.logicalId(s.stack.controlTable)) };
+      const expected: Record<string, Json> = {
+        TABLE_NAME: ref(tableId),
+        CONTROL_TABLE_NAME: ref(s.logicalId(s.stack.controlTable)),
+        STATUS_INDEX_SHARDS: String(STAGE_SETTINGS[stage].statusIndexShards),
+      };
       expect(functionOf(s, operation).properties.Environment).toEqual({ Variables: expected });
     });
   });

@@ -43,7 +43,7 @@ describe('table definition', () => {
     expect(input.GlobalSecondaryIndexes?.[0]).toEqual({
       IndexName: 'status-index',
       KeySchema: [
-        { AttributeName: 'status', KeyType: 'HASH' },
+        { AttributeName: 'statusShard', KeyType: 'HASH' },
         { AttributeName: 'id', KeyType: 'RANGE' },
       ],
       Projection: { ProjectionType: 'ALL' },
