@@ -118,12 +118,13 @@ async function denied(call: Promise<unknown>): Promise<string> {
 describe('IAM gate, driven by a real DynamoDB client, per function role of the staging template', () => {
   it('listPets: Query on the status index, Scan, the API keys and the cursor secret reach the store', async () => {
     const { client, gate } = fn('listPets');
-    await direct.send(new PutCommand({ TableName: petsTable, Item: { id: 7, name: 'Rex', status: 'available' } }));
+    const rex = { id: 7, name: 'Rex', status: 'available', statusShard: 'available#1' };
+    await direct.send(new PutCommand({ TableName: petsTable, Item: rex }));
     const page = await client.send(
-      new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'available' } }),
+      new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'statusShard' }, ExpressionAttributeValues: { ':s': 'available#1' } }),
     );
-    expect(page.Items).toEqual([{ id: 7, name: 'Rex', status: 'available' }]);
-    expect((await client.send(new ScanCommand({ TableName: petsTable }))).Items).toContainEqual({ id: 7, name: 'Rex', status: 'available' });
+    expect(page.Items).toEqual([rex]);
+    expect((await client.send(new ScanCommand({ TableName: petsTable }))).Items).toContainEqual(rex);
     await client.send(new QueryCommand(queryApiKeys()));
     await client.send(new PutCommand({ TableName: CONTROL, Item: { pk: 'cursor-secret', sk: 'current', secret: 's3cret' } }));
     expect((await client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } }))).Item?.secret).toBe('s3cret');
@@ -168,7 +169,7 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     const { client, gate } = fn('createPet');
     await direct.send(new PutCommand({ TableName: CONTROL, Item: { pk: 'idempotency#y', sk: 'record' } }));
     const message = await denied(
-      client.send(new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'sold' } })),
+      client.send(new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'statusShard' }, ExpressionAttributeValues: { ':s': 'sold#0' } })),
     );
     expect(message).toContain(`dynamodb:Query on resource: ${tableArn(petsTable)}/index/status-index because`);
     await denied(client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } })));

@@ -38,7 +38,7 @@ describe('on the synthesized templates', () => {
       expect(functions).toHaveLength(3);
       for (const [, fn] of functions) {
         const variables = resolver.resolve((fn.Properties?.Environment as { Variables: unknown }).Variables) as Record<string, unknown>;
-        expect(Object.keys(variables).sort()).toEqual(['CONTROL_TABLE_NAME', 'TABLE_NAME']);
+        expect(Object.keys(variables).sort()).toEqual(['CONTROL_TABLE_NAME', 'STATUS_INDEX_SHARDS', 'TABLE_NAME']);
         for (const value of Object.values(variables)) expect(typeof value).toBe('string');
         expect(variables.TABLE_NAME).toBe(`${stackName}-${Object.keys(template.Resources).find((id) => id.startsWith('PetsTable'))}`);
         expect(variables.CONTROL_TABLE_NAME).toMatch(new RegExp(`^PetStore-${stage}-ControlTable[0-9A-F]{8}$`));

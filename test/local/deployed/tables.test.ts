@@ -35,7 +35,7 @@ describe('createTablesFromTemplate', () => {
         logicalId: logicalIdOf(stagingTemplate, 'PetsTable'),
         tableName: petsName,
         partitionKey: 'id',
-        indexes: [{ indexName: 'status-index', partitionKey: 'status', sortKey: 'id' }],
+        indexes: [{ indexName: 'status-index', partitionKey: 'statusShard', sortKey: 'id' }],
       },
       {
         logicalId: logicalIdOf(stagingTemplate, 'ControlTable'),
@@ -55,7 +55,7 @@ describe('createTablesFromTemplate', () => {
     expect(pets.AttributeDefinitions).toEqual(expect.arrayContaining(petsDefinition.AttributeDefinitions as object[]));
     expect(pets.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
     expect(pets.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection, IndexStatus }) => ({ IndexName, KeySchema, Projection, IndexStatus }))).toEqual([
-      { IndexName: 'status-index', KeySchema: [{ AttributeName: 'status', KeyType: 'HASH' }, { AttributeName: 'id', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' }, IndexStatus: 'ACTIVE' },
+      { IndexName: 'status-index', KeySchema: [{ AttributeName: 'statusShard', KeyType: 'HASH' }, { AttributeName: 'id', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' }, IndexStatus: 'ACTIVE' },
     ]);
     const control = await describeTable(`PetStore-staging-${logicalIdOf(stagingTemplate, 'ControlTable')}`);
     expect(control.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
