@@ -7,6 +7,9 @@ export default defineConfig({
     setupFiles: ['test/support/muteRequestLog.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',
+    // Two workers on two cores: vitest's default is one fewer than the cores. Most files wait on
+    // child processes, sockets and dynalite rather than compute.
+    maxWorkers: 2,
     reporters: ['default', './test/support/summaryReporter.ts'],
     testTimeout: 60_000,
     // Logs of passing tests (expected 401s, injected faults) are noise; a failing test shows its own.
