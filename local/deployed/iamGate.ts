@@ -42,6 +42,8 @@ export interface GateDecision {
 export interface IamGate {
   endpoint: string;
   decisions: GateDecision[];
+  /** With `credentials`: how many requests carried a valid signature, and the ones refused (never forwarded). */
+  signatures: { verified: number; refused: { type: string; message: string }[] };
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ const DECISION_CACHE_SIZE = 10_000;
 export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const env = options.env ?? OFFLINE_ENVIRONMENT;
   const decisions: GateDecision[] = [];
+  const signatures: IamGate['signatures'] = { verified: 0, refused: [] };
   const sessionArn = assumedRoleSessionArn(options.roleArn, options.sessionName, env);
   const identityPolicies = options.policies.map((policy, index) => ({ name: `policy${index + 1}`, policy }));
   const upstream = new URL(options.upstream);
@@ -128,7 +131,11 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
     const body = await readBody(req);
     if (options.credentials) {
       const refusal = await verifySignature(req, body, options.credentials, env);
-      if (refusal) return answerError(res, refusal.type, refusal.message);
+      if (refusal) {
+        signatures.refused.push(refusal);
+        return answerError(res, refusal.type, refusal.message);
+      }
+      signatures.verified++;
     }
     const checks = checksFor(req, body, options.tables, env);
     for (const check of checks) {
@@ -163,6 +170,7 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     decisions,
+    signatures,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
