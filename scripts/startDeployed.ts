@@ -6,6 +6,7 @@
  * first when cdk.out is missing or older than the sources. Exit codes: 0 stopped, 1 failed, 2 bad usage.
  */
 import { parseArgs } from 'node:util';
+import { ALARM_EMAIL_PARAMETER } from '../infra/constructs/monitoring.ts';
 import { stackName } from '../infra/stages.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
@@ -15,6 +16,11 @@ import { isEntryPoint } from '../local/entryPoint.ts';
 
 export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...]`;
 const DEFAULT_PORT = 3100;
+/**
+ * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
+ * only name a subscription that is never sent anything; `--parameter` replaces them.
+ */
+export const OFFLINE_PARAMETERS: Readonly<Record<string, string>> = { [ALARM_EMAIL_PARAMETER]: 'alarms@example.com' };
 
 class UsageError extends Error {}
 
@@ -48,7 +54,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   if (!isStage(values.stage)) throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
-  const parameters: Record<string, string> = {};
+  const parameters: Record<string, string> = { ...OFFLINE_PARAMETERS };
   for (const assignment of values.parameter ?? []) {
     const at = assignment.indexOf('=');
     if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
@@ -75,14 +81,16 @@ async function main(): Promise<void> {
     console.error(`start:deployed: ${known ? (error as Error).message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
-  printBanner(args.stage, api);
+  printBanner(args.stage, api, args.parameters);
   const stop = () => void api.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
-function printBanner(stage: Stage, api: DeployedApi): void {
+function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>): void {
   console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
+  const used = Object.keys(api.stack.template.Parameters ?? {}).filter((name) => name in parameters);
+  if (used.length) console.log(`  parameters: ${used.map((name) => `${name}=${parameters[name]}`).join(', ')} (--parameter Name=Value to change)`);
   console.log(`  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`);
   console.log(`  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`);
   console.log('No API key exists yet. Issue one as an operator would after a deploy:');
