@@ -18,10 +18,9 @@ import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from 
 import { answerEdges, missingHost, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
+import { readRequestBody } from './requestBody.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 
-/** API Gateway's own limit on a request body. */
-const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 export interface LocalApi {
   url: string;
@@ -115,7 +114,7 @@ async function serve(
     const allow = match.allow.join(', ');
     return errorResponse(new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow }));
   }
-  const body = await readBody(request);
+  const body = await readRequestBody(request);
   if (body === undefined) return errorResponse(new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.'));
   const { route, pathParameters } = match;
   const event = toProxyEvent(
@@ -144,20 +143,6 @@ function forwardedHeaders(request: IncomingMessage): string[] {
   ];
 }
 
-/** The body, or undefined when it passes API Gateway's limit. */
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_REQUEST_BYTES) {
-      request.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   const body = resultBody(result);

@@ -4,6 +4,7 @@
  * event, the Lambda resource policy, the proxy result), MOCK integrations (VTL request and response
  * templates), the gateway responses API Gateway answers by itself, and the stage's throttling.
  */
+import { readRequestBody } from '../requestBody.ts';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -47,8 +48,6 @@ export class RestApiTemplateError extends Error {}
 /** The port is taken; the message is one line naming it. */
 export class RestApiPortInUseError extends Error {}
 
-/** API Gateway's own limit on a request body (10 MB). */
-export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 /** The account-level limits API Gateway applies when nothing narrower is set. */
 const ACCOUNT_THROTTLING = { rateLimit: 10_000, burstLimit: 5_000 };
@@ -356,7 +355,7 @@ async function answer(
     request.resume();
     return gatewayResponse('THROTTLED', 'Too Many Requests', exchange, api);
   }
-  const body = await readBody(request);
+  const body = await readRequestBody(request);
   if (!body) return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api);
   exchange.body = body;
   const { integration } = apiMethod;
@@ -383,24 +382,6 @@ function findResource(
   return greedy && { resource: greedy, pathParameters: { ...pathParameters, [greedy.name]: segments.map(decodePathSegment).join('/') } };
 }
 
-/** The body, or undefined past API Gateway's limit. */
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) {
-    request.resume();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_REQUEST_BYTES) {
-      request.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 // ---------------------------------------------------------------------------------------------
 // AWS_PROXY

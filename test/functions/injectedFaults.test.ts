@@ -5,7 +5,7 @@
  * loaded machine; it is not a speed figure.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
@@ -14,24 +14,19 @@ import { localContext } from '../../local/proxyEvent.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { startFaultProxy, type FaultKind, type FaultProxy } from '../support/faultProxy.ts';
+import { useFaultProxy, type FaultKind } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 /** Budget plus slack for two busy cores: a hang must never hold a request near the Lambda timeout. */
 const ANSWER_BOUND_MS = STORE_BUDGET_MS + 2_000;
 
 const endpoint = useEmbeddedStore();
-let proxy: FaultProxy;
+const proxy = useFaultProxy(endpoint);
 let env: Environment;
 let service: Service;
 
-beforeAll(async () => {
-  proxy = await startFaultProxy(endpoint());
-});
-afterAll(() => proxy.close());
 beforeEach(async () => {
-  proxy.fault = undefined;
-  env = await freshEnvironment(proxy.endpoint);
+  env = await freshEnvironment(proxy().endpoint);
   service = serviceFromEnvironment(env);
 });
 
@@ -69,7 +64,7 @@ describe.each<[FaultKind, string, RegExp, number]>([
   ['dropAnswer', 'a timeout after the request was sent', UNKNOWN, 1],
 ])('%s (%s)', (kind, _what, createMessage, storedAfter) => {
   it('answers every operation 503 with Retry-After within the budget; a create says whether it may have been stored', async () => {
-    proxy.fault = { kind };
+    proxy().fault = { kind };
     const [created, listed, fetched] = await Promise.all([
       timed(call(createPetHandler(service), createEvent())),
       timed(call(listPetsHandler(service), apiEvent('GET', '/pets?status=available'))),
@@ -84,18 +79,18 @@ describe.each<[FaultKind, string, RegExp, number]>([
     }
     expect(created.body.message).toMatch(createMessage);
     expect(listed.body.message).toMatch(GENERIC);
-    expect(proxy.injected).toBeGreaterThan(0);
-    proxy.fault = undefined;
+    expect(proxy().injected).toBeGreaterThan(0);
+    proxy().fault = undefined;
     // A write that was sent lands at most once, whatever the SDK retried.
     expect(await storedPets()).toHaveLength(storedAfter);
   });
 
   it('lets a retry with the same Idempotency-Key get exactly one pet once the fault clears', async () => {
-    proxy.fault = { kind };
+    proxy().fault = { kind };
     const first = await timed(call(createPetHandler(service), createEvent('retry-me')));
     expect(first.status).toBe(503);
     expect(first.ms).toBeLessThan(ANSWER_BOUND_MS);
-    proxy.fault = undefined;
+    proxy().fault = undefined;
     const retry = await call(createPetHandler(service), createEvent('retry-me'));
     expect(retry.status).toBe(201);
     const stored = await storedPets();
@@ -107,7 +102,7 @@ describe.each<[FaultKind, string, RegExp, number]>([
 
 describe('a write whose answer is lost', () => {
   it('is answered 201 and stored once when the SDK retry finds it already written', async () => {
-    proxy.fault = { kind: 'dropAnswer', operations: ['PutItem'], times: 1 };
+    proxy().fault = { kind: 'dropAnswer', operations: ['PutItem'], times: 1 };
     const res = await timed(call(createPetHandler(service), createEvent()));
     expect(res.status).toBe(201);
     expect(res.ms).toBeLessThan(ANSWER_BOUND_MS);
@@ -116,12 +111,12 @@ describe('a write whose answer is lost', () => {
 
   it('with an Idempotency-Key: the retry answers the pet the lost write stored', async () => {
     // Only the pet's put loses its answer (the idempotency record's put carries no categoryId).
-    proxy.fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: 'categoryId' };
+    proxy().fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: 'categoryId' };
     const first = await call(createPetHandler(service), createEvent('lost-answer'));
     expect(first).toMatchObject({ status: 503, body: { message: expect.stringMatching(UNKNOWN) } });
     const [written] = await storedPets();
     expect(written).toMatchObject(rex);
-    proxy.fault = undefined;
+    proxy().fault = undefined;
     const retry = await call(createPetHandler(service), createEvent('lost-answer'));
     expect(retry).toMatchObject({ status: 201, body: written });
     expect(retry.headers.location).toBe(`/v1/pets/${String(written?.id)}`);
@@ -138,7 +133,7 @@ describe('the store budget', () => {
   });
 
   it('answers a hang before a Lambda with little time left times out', async () => {
-    proxy.fault = { kind: 'hang' };
+    proxy().fault = { kind: 'hang' };
     const started = Date.now();
     const result = await getPetHandler(service)(apiEvent('GET', '/pets/1'), localContext('getPet', 1_800));
     expect(result.statusCode).toBe(503);

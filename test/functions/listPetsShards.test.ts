@@ -4,7 +4,7 @@
  * correctness bound on a hang (the store budget is 2.5 s), with slack for a loaded machine.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
@@ -12,7 +12,7 @@ import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { petsTable, STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { startFaultProxy, type FaultKind, type FaultProxy } from '../support/faultProxy.ts';
+import { useFaultProxy, type FaultKind } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const ANSWER_BOUND_MS = STORE_BUDGET_MS + 2_000;
@@ -21,18 +21,12 @@ const PETS = 30;
 const SHARD_KEY = petsTable.statusIndex.partitionKey.name;
 
 const endpoint = useEmbeddedStore();
-let proxy: FaultProxy;
+const proxy = useFaultProxy(endpoint);
 let env: Environment;
 let service: Service;
 
-beforeAll(async () => {
-  proxy = await startFaultProxy(endpoint());
-});
-afterAll(() => proxy.close());
 beforeEach(async () => {
-  proxy.fault = undefined;
-  proxy.injected = 0;
-  env = await freshEnvironment(proxy.endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: String(SHARDS) });
+  env = await freshEnvironment(proxy().endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: String(SHARDS) });
   service = serviceFromEnvironment(env);
 });
 
@@ -60,9 +54,9 @@ describe('createPet on a sharded index', () => {
   });
 
   it('is refused 503 once one index key value takes more writes than its partition allows; other values still write', async () => {
-    env = await freshEnvironment(proxy.endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: '1' });
+    env = await freshEnvironment(proxy().endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: '1' });
     service = serviceFromEnvironment(env);
-    proxy.fault = { kind: 'indexPartitionLimit', keyAttribute: SHARD_KEY, writesPerSecond: 1 };
+    proxy().fault = { kind: 'indexPartitionLimit', keyAttribute: SHARD_KEY, writesPerSecond: 1 };
     // The SDK retries a throttled write with backoff, within the store budget: about 1 + 2.5 tokens.
     const hot = await Promise.all(Array.from({ length: 10 }, () => create('available')));
     const statuses = hot.map((res) => res.status);
@@ -88,20 +82,20 @@ describe('listPets?status= when one shard fails', () => {
   ])('%s: answers 503 with Retry-After within the budget, never a short page (%s)', async (kind) => {
     // Which shard holds pets is up to the ids; fail one that does.
     const shard = `available#${(expected[0] as { id: number }).id % SHARDS}`;
-    proxy.fault = { kind, operations: ['Query'], bodyIncludes: shard };
+    proxy().fault = { kind, operations: ['Query'], bodyIncludes: shard };
     const res = await timed(call(listPetsHandler(service), apiEvent('GET', '/pets?status=available&limit=20')));
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) });
     expect(res.headers['retry-after']).toBe('1');
     expect(res.ms).toBeLessThan(ANSWER_BOUND_MS);
-    expect(proxy.injected).toBeGreaterThan(0);
+    expect(proxy().injected).toBeGreaterThan(0);
   });
 
   it('answers the whole, exact page when a throttled shard query succeeds on the SDK retry', async () => {
     const shard = `available#${(expected[0] as { id: number }).id % SHARDS}`;
-    proxy.fault = { kind: 'throughput', operations: ['Query'], bodyIncludes: shard, times: 1 };
+    proxy().fault = { kind: 'throughput', operations: ['Query'], bodyIncludes: shard, times: 1 };
     const res = await call(listPetsHandler(service), apiEvent('GET', '/pets?status=available&limit=20'));
-    expect(proxy.injected).toBe(1);
+    expect(proxy().injected).toBe(1);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(expected);
     expect(res.headers.link).toMatch(/rel="next"/);
