@@ -10,6 +10,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
+import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
@@ -40,6 +41,7 @@ export class PetStoreStack extends Stack {
     this.settings = settings;
     Tags.of(this).add('service', 'petstore');
     Tags.of(this).add('stage', settings.stage);
+    acceptCfnLintFindings(this);
 
     this.storage = new Storage(this, 'Storage', { settings });
     this.lambdas = new Functions(this, 'Functions', {

@@ -334,7 +334,7 @@ export class Monitoring extends Concern {
     const serverErrors = this.stageMetric('5XXError', sum);
     const lambdas = routes.map((route) => ({ route, fn: functions.get(route.operation).fn }));
     // The stack's tags reach the dashboard too (CloudWatch tags dashboards since June 2026; CfnDashboard
-    // carries Tags). cfn-lint 1.51.0's schema still lacks them: accepted in test/infra/cfnLint.ts.
+    // carries Tags). cfn-lint 1.51.0's schema still lacks them: accepted in infra/cfnLintAcceptance.ts.
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `petstore-${settings.stage}`,
       defaultInterval: Duration.hours(3),

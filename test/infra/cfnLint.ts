@@ -1,7 +1,8 @@
 /**
- * cfn-lint (AWS's CloudFormation linter, Python) on synthesized templates. The findings we accept
- * are listed here, and only here, each with its reason and held to the resource type and property
- * it is about, so a new finding of the same rule elsewhere still fails.
+ * cfn-lint (AWS's CloudFormation linter, Python) on synthesized templates. The findings the stack
+ * accepts are listed, with their reasons, in infra/cfnLintAcceptance.ts, which writes them into the
+ * template as cfn-lint's own resource-level setting: a plain `cfn-lint cdk.out/*.template.json` and
+ * these tests see the same.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 
@@ -12,29 +13,6 @@ export interface CfnLintFinding {
   Rule: { Id: string };
   Location: { Path: readonly (string | number)[] };
 }
-
-export interface AcceptedFinding {
-  rule: string;
-  resourceType: string;
-  /** The property path below the resource's Properties, e.g. `Tags`. */
-  property: string;
-  reason: string;
-}
-
-export const ACCEPTED_FINDINGS: readonly AcceptedFinding[] = [
-  {
-    rule: 'E3002',
-    resourceType: 'AWS::CloudWatch::Dashboard',
-    property: 'Tags',
-    reason:
-      "cfn-lint 1.51.0's resource schema for AWS::CloudWatch::Dashboard still says `taggable: false` with only " +
-      'DashboardBody and DashboardName. CloudWatch added tags on dashboards in June 2026 ("Amazon CloudWatch now ' +
-      'supports tags on dashboards"), the CloudFormation registry schema that aws-cdk-lib 2.276 generates ' +
-      'CfnDashboard from carries Tags (CfnDashboard implements ITaggableV2; aws-cdk issue 37975), and ' +
-      'cloud-custodian tags dashboards through the CloudWatch API since September 2026. The linter lags; the ' +
-      'stack tags stay on the dashboard (cost allocation). See infra/constructs/monitoring.ts.',
-  },
-];
 
 export const CFN_LINT_INSTALL_HINT = 'cfn-lint is not installed: `pip install cfn-lint==1.51.0` (Python 3), then run the tests again.';
 
@@ -53,17 +31,4 @@ export function runCfnLint(files: readonly string[]): CfnLintFinding[] {
     if (!output.trim().startsWith('[')) throw error;
   }
   return JSON.parse(output) as CfnLintFinding[];
-}
-
-/** The accepted entry a finding falls under, if any. */
-export function acceptedBy(
-  finding: CfnLintFinding,
-  resources: Record<string, { Type: string }>,
-): AcceptedFinding | undefined {
-  const [section, logicalId, properties, property] = finding.Location.Path;
-  if (section !== 'Resources' || properties !== 'Properties') return undefined;
-  const type = resources[String(logicalId)]?.Type;
-  return ACCEPTED_FINDINGS.find(
-    (accepted) => accepted.rule === finding.Rule.Id && accepted.resourceType === type && accepted.property === property,
-  );
 }
