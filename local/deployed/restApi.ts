@@ -4,31 +4,23 @@
  * event, the Lambda resource policy, the proxy result), MOCK integrations (VTL request and response
  * templates), the gateway responses API Gateway answers by itself, and the stage's throttling.
  */
-import { readRequestBody } from '../requestBody.ts';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeBody, groupPairs, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { readRequestBody } from '../requestBody.ts';
+import type { CfnTemplate } from './cloudAssembly.ts';
+import type { DeployedEnvironment } from './intrinsics.ts';
+import type { InvokeOutcome } from './lambdaHost.ts';
 import { renderTemplate, valueAt, type TemplateInput } from './velocity.ts';
 
-// Same shapes as CfnTemplate (cloudAssembly.ts), DeployedEnvironment (intrinsics.ts) and
-// InvokeOutcome (lambdaHost.ts); declared structurally so this part stands on its own.
-export interface RestApiTemplate {
-  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
-}
-export interface EmulatorEnvironment { region: string; accountId: string; partition: string }
-export type IntegrationOutcome =
-  | { kind: 'ok'; payload: unknown }
-  | { kind: 'error'; errorType: string; errorMessage: string }
-  | { kind: 'timeout'; errorMessage: string };
-
 export interface RestApiEmulatorOptions {
-  template: RestApiTemplate;
+  template: CfnTemplate;
   resolver: { resolve(value: unknown): unknown; ref(logicalId: string): string; getAtt(logicalId: string, attribute: string): string };
-  env: EmulatorEnvironment;
+  env: DeployedEnvironment;
   /** Invokes the integration target; `functionArn` is the resolved ARN from the integration Uri (the `live` alias). */
-  invoke(functionArn: string, event: unknown): Promise<IntegrationOutcome>;
+  invoke(functionArn: string, event: unknown): Promise<InvokeOutcome>;
   port?: number;
   host?: string;
   /** Where API Gateway's execution log lines (ERROR level) go; default stderr. */
@@ -154,23 +146,23 @@ interface RestApi {
   gatewayResponses: Map<string, GatewayResponseDefinition>;
   permissions: LambdaPermission[];
   methodSettings: MethodSetting[];
-  env: EmulatorEnvironment;
+  env: DeployedEnvironment;
 }
 
-function readRestApi(template: RestApiTemplate, resolver: RestApiEmulatorOptions['resolver'], env: EmulatorEnvironment): RestApi {
+function readRestApi(template: CfnTemplate, resolver: RestApiEmulatorOptions['resolver'], env: DeployedEnvironment): RestApi {
   const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
   const apis = ofType('AWS::ApiGateway::RestApi');
   if (apis.length !== 1) {
     throw new RestApiTemplateError(`The template has ${apis.length} AWS::ApiGateway::RestApi resources; the emulator serves exactly one.`);
   }
-  const [apiLogicalId, apiResource] = apis[0] as [string, RestApiTemplate['Resources'][string]];
+  const [apiLogicalId, apiResource] = apis[0] as [string, CfnTemplate['Resources'][string]];
   const apiId = resolver.ref(apiLogicalId);
   const field = (resource: { Properties?: Record<string, unknown> }, name: string): unknown => resolver.resolve(resource.Properties?.[name]);
   const ofApi = (type: string) => ofType(type).filter(([, resource]) => field(resource, 'RestApiId') === apiId);
 
   const stages = ofApi('AWS::ApiGateway::Stage');
   if (stages.length !== 1) throw new RestApiTemplateError(`The REST API ${apiLogicalId} has ${stages.length} stages; the emulator serves exactly one.`);
-  const [, stage] = stages[0] as [string, RestApiTemplate['Resources'][string]];
+  const [, stage] = stages[0] as [string, CfnTemplate['Resources'][string]];
 
   const root: ApiResource = { id: resolver.getAtt(apiLogicalId, 'RootResourceId'), path: '/', kind: 'root', name: '', children: [], methods: new Map() };
   const resources = readResources(ofApi('AWS::ApiGateway::Resource'), root, resolver, field);
@@ -216,7 +208,7 @@ function readRestApi(template: RestApiTemplate, resolver: RestApiEmulatorOptions
 }
 
 function readResources(
-  entries: [string, RestApiTemplate['Resources'][string]][],
+  entries: [string, CfnTemplate['Resources'][string]][],
   root: ApiResource,
   resolver: RestApiEmulatorOptions['resolver'],
   field: (resource: { Properties?: Record<string, unknown> }, name: string) => unknown,
@@ -400,7 +392,7 @@ async function proxyAnswer(
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
   const invocation = options.invoke(integration.functionArn, proxyEvent(exchange, api)).catch(
-    (error: unknown): IntegrationOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
+    (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
   );
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {

@@ -5,19 +5,21 @@
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRestApiEmulator, type IntegrationOutcome, type RestApiEmulator, type RestApiTemplate } from '../../../local/deployed/restApi.ts';
+import type { CfnTemplate } from '../../../local/deployed/cloudAssembly.ts';
+import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../../../local/deployed/intrinsics.ts';
+import type { InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
+import { startRestApiEmulator, type RestApiEmulator } from '../../../local/deployed/restApi.ts';
 import { testApp, synthesize } from '../../infra/synth.ts';
 import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
-import { OFFLINE, StubResolver } from './stubResolver.ts';
 
-type Resources = RestApiTemplate['Resources'];
+type Resources = CfnTemplate['Resources'];
 
-let template: RestApiTemplate;
+let template: CfnTemplate;
 const running: RestApiEmulator[] = [];
 
 beforeAll(() => {
   const { stacks } = testApp({ stages: ['staging'] });
-  template = synthesize(stacks.get('staging')!).json as RestApiTemplate;
+  template = synthesize(stacks.get('staging')!).json as CfnTemplate;
 });
 
 afterEach(async () => {
@@ -28,9 +30,9 @@ interface Recorded { functionArn: string; event: any }
 
 const okResult = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' };
 
-async function start(options: { template?: RestApiTemplate; answer?: (event: any) => Promise<IntegrationOutcome> | IntegrationOutcome } = {}) {
+async function start(options: { template?: CfnTemplate; answer?: (event: any) => Promise<InvokeOutcome> | InvokeOutcome } = {}) {
   const used = options.template ?? template;
-  const resolver = new StubResolver(used);
+  const resolver = new TemplateResolver({ stackName: 'PetStore-staging', template: used });
   const calls: Recorded[] = [];
   const emulator = await startRestApiEmulator({
     template: used,
@@ -72,7 +74,7 @@ const logicalIdOf = (resources: Resources, type: string, test: (properties: Reco
   return found[0];
 };
 
-const copy = (): RestApiTemplate => structuredClone(template);
+const copy = (): CfnTemplate => structuredClone(template);
 
 function expectGatewayHeaders(reply: Reply): void {
   expect(reply.headers['x-amzn-requestid']).toMatch(/^[0-9a-f-]{36}$/);
@@ -320,7 +322,7 @@ describe('startRestApiEmulator', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const started = startRestApiEmulator({ template, resolver: new StubResolver(template), env: OFFLINE, port, invoke: async () => ({ kind: 'ok', payload: okResult }) });
+      const started = startRestApiEmulator({ template, resolver: new TemplateResolver({ stackName: 'PetStore-staging', template }), env: OFFLINE, port, invoke: async () => ({ kind: 'ok', payload: okResult }) });
       await expect(started).rejects.toThrow(new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use[^\\n]*$`));
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
