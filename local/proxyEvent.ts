@@ -22,9 +22,23 @@ export interface IncomingParts {
   domainName?: string;
 }
 
+/**
+ * The headers and query of a proxy event as API Gateway gives them: every value under
+ * `multiValue…`, the last one of each name in the single-value maps, null when there is none.
+ */
+export function headersAndQuery(rawHeaders: readonly string[], query: URLSearchParams) {
+  const multiValueHeaders = groupPairs(pairs(rawHeaders));
+  const multiValueQuery = groupPairs([...query.entries()]);
+  return {
+    headers: lastValues(multiValueHeaders) ?? {},
+    multiValueHeaders,
+    queryStringParameters: lastValues(multiValueQuery),
+    multiValueQueryStringParameters: Object.keys(multiValueQuery).length ? multiValueQuery : null,
+  };
+}
+
 export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters: Record<string, string>): APIGatewayProxyEvent {
-  const multiValueHeaders = groupPairs(pairs(parts.rawHeaders));
-  const multiValueQuery = groupPairs([...parts.query.entries()]);
+  const fromRequest = headersAndQuery(parts.rawHeaders, parts.query);
   const requestId = randomUUID();
   const now = new Date();
   const { body, isBase64Encoded } = encodeBody(parts.body);
@@ -32,10 +46,7 @@ export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters:
     resource: route.path,
     path: parts.path,
     httpMethod: parts.method,
-    headers: lastValues(multiValueHeaders) ?? {},
-    multiValueHeaders,
-    queryStringParameters: lastValues(multiValueQuery),
-    multiValueQueryStringParameters: Object.keys(multiValueQuery).length ? multiValueQuery : null,
+    ...fromRequest,
     pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
     stageVariables: null,
     body,
@@ -54,7 +65,7 @@ export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters:
       resourceId: route.operation,
       resourcePath: route.path,
       stage: API_STAGE_NAME,
-      identity: localIdentity(parts.sourceIp, multiValueHeaders['user-agent']?.[0] ?? null),
+      identity: localIdentity(parts.sourceIp, fromRequest.multiValueHeaders['user-agent']?.[0] ?? null),
     },
   };
 }

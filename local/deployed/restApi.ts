@@ -8,7 +8,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodeBody, groupPairs, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { encodeBody, groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
 import { readRequestBody } from '../requestBody.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
@@ -455,8 +455,6 @@ type RestProxyEvent = Omit<APIGatewayProxyEvent, 'requestContext'> & {
 };
 
 function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
-  const multiValueHeaders = groupPairs(pairs(exchange.rawHeaders));
-  const multiValueQuery = groupPairs([...exchange.query.entries()]);
   const method = exchange.apiMethod as ApiMethod;
   const { body, isBase64Encoded } = isBinary(exchange, api)
     ? { body: exchange.body.length ? exchange.body.toString('base64') : null, isBase64Encoded: exchange.body.length > 0 }
@@ -465,10 +463,7 @@ function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
     resource: method.resource.path,
     path: exchange.path,
     httpMethod: exchange.method,
-    headers: lastValues(multiValueHeaders) ?? {},
-    multiValueHeaders,
-    queryStringParameters: lastValues(multiValueQuery),
-    multiValueQueryStringParameters: Object.keys(multiValueQuery).length ? multiValueQuery : null,
+    ...headersAndQuery(exchange.rawHeaders, exchange.query),
     pathParameters: Object.keys(exchange.pathParameters).length ? exchange.pathParameters : null,
     stageVariables: api.stageVariables,
     requestContext: contextVariables(exchange, api) as unknown as RestProxyEvent['requestContext'],
