@@ -44,9 +44,24 @@ export interface ProcessInfo {
 
 export type ProcessReader = (pid: number) => ProcessInfo | undefined;
 
-/** The command of a CDK CLI command line (`cdk --profile p diff X` -> `diff`): its first word that is one. */
+/** The CLI's global options that take a value as the next word (`--profile deploy` names a profile, not a command). */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  '--app', '-a', '--build', '--context', '-c', '--plugin', '-p', '--output', '-o', '--profile', '--proxy',
+  '--ca-bundle-path', '--role-arn', '-r', '--toolkit-stack-name', '--asset-metadata', '--version-reporting',
+]);
+
+/**
+ * The command of a CDK CLI command line (`cdk --profile p diff X` -> `diff`): its first word that is
+ * not an option or an option's value. Undefined when that word is no command the CLI knows (then
+ * nothing is refused: a wrong guess must never stop an offline synth).
+ */
 export function cdkCommand(cliArgs: readonly string[]): string | undefined {
-  return cliArgs.find((arg) => CDK_COMMANDS.has(arg));
+  for (let i = 0; i < cliArgs.length; i++) {
+    const arg = cliArgs[i]!;
+    if (!arg.startsWith('-')) return CDK_COMMANDS.has(arg) ? arg : undefined;
+    if (!arg.includes('=') && VALUE_OPTIONS.has(arg)) i++;
+  }
+  return undefined;
 }
 
 /** The arguments of the CDK CLI process among the ancestors of `pid`, nearest first; undefined when none is. */

@@ -41,6 +41,11 @@ describe('cdkCommand', () => {
     [['synth', '--quiet', '-o', '/tmp/out'], 'synth'],
     [['ls'], 'ls'],
     [['--version'], undefined],
+    // An option's value is never the command: a profile named "deploy" must not stop an offline synth.
+    [['--profile', 'deploy', 'synth'], 'synth'],
+    [['-o', 'diff', '--context', 'x=deploy', 'ls'], 'ls'],
+    [['--profile=deploy', 'synth'], 'synth'],
+    [['PetStore-staging', 'deploy'], undefined],
   ])('reads %j as %s', (args, command) => {
     expect(cdkCommand(args)).toBe(command);
   });
