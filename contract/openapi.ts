@@ -153,15 +153,18 @@ function errorResponses(route: Route, headerComponents: HeaderComponents): Recor
   for (const code of codes) byStatus.set(errorStatuses[code], [...(byStatus.get(errorStatuses[code]) ?? []), code]);
   const responses: Record<string, Json> = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    // The function's own headers come only when the function answered (not on the gateway's errors).
+    // The function's own headers come only when the function answered, so they are required only on a
+    // status API Gateway never answers by itself.
     const fromFunction = statusCodes.some((code) => own.includes(code));
+    const fromGateway = statusCodes.some((code) => GATEWAY_ERRORS.includes(code));
     const headers: OptionalHeader[] = [
       ...statusCodes.flatMap((code) => ERROR_HEADERS[code] ?? []),
-      ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction })),
+      ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction && !fromGateway })),
     ];
     const headerRefs = headerComponents.refs(headers);
+    const answeredBy = !fromGateway ? '' : fromFunction ? ' (also answered by API Gateway)' : ' (answered by API Gateway)';
     responses[String(status)] = {
-      description: statusCodes.map((code) => `\`${code}\``).join(', ') + (fromFunction ? '' : ' (answered by API Gateway)'),
+      description: statusCodes.map((code) => `\`${code}\``).join(', ') + answeredBy,
       ...(headerRefs ? { headers: headerRefs } : {}),
       content: { 'application/json': { schema: errorSchema(statusCodes, status) } },
     };

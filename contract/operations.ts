@@ -82,7 +82,9 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>
  * Errors API Gateway answers by itself for any operation, before or instead of the function
  * (infra/gatewayErrors.ts). They carry the Error body but none of the function's own headers.
  */
-export const GATEWAY_ERRORS: readonly ErrorCode[] = ['FORBIDDEN', 'TOO_MANY_REQUESTS', 'BAD_GATEWAY', 'GATEWAY_TIMEOUT'];
+// PAYLOAD_TOO_LARGE: a body over API Gateway's 10 MB, or over Lambda's 6 MB invoke limit (found by
+// npm run start:deployed), never reaches the function, whatever the operation.
+export const GATEWAY_ERRORS: readonly ErrorCode[] = ['FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS', 'BAD_GATEWAY', 'GATEWAY_TIMEOUT'];
 
 /** Errors the shared pipeline (lib/http.ts) can answer for every operation. */
 export const PIPELINE_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];

@@ -200,6 +200,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PAYLOAD_TOO_LARGE` (answered by API Gateway) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "PAYLOAD_TOO_LARGE";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
             /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
             429: {
                 headers: {
@@ -370,10 +385,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE` */
+            /** @description `PAYLOAD_TOO_LARGE` (also answered by API Gateway) */
             413: {
                 headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -608,6 +623,24 @@ export interface operations {
                         code?: "GONE";
                         /** @constant */
                         status?: 410;
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE` (answered by API Gateway) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "PAYLOAD_TOO_LARGE";
+                        /** @constant */
+                        status?: 413;
                     };
                 };
             };

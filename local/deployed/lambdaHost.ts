@@ -39,6 +39,9 @@ export type InvokeOutcome =
   | { kind: 'timeout'; errorMessage: string };
 
 /** A definition this host cannot run; the message is one line for the user. */
+/** Lambda's quota on a synchronous invocation's request payload (6 MB). */
+export const INVOKE_PAYLOAD_LIMIT_BYTES = 6_291_456;
+
 export class LambdaHostError extends Error {
   override name = 'LambdaHostError';
 }
@@ -362,6 +365,15 @@ export class LambdaFunctionHost {
   }
 
   async invoke(event: unknown): Promise<InvokeOutcome> {
+    // Lambda refuses a synchronous invocation whose payload is over its limit before any instance sees it.
+    const size = Buffer.byteLength(JSON.stringify(event) ?? '');
+    if (size > INVOKE_PAYLOAD_LIMIT_BYTES) {
+      return {
+        kind: 'error',
+        errorType: 'RequestEntityTooLargeException',
+        errorMessage: `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation (${size})`,
+      };
+    }
     const instance = await this.#acquire();
     try {
       const init = await instance.ready;

@@ -8,7 +8,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodeBody, groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
 import { readRequestBody } from '../requestBody.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
@@ -56,7 +56,9 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
         log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
         return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
       })
-      .then((result) => send(response, exchange, result));
+      .then((result) => send(response, exchange, result))
+      // Whatever still fails while sending must not take the runner down: the connection just ends.
+      .catch(() => response.destroy());
   });
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
@@ -404,11 +406,16 @@ async function proxyAnswer(
     log(`(${exchange.requestId}) Execution failed due to a timeout error (${integration.timeoutMs} ms)`);
     return gatewayResponse('INTEGRATION_TIMEOUT', 'Endpoint request timed out', exchange, api);
   }
+  if (outcome.kind === 'error' && outcome.errorType === 'RequestEntityTooLargeException') {
+    // Lambda refused the event (over its 6 MB invoke limit, under API Gateway's 10 MB): a 413, not a 5xx.
+    log(`(${exchange.requestId}) Execution failed: ${outcome.errorMessage}`);
+    return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api, 413);
+  }
   if (outcome.kind !== 'ok') {
     log(`(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`);
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
   }
-  const result = proxyResult(outcome.payload);
+  const result = proxyResult(outcome.payload, acceptsBinary(exchange, api));
   if (!result) {
     log(`(${exchange.requestId}) Execution failed due to configuration error: Malformed Lambda proxy response`);
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
@@ -456,9 +463,12 @@ type RestProxyEvent = Omit<APIGatewayProxyEvent, 'requestContext'> & {
 
 function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
   const method = exchange.apiMethod as ApiMethod;
+  // A REST API passes a body as text unless its Content-Type is one of the API's binary media types
+  // (AWS, "Binary media types for REST APIs"); this stack declares none.
+  const empty = exchange.body.length === 0;
   const { body, isBase64Encoded } = isBinary(exchange, api)
-    ? { body: exchange.body.length ? exchange.body.toString('base64') : null, isBase64Encoded: exchange.body.length > 0 }
-    : encodeBody(exchange.body);
+    ? { body: empty ? null : exchange.body.toString('base64'), isBase64Encoded: !empty }
+    : { body: empty ? null : exchange.body.toString('utf8'), isBase64Encoded: false };
   return {
     resource: method.resource.path,
     path: exchange.path,
@@ -474,9 +484,20 @@ function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
 
 /** A request whose Content-Type is one of the API's binary media types goes to the function base64. */
 function isBinary(exchange: Exchange, api: RestApi): boolean {
-  const type = mediaType(requestHeader(exchange, 'content-type'));
-  return type !== undefined && api.binaryMediaTypes.some((binary) => binary === '*/*' || binary.toLowerCase() === type);
+  return isBinaryType(mediaType(requestHeader(exchange, 'content-type')), api);
 }
+
+/**
+ * Whether a base64 proxy answer is decoded for this client: only when the first type of its
+ * `Accept` is one of the API's binary media types ("Return binary media from a Lambda proxy
+ * integration"); otherwise the client gets the base64 text.
+ */
+function acceptsBinary(exchange: Exchange, api: RestApi): boolean {
+  return isBinaryType(mediaType(requestHeader(exchange, 'accept')?.split(',')[0]), api);
+}
+
+const isBinaryType = (type: string | undefined, api: RestApi): boolean =>
+  type !== undefined && api.binaryMediaTypes.some((binary) => binary === '*/*' || binary.toLowerCase() === type);
 
 const PROXY_RESULT_FIELDS = new Set(['statusCode', 'headers', 'multiValueHeaders', 'body', 'isBase64Encoded']);
 
@@ -485,7 +506,7 @@ const PROXY_RESULT_FIELDS = new Set(['statusCode', 'headers', 'multiValueHeaders
  * not an object, a field it does not know, a status that is not a whole number, a body that is not
  * a string, a header value that is not a string or boolean.
  */
-function proxyResult(payload: unknown): Answer | undefined {
+function proxyResult(payload: unknown, decodeBinary: boolean): Answer | undefined {
   if (!isRecord(payload) || Object.keys(payload).some((key) => !PROXY_RESULT_FIELDS.has(key))) return undefined;
   const { statusCode = 200, headers, multiValueHeaders, body, isBase64Encoded = false } = payload;
   const status = typeof statusCode === 'string' && /^\d+$/.test(statusCode) ? Number(statusCode) : statusCode;
@@ -494,8 +515,10 @@ function proxyResult(payload: unknown): Answer | undefined {
   if (typeof isBase64Encoded !== 'boolean') return undefined;
   const single = headers === undefined || headers === null ? {} : headers;
   const multi = multiValueHeaders === undefined || multiValueHeaders === null ? {} : multiValueHeaders;
-  if (!isRecord(single) || !Object.values(single).every(isHeaderValue)) return undefined;
-  if (!isRecord(multi) || !Object.values(multi).every((values) => Array.isArray(values) && values.every(isHeaderValue))) return undefined;
+  if (!isRecord(single) || !Object.entries(single).every(([name, value]) => isHeaderName(name) && isHeaderValue(value))) return undefined;
+  if (!isRecord(multi) || !Object.entries(multi).every(([name, values]) => isHeaderName(name) && Array.isArray(values) && values.every(isHeaderValue))) {
+    return undefined;
+  }
   // Both maps merge; where a name is in both, the multi-value list wins.
   const merged = new Map<string, [string, string[]]>();
   for (const [name, value] of Object.entries(single)) merged.set(name.toLowerCase(), [name, [String(value)]]);
@@ -504,11 +527,16 @@ function proxyResult(payload: unknown): Answer | undefined {
   return {
     status,
     headers: [...merged.values()].flatMap(([name, values]) => values.map((value) => [remappedName(name), value] as [string, string])),
-    body: Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8'),
+    body: Buffer.from(body ?? '', isBase64Encoded && decodeBinary ? 'base64' : 'utf8'),
   };
 }
 
-const isHeaderValue = (value: unknown): boolean => typeof value === 'string' || typeof value === 'boolean';
+/** A string or boolean that HTTP can carry: no control character but tab (a newline would split the header). */
+const isHeaderValue = (value: unknown): boolean =>
+  typeof value === 'boolean' || (typeof value === 'string' && !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value));
+
+/** An HTTP token (RFC 9110): a header name with a space or a colon cannot be sent. */
+const isHeaderName = (name: string): boolean => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name);
 
 /**
  * Response headers a REST API does not pass on from a Lambda proxy integration under their own name:

@@ -105,6 +105,14 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
     expect(noKey.status).toBe(401);
     expect(noKey.body.code).toBe('UNAUTHORIZED');
     expect(noKey.headers.get('x-amzn-requestid')).toBeTruthy();
+    // Over Lambda's 6 MB invoke limit (API Gateway takes up to 10 MB): the function never sees it.
+    const huge = await fetchApi(`${base}/pets`, {
+      method: 'POST',
+      headers: { ...auth(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'x'.repeat(7 * 1024 * 1024), categoryId: 1 }),
+    });
+    expect(huge.status).toBe(413);
+    expect(huge.body.code).toBe('PAYLOAD_TOO_LARGE');
     // API Gateway (REST) renames a function's WWW-Authenticate; the runner found this, the contract allows it.
     expect(noKey.headers.get('www-authenticate')).toBeNull();
     expect(noKey.headers.get('x-amzn-remapped-www-authenticate')).toBe('Bearer realm="petstore"');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  INVOKE_PAYLOAD_LIMIT_BYTES,
   LAMBDA_ENVIRONMENT_NAMES,
   LambdaFunctionHost,
   LambdaHostError,
@@ -163,6 +164,13 @@ describe('handler resolution', () => {
 });
 
 describe('invocation', () => {
+  it("refuses an event over Lambda's 6 MB invoke payload limit before any instance sees it", async () => {
+    const { host } = startHost({ timeoutSeconds: 3 });
+    const outcome = await host.invoke({ body: 'x'.repeat(INVOKE_PAYLOAD_LIMIT_BYTES) });
+    expect(outcome).toMatchObject({ kind: 'error', errorType: 'RequestEntityTooLargeException' });
+    expect(host.coldStarts).toBe(0);
+  });
+
   it('gives the handler a Lambda context and answers its result through JSON', async () => {
     const { host, lines } = startHost({ timeoutSeconds: 3 });
     const result = payloadOf(await host.invoke({ pet: 'Rex', at: undefined })) as Record<string, unknown>;

@@ -215,20 +215,46 @@ describe('AWS_PROXY integrations', () => {
     expect(event.queryStringParameters).toEqual({ status: 'pending', limit: '3' });
   });
 
-  it('sends bytes that are not UTF-8 base64, and decodes a base64 answer', async () => {
-    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
+  it('passes bodies as text and base64 answers undecoded, as a REST API without binary media types does', async () => {
+    const bytes = Buffer.from([0xff, 0xfe, 0x41]);
     const { emulator, calls } = await start({
       answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: bytes.toString('base64'), isBase64Encoded: true } }),
     });
     const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
     const [{ event }] = calls as [Recorded];
-    expect(event.isBase64Encoded).toBe(true);
-    expect(Buffer.from(event.body, 'base64').equals(bytes)).toBe(true);
-    expect(reply.body.equals(bytes)).toBe(true);
-    expect(reply.headers['content-type']).toBe('application/octet-stream');
+    expect(event).toMatchObject({ body: bytes.toString('utf8'), isBase64Encoded: false });
+    expect(reply.body.toString('utf8')).toBe(bytes.toString('base64'));
 
     await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex é"}' });
     expect(calls[1]?.event).toMatchObject({ body: '{"name":"Rex é"}', isBase64Encoded: false });
+  });
+
+  it('with binary media types: such a body goes base64, and an answer is decoded for a client that accepts the type', async () => {
+    const binary = copy();
+    const [, api] = Object.entries(binary.Resources).find(([, r]) => r.Type === 'AWS::ApiGateway::RestApi')!;
+    api.Properties = { ...api.Properties, BinaryMediaTypes: ['application/octet-stream'] };
+    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
+    const { emulator, calls } = await start({
+      template: binary,
+      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: bytes.toString('base64'), isBase64Encoded: true } }),
+    });
+    const headers = { 'Content-Type': 'application/octet-stream', Accept: 'application/octet-stream, */*' };
+    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers, body: bytes });
+    const [{ event }] = calls as [Recorded];
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body, 'base64').equals(bytes)).toBe(true);
+    expect(reply.body.equals(bytes)).toBe(true);
+  });
+
+  it.each([
+    ['a newline in a value', { 'X-Bad': 'a\nb' }],
+    ['a space in a name', { 'Bad Name': 'x' }],
+  ])('answers a proxy result with %s 502 through INTEGRATION_FAILURE, and keeps serving', async (_case, headers) => {
+    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: '{}' } }) });
+    const reply = await send(`${emulator.url}/pets`);
+    expect(reply.status).toBe(502);
+    expect(JSON.parse(reply.body.toString('utf8'))).toMatchObject({ code: 'BAD_GATEWAY', status: 502 });
+    expect((await send(`${emulator.url}/pets`)).status).toBe(502);
   });
 
   it('answers a function error 502 through INTEGRATION_FAILURE, with the request id in the body', async () => {
