@@ -11,6 +11,8 @@ import { stackName } from '../infra/stages.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../local/deployed/deployedApi.ts';
+import { LambdaHostError } from '../local/deployed/lambdaHost.ts';
+import { RestApiPortInUseError, RestApiTemplateError } from '../local/deployed/restApi.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
@@ -77,8 +79,7 @@ async function main(): Promise<void> {
     await ensureCloudAssembly(args.outdir);
     api = await startDeployedApi({ stackName: stackName(args.stage), outdir: args.outdir, port: args.port, parameters: args.parameters });
   } catch (error) {
-    const known = error instanceof CloudAssemblyError || error instanceof SynthesisError || /already in use|EADDRINUSE/.test(String(error));
-    console.error(`start:deployed: ${known ? (error as Error).message : `failed: ${String(error)}`}`);
+    console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
   printBanner(args.stage, api, args.parameters);
@@ -86,6 +87,10 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
+
+/** The errors whose message is written for the user, one line each. */
+const isOneLineError = (error: unknown): error is Error =>
+  [CloudAssemblyError, SynthesisError, RestApiPortInUseError, RestApiTemplateError, LambdaHostError].some((kind) => error instanceof kind);
 
 function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>): void {
   console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);

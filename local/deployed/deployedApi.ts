@@ -27,6 +27,8 @@ export interface DeployedApiOptions {
   parameters?: Record<string, string>;
   /** Where the functions' log lines go (default: stderr). */
   log?: (line: string) => void;
+  /** Keep every gate's decisions and signature checks (tests read them); off, nothing grows with traffic. */
+  recordDecisions?: boolean;
   /**
    * What the gates forward to, given the store's endpoint (tests put a fault proxy between them).
    * Default: the store itself.
@@ -55,11 +57,12 @@ export interface DeployedApi {
 }
 
 export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
-  const stack = readStack(options.outdir, options.stackName, options.template);
-  const resolver = new TemplateResolver(stack, OFFLINE_ENVIRONMENT, options.parameters);
+  const read = readStack(options.outdir, options.stackName, options.template);
+  const resolver = new TemplateResolver(read, OFFLINE_ENVIRONMENT, options.parameters);
+  const stack = { ...read, template: withConditionsApplied(read.template, resolver) };
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+    for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
   };
   try {
     const store: EmbeddedStore = await startEmbeddedStore();
@@ -68,8 +71,13 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
     const functions: DeployedFunction[] = [];
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
-      const deployed = await startFunction(stack, resolver, logicalId, resource, { upstream, tables, log: options.log });
-      closers.push(() => deployed.host.close(), () => deployed.gate.close());
+      const deployed = await startFunction(stack, resolver, logicalId, resource, {
+        upstream,
+        tables,
+        log: options.log,
+        recordDecisions: options.recordDecisions ?? false,
+        onStarted: (closer) => closers.push(closer),
+      });
       functions.push(deployed);
     }
     const api: RestApiEmulator = await startRestApiEmulator({
@@ -99,6 +107,9 @@ interface FunctionWiring {
   upstream: string;
   tables: TableKeys[];
   log: ((line: string) => void) | undefined;
+  recordDecisions: boolean;
+  /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
+  onStarted: (closer: () => Promise<void>) => void;
 }
 
 /** One function: its gate (its role's policies, its own credentials) and its host (its asset). */
@@ -107,7 +118,7 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log }: FunctionWiring,
+  { upstream, tables, log, recordDecisions, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -121,7 +132,9 @@ async function startFunction(
     tables,
     credentials,
     env: OFFLINE_ENVIRONMENT,
+    recordDecisions,
   });
+  onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
   const host = new LambdaFunctionHost({
     functionName,
@@ -139,6 +152,7 @@ async function startFunction(
     logGroupName: logGroupOf(properties, resolver, functionName),
     ...(log ? { log } : {}),
   });
+  onStarted(() => host.close());
   return { logicalId, functionName, gate, host };
 }
 
@@ -161,6 +175,12 @@ function invokerOf(template: CfnTemplate, resolver: TemplateResolver, functions:
     if (!host) return { kind: 'error' as const, errorType: 'ResourceNotFoundException', errorMessage: `No function ${functionArn}` };
     return host.invoke(event);
   };
+}
+
+/** The template as CloudFormation would create it: a resource whose `Condition` is false does not exist. */
+function withConditionsApplied(template: CfnTemplate, resolver: TemplateResolver): CfnTemplate {
+  const kept = Object.entries(template.Resources).filter(([, resource]) => !resource.Condition || resolver.condition(resource.Condition));
+  return { ...template, Resources: Object.fromEntries(kept) };
 }
 
 function resourcesOf(template: CfnTemplate, type: string): [string, CfnResource][] {

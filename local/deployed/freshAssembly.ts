@@ -5,7 +5,7 @@
  * (`cdk synth`, pinned in devDependencies), exactly what `cdk deploy` would upload.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PROJECT_ROOT } from '../../infra/bundling.ts';
@@ -47,15 +47,17 @@ export async function ensureCloudAssembly(
   const target = resolve(outdir);
   if (isFresh(target)) return 'fresh';
   const lock = `${target}.lock`;
-  await acquire(lock);
+  await acquire(lock, quiet);
   try {
     if (isFresh(target)) return 'fresh';
     if (!quiet) console.error(`Synthesizing ${target} (it is missing or older than the sources)...`);
     const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
-    const result = spawnSync(cdk, ['synth', '--quiet', '--output', target], {
+    // Offline: no notices fetched, no CLI telemetry sent (both would reach AWS's endpoints).
+    const result = spawnSync(cdk, ['synth', '--quiet', '--no-notices', '--output', target], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
     });
     if (result.status !== 0) {
       const detail = `${result.stderr ?? ''}`.split('\n').filter((line) => line.trim() && !/npm warn/.test(line)).slice(-3).join(' / ');
@@ -67,19 +69,36 @@ export async function ensureCloudAssembly(
   }
 }
 
-/** A lock older than the longest synthesis is a leftover of a killed run, and is taken over. */
-const STALE_LOCK_MS = 5 * 60_000;
-
-async function acquire(lock: string): Promise<void> {
+/**
+ * The lock is a folder holding the pid of the process that synthesizes. A lock whose process is
+ * gone (killed mid-synthesis, Ctrl-C) is taken over at once; a live one is waited for, and said so.
+ */
+async function acquire(lock: string, quiet: boolean): Promise<void> {
+  let told = false;
   for (;;) {
     try {
       mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const held = statSync(lock, { throwIfNoEntry: false });
-      if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
-      else await sleep(200);
+      const holder = Number(readFileSync(join(lock, 'pid'), { encoding: 'utf8', flag: 'a+' }));
+      if (holder > 0 && !isAlive(holder)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!quiet && !told) console.error(`Waiting for the synthesis another process is running (${lock})...`);
+      told = true;
+      await sleep(200);
     }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

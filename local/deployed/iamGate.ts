@@ -66,6 +66,8 @@ export interface IamGateOptions {
   /** When given, every request's SigV4 signature is verified against them. */
   credentials?: GateCredentials;
   env?: DeployedEnvironment;
+  /** Keep `decisions` and `signatures` (default true; the CLI turns it off so nothing grows with traffic). */
+  recordDecisions?: boolean;
 }
 
 /** One authorization the request needs: IAM evaluates each. */
@@ -88,6 +90,8 @@ const DECISION_CACHE_SIZE = 10_000;
 
 export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const env = options.env ?? OFFLINE_ENVIRONMENT;
+  // Only tests read them: a long offline session under load keeps nothing per request.
+  const record = options.recordDecisions ?? true;
   const decisions: GateDecision[] = [];
   const signatures: IamGate['signatures'] = { verified: 0, refused: [] };
   const sessionArn = assumedRoleSessionArn(options.roleArn, options.sessionName, env);
@@ -103,6 +107,8 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
       if (verdicts.size >= DECISION_CACHE_SIZE) verdicts.clear();
       verdict = simulate(check);
       verdicts.set(key, verdict);
+      // A simulation that failed is not a verdict: the next call of this shape tries again.
+      verdict.catch(() => verdicts.delete(key));
     }
     return verdict.then((decision) => ({ ...decision }));
   };
@@ -132,15 +138,15 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
     if (options.credentials) {
       const refusal = await verifySignature(req, body, options.credentials, env);
       if (refusal) {
-        signatures.refused.push(refusal);
+        if (record) signatures.refused.push(refusal);
         return answerError(res, refusal.type, refusal.message);
       }
-      signatures.verified++;
+      if (record) signatures.verified++;
     }
     const checks = checksFor(req, body, options.tables, env);
     for (const check of checks) {
       const decision = await evaluate(check);
-      decisions.push(decision);
+      if (record) decisions.push(decision);
       if (!decision.allowed) {
         const because =
           decision.reason === 'ExplicitlyDenied'

@@ -34,6 +34,7 @@ async function startStage(stage: Stage, template?: CfnTemplate): Promise<Running
     outdir: DEFAULT_OUTDIR,
     port: 0,
     parameters: DEPLOY_PARAMETERS,
+    recordDecisions: true,
     log: (line) => logs.push(line),
     storeFront: async (endpoint) => (proxy = await startFaultProxy(endpoint)).endpoint,
     ...(template ? { template } : {}),
