@@ -60,13 +60,14 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
   };
 }
 
-/** The configured shard count; a value that is not a whole number from 1 to the maximum stops the start. */
+/** The configured shard count; a value that is not a power of two from 1 to the maximum stops the start. */
 function statusIndexShardsOf(env: Environment): number {
   const given = env[STATUS_INDEX_SHARDS_VARIABLE];
   if (given === undefined || given === '') return DEFAULT_STATUS_INDEX_SHARDS;
   const shards = /^\d+$/.test(given) ? Number(given) : NaN;
-  if (!(shards >= 1) || shards > MAX_STATUS_INDEX_SHARDS) {
-    throw new Error(`${STATUS_INDEX_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_INDEX_SHARDS}, not '${given}'.`);
+  // A power of two, so that `id mod N` reads only an id's random low bits (lib/store/table.ts).
+  if (!(shards >= 1) || shards > MAX_STATUS_INDEX_SHARDS || (shards & (shards - 1)) !== 0) {
+    throw new Error(`${STATUS_INDEX_SHARDS_VARIABLE} must be a power of two from 1 to ${MAX_STATUS_INDEX_SHARDS}, not '${given}'.`);
   }
   return shards;
 }

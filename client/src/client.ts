@@ -68,6 +68,10 @@ export function nextLink(link: string | null): string | undefined {
 
 export function petStoreClient(options: ClientOptions) {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  // Refused when the client is made, not retried at its first call as if the network had failed.
+  if (!/^https?:$/.test(URL.canParse(baseUrl) ? new URL(baseUrl).protocol : '')) {
+    throw new TypeError(`baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${options.baseUrl}`);
+  }
   retryPolicy(options.retry); // refuses bad retry options when the client is made, not at its first call
   const api = createClient<paths>({
     baseUrl,

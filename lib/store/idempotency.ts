@@ -24,6 +24,7 @@ import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
 import { currentDeadline } from './deadline.ts';
 import { bounded, guarded, type StoreTable } from './dynamo.ts';
+import type { PetsTable } from './table.ts';
 import { createPet } from './petWrites.ts';
 import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
 
@@ -61,7 +62,7 @@ export class IdempotentCreates {
   /** Records in the `control` table, pets in the `pets` table. */
   constructor(
     private readonly control: StoreTable,
-    private readonly pets: StoreTable,
+    private readonly pets: PetsTable,
     private readonly newId: IdGenerator = timeOrderedId,
   ) {}
 

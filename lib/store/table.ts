@@ -40,10 +40,11 @@ export const STATUS_INDEX_SHARDS_VARIABLE = 'STATUS_INDEX_SHARDS';
 
 /** The pets table, with the status index's shard count (unset: `DEFAULT_STATUS_INDEX_SHARDS`). */
 export interface PetsTable extends StoreTable {
-  statusIndexShards?: number | undefined;
+  /** How many shards the status index has (stage setting `statusIndexShards`): writes and reads must agree. */
+  statusIndexShards: number;
 }
 
-export const shardCountOf = (table: PetsTable): number => table.statusIndexShards ?? DEFAULT_STATUS_INDEX_SHARDS;
+export const shardCountOf = (table: PetsTable): number => table.statusIndexShards;
 
 /** The status-index partition key of the pet `id` with `status`. */
 export const statusShardOf = (status: string, id: number, shards: number): string => `${status}#${id % shards}`;

@@ -261,4 +261,11 @@ describe('the wait between attempts', () => {
     expect(() => client({ budgetMs: 0 })).toThrow(RangeError);
     expect(() => client({ maxDelayMs: -1 })).toThrow(/retry.maxDelayMs must be a non-negative number/);
   });
+
+  it('refuses a baseUrl that is not an http(s) URL when the client is made, rather than retrying it', () => {
+    for (const baseUrl of ['localhost:3000/v1', '127.0.0.1:3000/v1', 'ftp://example.com/v1', '']) {
+      expect(() => petStoreClient({ baseUrl }), baseUrl).toThrow(/baseUrl must be an http\(s\) URL/);
+    }
+    expect(() => petStoreClient({ baseUrl: 'http://127.0.0.1:3000/v1' })).not.toThrow();
+  });
 });

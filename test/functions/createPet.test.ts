@@ -160,7 +160,7 @@ describe('createPet', () => {
 
   it('draws a new id when one is taken, and never overwrites a stored pet', async () => {
     const ids = [1001, 1001, 1002];
-    const pets = { documents: createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT }), tableName: env.TABLE_NAME as string };
+    const pets = serviceFromEnvironment(env).pets;
     const newId = () => ids.shift() ?? 9999;
     await storePet(pets, { name: 'First', categoryId: 1 }, { newId });
     const second = await storePet(pets, { name: 'Second', categoryId: 1 }, { newId });

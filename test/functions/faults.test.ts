@@ -25,7 +25,8 @@ const requests = [
 function failingService(error: unknown): Service {
   const documents = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
   vi.spyOn(documents, 'send').mockRejectedValue(error as never);
-  return { ...serviceFromEnvironment(env), pets: { documents, tableName: env.TABLE_NAME as string } };
+  const service = serviceFromEnvironment(env);
+  return { ...service, pets: { ...service.pets, documents } };
 }
 
 const unavailable = { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) };

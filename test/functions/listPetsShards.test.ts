@@ -101,3 +101,15 @@ describe('listPets?status= when one shard fails', () => {
     expect(res.headers.link).toMatch(/rel="next"/);
   });
 });
+
+describe('the shard count from configuration', () => {
+  it.each(['1', '2', '4', '64'])('takes %s', async (shards) => {
+    expect(serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards }).pets.statusIndexShards).toBe(Number(shards));
+  });
+
+  it.each(['0', '3', '6', '128', '2.0', 'two', '-2'])('refuses %s in one line: a power of two from 1 to 64', async (shards) => {
+    expect(() => serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards })).toThrow(
+      `STATUS_INDEX_SHARDS must be a power of two from 1 to 64, not '${shards}'.`,
+    );
+  });
+});
