@@ -87,6 +87,8 @@ describe.each(STAGES)('PetStore-%s storage', (stage) => {
       expect(Number.isInteger(settings.statusIndexShards) && settings.statusIndexShards >= 1).toBe(true);
       // Each create is one write unit in the index (an item under 1 KB).
       expect(settings.throttling.burstLimit / settings.statusIndexShards).toBeLessThanOrEqual(500);
+      // A power of two (the functions refuse any other count at their cold start: lib/service.ts).
+      expect(Number.isInteger(Math.log2(settings.statusIndexShards))).toBe(true);
     });
 
     it('gives every function the stage count, so createPet writes and listPets reads the same shards', () => {
