@@ -33,7 +33,8 @@ const sources = (bundle: BuiltBundle) => new Set(keptInputs(bundle).map(sourceOf
 
 const BODY_PARSING = ['lib/http/jsonBody.ts', '@middy/http-json-body-parser'];
 const CURSORS = ['lib/domain/pagination.ts', 'lib/store/cursorSecret.ts'];
-const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', '@aws-sdk/client-sts'];
+// The deployed runner's tools are dev dependencies only: iam-simulate is AGPL-3.0 and never ships.
+const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', '@aws-sdk/client-sts', '@cloud-copilot/iam-simulate', 'velocityjs'];
 /**
  * The SDK's default credential chain and what only it uses: never reached on Lambda, where the
  * credentials are in the environment. (`@aws-sdk/nested-clients` holds the STS and SSO clients.)
