@@ -2,7 +2,7 @@
  * The embedded DynamoDB-compatible store for local use and tests: dynalite, in this process,
  * on a loopback port, persisting under a folder or in memory only.
  */
-import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/store/dynamo.ts';
@@ -63,14 +63,27 @@ export const ensureControlTable = (endpoint: string, tableName: string): Promise
 async function ensureTable(endpoint: string, input: CreateTableCommandInput): Promise<void> {
   const client = createDynamoClient({ endpoint });
   try {
+    await createTableUntilActive(client, input);
+  } finally {
+    client.destroy();
+  }
+}
+
+const ACTIVE_POLL_MS = 20;
+const ACTIVE_ATTEMPTS = 250;
+
+/** Creates a table unless it exists, then waits until it and its indexes are ACTIVE. */
+export async function createTableUntilActive(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  try {
     await client.send(new CreateTableCommand(input));
   } catch (error) {
     if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
   }
-  for (let i = 0; i < 100; i++) {
+  for (let attempt = 0; attempt < ACTIVE_ATTEMPTS; attempt++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-    if (Table?.TableStatus === 'ACTIVE') break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
+    if (Table?.TableStatus === 'ACTIVE' && indexesActive) return;
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
   }
-  client.destroy();
+  throw new Error(`Table ${input.TableName} did not become ACTIVE.`);
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CursorCodec, type SecretSource } from '../domain/pagination.ts';
 import { refreshing } from './cache.ts';
-import type { StoreTable } from './dynamo.ts';
+import { isConditionFailed, type StoreTable } from './dynamo.ts';
 import { controlKeys, controlTable } from './table.ts';
 
 /** Re-read now and then, in the background, so a secret rotated by hand is picked up. */
@@ -44,7 +44,7 @@ export function controlTableCursorSecret({ documents, tableName, ttlMs = DEFAULT
       return value;
     } catch (error) {
       // Another instance created it first: everyone signs with that one.
-      if ((error as { name?: unknown } | null)?.name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailed(error)) throw error;
       const stored = await read();
       if (stored === undefined) throw new Error(`The cursor secret in ${tableName} exists but holds no value.`, { cause: error });
       return stored;

@@ -105,3 +105,7 @@ export async function guarded<T>(call: Promise<T>, { write = false } = {}): Prom
     throw isStoreUnavailable(error) ? Object.assign(serviceUnavailable(), { cause: error }) : error;
   }
 }
+
+/** Whether a conditional write was refused because its condition did not hold (not a fault). */
+export const isConditionFailed = (error: unknown): boolean =>
+  (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';

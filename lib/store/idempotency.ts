@@ -23,7 +23,7 @@ import { ApiError, RETRY_AFTER_SECONDS } from '../domain/errors.ts';
 import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
 import { currentDeadline } from './deadline.ts';
-import { bounded, guarded, type StoreTable } from './dynamo.ts';
+import { bounded, guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
 import type { PetsTable } from './table.ts';
 import { createPet } from './petWrites.ts';
 import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
@@ -209,7 +209,7 @@ async function succeeded(write: Promise<unknown>): Promise<boolean> {
     await write;
     return true;
   } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailed(error)) return false;
     throw error;
   }
 }

@@ -6,7 +6,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { bounded, guardedWrite } from './dynamo.ts';
+import { bounded, guardedWrite, isConditionFailed } from './dynamo.ts';
 import { getPet } from './petReads.ts';
 import { petsTable, shardCountOf, statusShardOf, type PetsTable } from './table.ts';
 
@@ -50,7 +50,7 @@ async function putOnce(table: PetsTable, pet: Pet): Promise<Pet | undefined> {
     );
     return pet;
   } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    if (!isConditionFailed(error)) throw error;
   }
   const existing = await getPet(table, pet.id);
   return existing && samePet(existing, pet) ? pet : undefined;

@@ -4,13 +4,12 @@
  * so a drift between the code's idea of a table and the stack's shows here.
  */
 import {
-  CreateTableCommand,
-  DescribeTableCommand,
   UpdateTimeToLiveCommand,
   type CreateTableCommandInput,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from '../../lib/store/dynamo.ts';
+import { createTableUntilActive } from '../store.ts';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import type { TemplateResolver } from './intrinsics.ts';
 
@@ -35,9 +34,6 @@ interface KeySchemaElement {
   AttributeName: string;
   KeyType: 'HASH' | 'RANGE';
 }
-
-const ACTIVE_POLL_MS = 20;
-const ACTIVE_ATTEMPTS = 250;
 
 export async function createTablesFromTemplate(
   endpoint: string,
@@ -108,21 +104,13 @@ function tableKeys(logicalId: string, input: CreateTableCommandInput): TableKeys
   return { tableName: input.TableName!, logicalId, ...keysOf(input.KeySchema as KeySchemaElement[], `Table ${logicalId}`), indexes };
 }
 
+/** The shared create-and-wait (local/store.ts), its failures told as the runner's one-line errors. */
 async function createTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
   try {
-    await client.send(new CreateTableCommand(input));
+    await createTableUntilActive(client, input);
   } catch (error) {
-    if ((error as { name?: string }).name !== 'ResourceInUseException') {
-      throw new CloudAssemblyError(`Cannot create table ${input.TableName}: ${(error as Error).message}`);
-    }
+    throw new CloudAssemblyError(`Cannot create table ${input.TableName}: ${(error as Error).message}`);
   }
-  for (let attempt = 0; attempt < ACTIVE_ATTEMPTS; attempt++) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-    const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
-    if (Table?.TableStatus === 'ACTIVE' && indexesActive) return;
-    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
-  }
-  throw new CloudAssemblyError(`Table ${input.TableName} did not become ACTIVE.`);
 }
 
 /** Applies a TimeToLiveSpecification where the endpoint supports it; reports it either way. */
