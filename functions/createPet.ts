@@ -14,7 +14,7 @@ import { IdempotentCreates } from '../lib/store/idempotency.ts';
 import { createPet } from '../lib/store/petWrites.ts';
 
 export const createHandler = (service: Service) => {
-  const idempotency = new IdempotentCreates(service.control, service.pets);
+  const idempotency = new IdempotentCreates(service.control, service.pets, service.newId);
   return httpHandler(
     'createPet',
     service,
@@ -23,7 +23,7 @@ export const createHandler = (service: Service) => {
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(service.pets, newPet), replayed: false }
+          ? { pet: await createPet(service.pets, newPet, { newId: service.newId }), replayed: false }
           : await idempotency.create(callerOf(event).digest, key, newPet);
       const headers = { Location: `${API_BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
       return jsonResponse(201, pet, headers);

@@ -17,6 +17,7 @@
  *   stages set theirs in infra/stages.ts); createPet writes and listPets reads with it.
  */
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
+import type { IdGenerator } from './domain/ids.ts';
 import { ControlTableApiKeys } from './store/controlTableKeys.ts';
 import { STORE_BUDGET_MS } from './store/deadline.ts';
 import { createDocumentClient, type StoreTable } from './store/dynamo.ts';
@@ -39,6 +40,11 @@ export interface Service {
   cursorSecret?: string | undefined;
   /** Each request's budget for store calls (lib/store/deadline.ts); STORE_BUDGET_MS, default 2,500. */
   storeBudgetMs?: number;
+  /**
+   * Where createPet draws pet ids (default: lib/domain/ids.ts's timeOrderedId). No configuration
+   * sets it: tests compose a service with ids of few random bits to force collisions.
+   */
+  newId?: IdGenerator | undefined;
 }
 
 export type Environment = Record<string, string | undefined>;

@@ -1,18 +1,23 @@
 /**
- * Idempotent creates: `POST /v1/pets` with an `Idempotency-Key` creates at most one pet per key
+ * Idempotent creates: `POST /v1/pets` with an `Idempotency-Key` creates exactly one pet per key
  * and caller, however often it is retried or raced, for 24 hours.
  *
  * A record in the control table (`idempotency#<sha256(caller key digest, idempotency key)>` /
  * `record`) is claimed with a conditional put *before* the pet is written. It holds the request's
- * body hash, the pet id chosen for it and a lease (the claiming request's deadline). The pet is
- * then put under that id with `attribute_not_exists(id)` and the record marked completed with it.
- * A request that finds the record:
+ * body hash, a write token (lib/domain/ids.ts), the pet id chosen for it and a lease (the claiming
+ * request's deadline). The pet is then put under that id, stamped with the token, and the record
+ * marked completed with it. A request that finds the record:
+ * - holding its own token: its own claim, whose answer was lost and retried by the SDK: claimed;
  * - with another body hash: 422 IDEMPOTENCY_KEY_REUSED;
  * - completed: the same pet again (replayed);
  * - in progress with a live lease: waits briefly for it, else 409 IDEMPOTENCY_IN_PROGRESS;
  * - in progress with a lapsed lease (that attempt failed or timed out, maybe after its write):
- *   takes the record over and writes the pet under the recorded id, which either stores it or
- *   finds it already stored. Because the id is fixed, no sequence of retries makes two pets.
+ *   takes the record over; when the pet is already stored under the recorded id with the
+ *   record's token, that earlier attempt's pet is the answer (replayed), else it writes it.
+ * The token, not the body, says whose pet an id holds. When the recorded id holds another
+ * create's pet (a collision), a new id is drawn and the record moved to it with an update
+ * conditional on the old id, so every writer of the key follows one id at a time: a key ends in
+ * exactly one pet, and never in a failure that repeats on every retry.
  *
  * Built on the DynamoDB document client the bundle already has (Powertools' idempotency utility
  * would add about 45 KB to the createPet bundle, beyond its size budget).
@@ -20,12 +25,12 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, RETRY_AFTER_SECONDS } from '../domain/errors.ts';
-import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
+import { newWriteToken, timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
 import { currentDeadline } from './deadline.ts';
 import { bounded, guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
 import type { PetsTable } from './table.ts';
-import { createPet } from './petWrites.ts';
+import { ID_ATTEMPTS, putPet, storedToken } from './petWrites.ts';
 import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
 
 /** How long a key is remembered. */
@@ -44,6 +49,9 @@ interface IdempotencyRecord {
   sk: 'record';
   state: RecordState;
   bodyHash: string;
+  /** The claim's write token: the pet it stores carries it too. */
+  token: string;
+  /** The id the pet is (to be) stored under; moved only when another pet holds it. */
   petId: number;
   /** Epoch ms until which the claiming request may still be working on it. */
   leaseUntil: number;
@@ -72,7 +80,7 @@ export class IdempotentCreates {
     const bodyHash = bodyHashOf(newPet);
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       const claimed = await this.#claim(pk, bodyHash);
-      if (claimed) return { pet: await this.#finish(claimed, newPet), replayed: false };
+      if (claimed) return this.#finish(claimed, newPet, false);
       let found = await this.#read(pk);
       if (!found) continue;
       if (found.bodyHash !== bodyHash) {
@@ -85,12 +93,15 @@ export class IdempotentCreates {
       if (found.state === 'completed' && found.pet) return { pet: found.pet, replayed: true };
       if (found.leaseUntil > Date.now()) throw inProgress();
       const taken = await this.#takeOver(found);
-      if (taken) return { pet: await this.#finish(taken, newPet), replayed: false };
+      if (taken) return this.#finish(taken, newPet, true);
     }
     throw inProgress();
   }
 
-  /** Puts a fresh in-progress record unless a live one exists; the record, or undefined if taken. */
+  /**
+   * Puts a fresh in-progress record unless a live one exists; the record, or undefined if taken.
+   * A refused put that finds its own token is this claim, landed on an attempt whose answer was lost.
+   */
   async #claim(pk: string, bodyHash: string): Promise<IdempotencyRecord | undefined> {
     const now = Date.now();
     const record: IdempotencyRecord = {
@@ -98,6 +109,7 @@ export class IdempotentCreates {
       sk: 'record',
       state: 'in_progress',
       bodyHash,
+      token: newWriteToken(),
       petId: this.newId(),
       leaseUntil: leaseEnd(now),
       expiresAt: Math.floor(now / 1000) + RECORD_TTL_SECONDS,
@@ -108,24 +120,61 @@ export class IdempotentCreates {
       ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
     });
-    return (await succeeded(guarded(this.control.documents.send(put, bounded())))) ? record : undefined;
+    if (await succeeded(guarded(this.control.documents.send(put, bounded())))) return record;
+    return (await this.#read(pk))?.token === record.token ? record : undefined;
   }
 
-  /** Writes the pet under the recorded id (or finds it written), then marks the record completed. */
-  async #finish(record: IdempotencyRecord, newPet: NewPet): Promise<Pet> {
-    let pet: Pet;
+  /**
+   * Stores the record's pet (or finds it stored by an earlier attempt: replayed when `takenOver`),
+   * moving the record to a new id while another pet holds its id, then marks the record completed.
+   */
+  async #finish(claimed: IdempotencyRecord, newPet: NewPet, takenOver: boolean): Promise<IdempotentResult> {
+    let record = claimed;
+    let replayed = false;
     try {
-      pet = await createPet(this.pets, newPet, { id: record.petId });
+      if (takenOver && (await storedToken(this.pets, record.petId)) === record.token) replayed = true;
+      else record = await this.#store(record, newPet);
     } catch (error) {
       await this.#release(record);
       throw error;
     }
+    const pet = { id: record.petId, ...newPet };
     // The pet is stored: a record left in progress is harmless (the next retry takes it over and
     // finds the pet), so a failure to mark it completed does not fail the create.
     await this.#update(record, 'SET #state = :completed, pet = :pet', { ':completed': 'completed', ':pet': pet }).catch(
       () => undefined,
     );
-    return pet;
+    return { pet, replayed };
+  }
+
+  /** Puts the pet under the record's id, drawing a new id for the record while the one it has is another pet's. */
+  async #store(claimed: IdempotencyRecord, newPet: NewPet): Promise<IdempotencyRecord> {
+    let record = claimed;
+    for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
+      if ((await putPet(this.pets, { id: record.petId, ...newPet }, record.token)) === 'stored') return record;
+      record = await this.#moveId(record);
+    }
+    throw new Error(`No free pet id after ${ID_ATTEMPTS} attempts.`);
+  }
+
+  /**
+   * Moves the record from an id another pet holds to a new one, unless another writer of this key
+   * moved it first: then the record as that writer left it (its id is the one to follow).
+   */
+  async #moveId(record: IdempotencyRecord): Promise<IdempotencyRecord> {
+    const petId = this.newId();
+    const move = new UpdateCommand({
+      TableName: this.control.tableName,
+      Key: { pk: record.pk, sk: 'record' },
+      UpdateExpression: 'SET petId = :next',
+      ConditionExpression: '#token = :token AND petId = :taken',
+      ExpressionAttributeNames: { '#token': 'token' },
+      ExpressionAttributeValues: { ':next': petId, ':token': record.token, ':taken': record.petId },
+    });
+    if (await succeeded(guarded(this.control.documents.send(move, bounded())))) return { ...record, petId };
+    const latest = await this.#read(record.pk);
+    if (latest?.token !== record.token) throw inProgress();
+    return { ...record, petId: latest.petId };
   }
 
   /** Ends the lease early after a failed attempt, so a retry need not wait for it (best effort). */
@@ -162,11 +211,12 @@ export class IdempotentCreates {
     return record && record.expiresAt > Date.now() / 1000 ? record : undefined;
   }
 
-  /** An update of `record`, conditional on its body hash (and, when `whileInProgress`, its current lease). */
+  /** An update of `record`, conditional on its token (and, when `whileInProgress`, its current lease). */
   #update(record: IdempotencyRecord, expression: string, values: Record<string, unknown>, whileInProgress = false) {
+    // #state is named in every expression these updates use (DynamoDB refuses an unused name).
     const condition = whileInProgress
-      ? 'bodyHash = :hash AND #state = :inProgress AND leaseUntil = :lease0'
-      : 'bodyHash = :hash';
+      ? '#token = :token AND #state = :inProgress AND leaseUntil = :lease0'
+      : '#token = :token';
     return guarded(
       this.control.documents.send(
         new UpdateCommand({
@@ -174,10 +224,10 @@ export class IdempotentCreates {
           Key: { pk: record.pk, sk: 'record' },
           UpdateExpression: expression,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
           ExpressionAttributeValues: {
             ...values,
-            ':hash': record.bodyHash,
+            ':token': record.token,
             ...(whileInProgress ? { ':inProgress': 'in_progress', ':lease0': record.leaseUntil } : {}),
           },
         }),

@@ -1,64 +1,78 @@
 /**
- * Storing a new pet (createPet): a conditional put under a fresh id, read back when the id is taken.
- * A pet with a status also carries its status-index shard key (lib/store/table.ts); one without is
- * in no shard, so no status listing finds it.
+ * Storing a new pet (createPet): a conditional put under a fresh id, stamped with the create's
+ * write token. A pet with a status also carries its status-index shard key (lib/store/table.ts);
+ * one without is in no shard, so no status listing finds it.
+ *
+ * A put that finds its id taken reads the stored pet's token: its own token means its own earlier
+ * attempt landed (the SDK retries a put whose answer was lost), so the pet is stored; any other
+ * token is another create that drew the same id, and this create draws a new one. Bodies are never
+ * compared: two creates of the same pet in the same millisecond are two pets.
+ *
+ * Why a read and not `ReturnValuesOnConditionCheckFailure: ALL_OLD`: DynamoDB would return the
+ * stored item with the refusal and save the round trip, but dynalite (the local store and the
+ * deployed runner's) ignores it, so that path could never run offline. The read happens only on a
+ * taken id.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { timeOrderedId, type IdGenerator } from '../domain/ids.ts';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { newWriteToken, timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { bounded, guardedWrite, isConditionFailed } from './dynamo.ts';
-import { getPet } from './petReads.ts';
+import { bounded, guarded, guardedWrite, isConditionFailed } from './dynamo.ts';
 import { petsTable, shardCountOf, statusShardOf, type PetsTable } from './table.ts';
 
-const ID_ATTEMPTS = 5;
+/** How many ids one create draws before it gives up (each taken one is a collision). */
+export const ID_ATTEMPTS = 8;
 
 export interface CreateOptions {
-  /**
-   * The id to store under (an idempotent retry of a create that may already have stored it: then
-   * the pet already stored under `id` is the answer). Unset: a fresh id from `newId`.
-   */
-  id?: number | undefined;
-  newId?: IdGenerator;
+  newId?: IdGenerator | undefined;
+  /** The create's write token (default: a fresh one). */
+  token?: string | undefined;
 }
 
-/** Stores `newPet` under a fresh id (or `options.id`) and answers it as stored. */
-export async function createPet(table: PetsTable, newPet: NewPet, { id, newId = timeOrderedId }: CreateOptions = {}): Promise<Pet> {
-  if (id !== undefined) {
-    const stored = await putOnce(table, { id, ...newPet });
-    if (!stored) throw new Error(`Pet id ${id} is held by another pet.`);
-    return stored;
-  }
+/** Stores `newPet` under a fresh id and answers it as stored. */
+export async function createPet(table: PetsTable, newPet: NewPet, { newId = timeOrderedId, token = newWriteToken() }: CreateOptions = {}): Promise<Pet> {
   for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
-    const stored = await putOnce(table, { id: newId(), ...newPet });
-    if (stored) return stored;
+    const pet = { id: newId(), ...newPet };
+    if ((await putPet(table, pet, token)) === 'stored') return pet;
   }
   throw new Error(`No free pet id after ${ID_ATTEMPTS} attempts.`);
 }
 
-/**
- * Puts `pet` unless its id is taken. A taken id may be this very write: the SDK retries a put
- * whose answer was lost, and the retry then finds the pet the first attempt stored. So a taken
- * id is read back: the same pet means stored (answered), another pet means a collision (undefined).
- */
-async function putOnce(table: PetsTable, pet: Pet): Promise<Pet | undefined> {
+/** Whether the pet is stored under its id (by this write, or an earlier attempt with its token), or the id is another pet's. */
+export type PutOutcome = 'stored' | 'taken';
+
+/** Puts `pet` with `token` unless its id is taken; a taken id holding the same token is this write's own. */
+export async function putPet(table: PetsTable, pet: Pet, token: string): Promise<PutOutcome> {
   try {
     await guardedWrite(
       table.documents.send(
-        new PutCommand({ TableName: table.tableName, Item: itemOf(pet, shardCountOf(table)), ConditionExpression: 'attribute_not_exists(id)' }),
+        new PutCommand({ TableName: table.tableName, Item: itemOf(pet, token, shardCountOf(table)), ConditionExpression: 'attribute_not_exists(id)' }),
         bounded(),
       ),
     );
-    return pet;
+    return 'stored';
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
   }
-  const existing = await getPet(table, pet.id);
-  return existing && samePet(existing, pet) ? pet : undefined;
+  return (await storedToken(table, pet.id)) === token ? 'stored' : 'taken';
 }
 
-/** The stored item: the pet, and its status-index shard key when it has a status. */
-const itemOf = (pet: Pet, shards: number): Record<string, unknown> =>
-  pet.status === undefined ? { ...pet } : { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, shards) };
+/** The write token of the pet stored under `id` (read consistently); undefined when none is, or it has none. */
+export async function storedToken({ documents, tableName }: PetsTable, id: number): Promise<string | undefined> {
+  const get = new GetCommand({
+    TableName: tableName,
+    Key: { id },
+    ConsistentRead: true,
+    ProjectionExpression: '#token',
+    ExpressionAttributeNames: { '#token': petsTable.writeTokenAttribute },
+  });
+  const { Item } = await guarded(documents.send(get, bounded()));
+  const token = Item?.[petsTable.writeTokenAttribute];
+  return typeof token === 'string' ? token : undefined;
+}
 
-const samePet = (a: Pet, b: Pet): boolean =>
-  a.id === b.id && a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
+/** The stored item: the pet, its write token, and its status-index shard key when it has a status. */
+function itemOf(pet: Pet, token: string, shards: number): Record<string, unknown> {
+  const item: Record<string, unknown> = { ...pet, [petsTable.writeTokenAttribute]: token };
+  if (pet.status !== undefined) item[petsTable.statusIndex.partitionKey.name] = statusShardOf(pet.status, pet.id, shards);
+  return item;
+}

@@ -17,6 +17,11 @@ export const STATUS_INDEX = 'status-index';
  */
 export const petsTable = {
   partitionKey: { name: 'id', type: 'N' },
+  /**
+   * The create that stored the pet (lib/store/petWrites.ts): a random token, so that a write whose
+   * id is taken tells its own earlier attempt from another pet. Never answered (toPet drops it).
+   */
+  writeTokenAttribute: 'writeToken',
   statusIndex: {
     indexName: STATUS_INDEX,
     partitionKey: { name: 'statusShard', type: 'S' },

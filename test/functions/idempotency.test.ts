@@ -126,6 +126,7 @@ describe('createPet with an Idempotency-Key', () => {
   });
 
   describe('after an attempt that died in progress (its lease lapsed)', () => {
+    const LOST_TOKEN = 'token-of-the-lost-attempt';
     const inProgress = (petId: number, leaseUntil: number, bodyOf = rex) =>
       documents().send(
         new PutCommand({
@@ -135,6 +136,7 @@ describe('createPet with an Idempotency-Key', () => {
             sk: 'record',
             state: 'in_progress',
             bodyHash: bodyHashOf(bodyOf as NewPet),
+            token: LOST_TOKEN,
             petId,
             leaseUntil,
             expiresAt: Math.floor(Date.now() / 1000) + 3600,
@@ -146,16 +148,33 @@ describe('createPet with an Idempotency-Key', () => {
       await inProgress(424242, Date.now() - 1);
       const res = await post(rex, 'lost');
       expect(res).toMatchObject({ status: 201, body: { ...rex, id: 424242 } });
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
       expect(await pets()).toEqual([{ ...rex, id: 424242 }]);
       expect((await records())[0]).toMatchObject({ state: 'completed', pet: { ...rex, id: 424242 } });
     });
 
-    it('answers the pet the first attempt did write, creating nothing', async () => {
-      await documents().send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 515151 } }));
+    it('answers the pet the first attempt did write, as a replay, creating nothing', async () => {
+      await documents().send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 515151, writeToken: LOST_TOKEN } }));
       await inProgress(515151, Date.now() - 1);
       const res = await post(rex, 'lost');
       expect(res).toMatchObject({ status: 201, body: { ...rex, id: 515151 } });
+      expect(res.headers['idempotent-replayed']).toBe('true');
       expect(await pets()).toHaveLength(1);
+    });
+
+    it('moves the key to a new id when another create holds the recorded one, and is not bricked', async () => {
+      // Another create of the same body drew the recorded id first: a collision, not this key's pet.
+      await documents().send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 525252, writeToken: 'another-create' } }));
+      await inProgress(525252, Date.now() - 1);
+      const res = await post(rex, 'lost');
+      expect(res.status).toBe(201);
+      expect(res.body.id).not.toBe(525252);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+      expect(await pets()).toHaveLength(2);
+      expect((await records())[0]).toMatchObject({ state: 'completed', petId: res.body.id, pet: res.body });
+      const again = await post(rex, 'lost');
+      expect(again).toMatchObject({ status: 201, body: res.body });
+      expect(again.headers['idempotent-replayed']).toBe('true');
     });
 
     it('answers 409 with Retry-After, after a short wait, while the lease is live', async () => {

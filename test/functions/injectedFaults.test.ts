@@ -11,6 +11,8 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { ANSWER_MARGIN_MS, STORE_BUDGET_MS, storeBudget } from '../../lib/store/deadline.ts';
 import { localContext } from '../../local/proxyEvent.ts';
+import type { Pet } from '../../lib/domain/schemas.ts';
+import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
@@ -40,10 +42,10 @@ async function timed<T>(work: Promise<T>): Promise<T & { ms: number }> {
   return { ...result, ms: Date.now() - started };
 }
 
-/** The pets table, read straight from dynalite (not through the proxy). */
-async function storedPets(): Promise<Record<string, unknown>[]> {
+/** The stored pets as clients see them (without the shard key and write token). */
+async function storedPets(): Promise<Pet[]> {
   const documents = createDocumentClient({ endpoint: endpoint() });
-  return (await documents.send(new ScanCommand({ TableName: env.TABLE_NAME }))).Items ?? [];
+  return ((await documents.send(new ScanCommand({ TableName: env.TABLE_NAME }))).Items ?? []).map(toPet);
 }
 
 const UNKNOWN = /may or may not have been stored/;
@@ -120,7 +122,20 @@ describe('a write whose answer is lost', () => {
     const retry = await call(createPetHandler(service), createEvent('lost-answer'));
     expect(retry).toMatchObject({ status: 201, body: written });
     expect(retry.headers.location).toBe(`/v1/pets/${String(written?.id)}`);
+    // The pet is the lost first attempt's: the answer says it is a replay, though the client never saw the first.
+    expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(await storedPets()).toHaveLength(1);
+  });
+});
+
+describe('an idempotency claim whose answer is lost', () => {
+  it('is found by its own retry as its own (a new key never waits on itself)', async () => {
+    // The record's put lands, its answer is lost, and the SDK's retry finds the record: its own.
+    proxy().fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: 'bodyHash', times: 1 };
+    const res = await call(createPetHandler(service), createEvent('brand-new-key'));
+    expect(res.status).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+    expect(await storedPets()).toEqual([{ ...rex, id: res.body.id }]);
   });
 });
 

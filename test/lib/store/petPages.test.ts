@@ -62,7 +62,7 @@ async function run(shards: number, actions: Action[]): Promise<void> {
     for (const step of actions) {
       if (step.kind === 'create') {
         if (model.some((pet) => pet.id === step.id)) continue;
-        const pet = await createPet(table, { name: `Pet ${step.id}`, categoryId: 1, ...(step.status ? { status: step.status } : {}) }, { id: step.id });
+        const pet = await createPet(table, { name: `Pet ${step.id}`, categoryId: 1, ...(step.status ? { status: step.status } : {}) }, { newId: () => step.id });
         model.push(pet);
       } else if (step.kind === 'start') {
         const existing = model.filter((pet) => pet.status === step.status).map((pet) => pet.id);
