@@ -3,17 +3,29 @@ import type { Handler } from 'aws-lambda';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { Route } from '../lib/domain/routes.ts';
-import type { Environment } from '../lib/service.ts';
+import { serviceFromEnvironment, type Environment, type Service } from '../lib/service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** What a function module exports: its handler, and the factory that made it from a service. */
+interface FunctionModule {
+  handler?: Handler;
+  createHandler?: (service: Service) => Handler;
+}
+
 /**
  * Imports a route's handler with `env` as its configuration: the module reads process.env when
- * first loaded, exactly as on Lambda, so `env` goes there first.
+ * first loaded, exactly as on Lambda, so `env` goes there first. With `overrides` (tests only:
+ * ids that collide on purpose), the module's own factory makes the handler from the service
+ * `env` composes, with those parts replaced.
  */
-export async function loadHandler(route: Route, env: Environment): Promise<Handler> {
+export async function loadHandler(route: Route, env: Environment, overrides?: Partial<Service>): Promise<Handler> {
   Object.assign(process.env, env);
-  const module = (await import(pathToFileURL(resolve(ROOT, route.entry)).href)) as { handler?: Handler };
+  const module = (await import(pathToFileURL(resolve(ROOT, route.entry)).href)) as FunctionModule;
+  if (overrides) {
+    if (typeof module.createHandler !== 'function') throw new Error(`${route.entry} does not export createHandler`);
+    return module.createHandler({ ...serviceFromEnvironment(env), ...overrides });
+  }
   if (typeof module.handler !== 'function') throw new Error(`${route.entry} does not export a handler`);
   return module.handler;
 }

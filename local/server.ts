@@ -19,6 +19,7 @@ import { answerEdges, missingHost, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { readRequestBody } from './requestBody.ts';
+import type { Service } from '../lib/service.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 
 
@@ -28,9 +29,18 @@ export interface LocalApi {
   close(): Promise<void>;
 }
 
-export async function startLocalApi(options: { port?: number; host?: string; quiet?: boolean } = {}): Promise<LocalApi> {
+export interface LocalApiOptions {
+  port?: number;
+  host?: string;
+  quiet?: boolean;
+  /** Parts of the functions' service to replace (tests only: ids that collide on purpose). */
+  serviceOverrides?: Partial<Service>;
+}
+
+export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const local = await prepareLocalEnvironment();
-  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await loadHandler(route, local.env)] as const)));
+  const load = (route: Route) => loadHandler(route, local.env, options.serviceOverrides);
+  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await load(route)] as const)));
 
   let domainName = '';
   const corsOrigins = parseOrigins(local.env[CORS_ORIGINS_VARIABLE]);
