@@ -3,11 +3,24 @@
  * (CONNECT included), an `Upgrade` header, a connection the client half-closes after its request.
  * Over raw sockets, since no HTTP client sends these as written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
 import { fetchApi } from '../support/http.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { rawExchange, type RawAnswer } from '../support/rawHttp.ts';
+
+/** A path where the local API's own code throws, standing for a bug of ours; every other path is served as it is. */
+const BUG_PATH = '/docs/throws-for-the-test';
+vi.mock('../../local/docs.ts', async (importOriginal) => {
+  const docs = await importOriginal<typeof import('../../local/docs.ts')>();
+  return {
+    ...docs,
+    docsAnswer: (pathname: string, apiUrl: string) => {
+      if (pathname === BUG_PATH) throw new Error('a bug of the local API');
+      return docs.docsAnswer(pathname, apiUrl);
+    },
+  };
+});
 
 const KEY = 'request-guard-test-key';
 let api: LocalApi;
@@ -64,6 +77,27 @@ describe('any request target, any method', () => {
     const answer = await rawExchange(port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
     expect(answer.status, answer.body).toBe(200);
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a bug of the local API itself', () => {
+  it('is answered 500 INTERNAL with the request id, logged as one JSON line, and the API serves on', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const answer = await rawExchange(port, `GET ${BUG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(answer.status, answer.body).toBe(500);
+      const requestId = answer.headers['x-request-id'];
+      expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(JSON.parse(answer.body)).toEqual({ code: 'INTERNAL', message: expect.any(String), status: 500, requestId });
+      expect(answer.body).not.toContain('a bug of the local API');
+      expect(logged).toHaveBeenCalledTimes(1);
+      const line = String(logged.mock.calls[0]?.[0]);
+      expect(line).not.toContain('\n');
+      expect(JSON.parse(line)).toMatchObject({ level: 'ERROR', requestId, error: 'Error: a bug of the local API' });
+    } finally {
+      logged.mockRestore();
+    }
+    await expectStillServing();
   });
 });
 
