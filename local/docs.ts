@@ -18,12 +18,16 @@ export const DOCS_PATH = '/docs';
 export const OPENAPI_PATH = '/openapi.json';
 
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-/** The only files of swagger-ui-dist the page needs. */
-const ASSETS: Readonly<Record<string, string>> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/**
+ * The only files of swagger-ui-dist the page needs, with their types. A Map: a name from the
+ * request is looked up among these keys only, never among what every object inherits
+ * (`/docs/constructor`, `/docs/__proto__`).
+ */
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -53,7 +57,7 @@ export function docsAnswer(pathname: string, apiUrl: string): StaticAnswer | und
   if (pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`) return answer('text/html; charset=utf-8', Buffer.from(PAGE));
   if (pathname === `${DOCS_PATH}/init.js`) return answer('text/javascript; charset=utf-8', Buffer.from(INIT));
   const asset = pathname.startsWith(`${DOCS_PATH}/`) ? pathname.slice(DOCS_PATH.length + 1) : undefined;
-  const type = asset === undefined ? undefined : ASSETS[asset];
+  const type = asset === undefined ? undefined : ASSETS.get(asset);
   return type && asset ? answer(type, readFileSync(join(SWAGGER_UI, asset))) : undefined;
 }
 

@@ -4,9 +4,11 @@
  * the connection is closed, as a client of the deployed API never sees an empty, untyped answer.
  * Answers on one connection keep the order of its requests, these included.
  */
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from '../lib/domain/errors.ts';
+import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from '../lib/http/responses.ts';
 
 /** What Node's HTTP parser (llhttp) reports, with the bytes it was reading when it failed. */
@@ -15,6 +17,8 @@ export type ParserError = Error & { code?: string; bytesParsed?: number; rawPack
 /** Node's parser error codes that have a more precise status than 400. */
 const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'The request line or headers are too large.' },
+  // The client half-closed (FIN) before all of its body, as its Content-Length or chunks promised, came.
+  HPE_INVALID_EOF_STATE: { code: 'VALIDATION_FAILED', message: 'The connection was closed before the request was complete.' },
 };
 
 /** A request line as RFC 9112 (3) writes it: a method token, a target, the version. */
@@ -35,12 +39,17 @@ export function parserError(error: ParserError): ApiError {
   return new ApiError('VALIDATION_FAILED', `The request is not valid HTTP/1.1: ${reason}.`);
 }
 
-/** A complete JSON error response, as raw bytes for a socket the parser has given up on. */
-export function rawErrorResponse(error: ApiError): string {
+/**
+ * A complete JSON error response, as raw bytes for a socket no ServerResponse writes to: one the
+ * parser has given up on, or a CONNECT's. The connection closes after it.
+ */
+export function rawErrorResponse(error: ApiError, requestId: string = randomUUID()): string {
   const body = JSON.stringify(error.toBody());
   return [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
     `Content-Type: ${JSON_CONTENT_TYPE}`,
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
+    `${REQUEST_ID_HEADER}: ${requestId}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
     '',
@@ -122,8 +131,13 @@ export function missingHost(request: IncomingMessage): ApiError | undefined {
 }
 
 /** The Error answer, as the functions give it, and the connection closed. */
-export function sendError(response: ServerResponse, error: ApiError): void {
-  const { statusCode, headers, body } = errorResponse(error);
-  response.writeHead(statusCode, { ...headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+export function sendError(response: ServerResponse, error: ApiError, requestId: string = randomUUID()): void {
+  const { statusCode, headers, body } = errorResponse(error, requestId);
+  response.writeHead(statusCode, {
+    ...headers,
+    [REQUEST_ID_HEADER]: requestId,
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+  });
   response.end(body);
 }

@@ -7,19 +7,21 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-l
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { isAbsolute, relative } from 'node:path';
 import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/http/cors.ts';
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { errorResponse } from '../lib/http/responses.ts';
-import { API_BASE_PATH, matchRoute, routes, type Route } from '../lib/domain/routes.ts';
+import { API_BASE_PATH, matchRoute, routes, type Route, type RouteMatch } from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
-import { answerEdges, missingHost, sendError } from './httpEdges.ts';
+import { answerEdges, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { readRequestBody } from './requestBody.ts';
 import type { Service } from '../lib/service.ts';
+import { targetUrl } from './requestTarget.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 
 
@@ -44,28 +46,32 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
 
   let domainName = '';
   const corsOrigins = parseOrigins(local.env[CORS_ORIGINS_VARIABLE]);
-  // requireHostHeader: false lets a Host-less HTTP/1.1 request through, to get a JSON 400 below.
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
+  const respond = async (request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> => {
     const started = Date.now();
     const refused = missingHost(request);
-    if (refused) return sendError(response, refused);
-    const docs = request.method === 'GET' ? docsAnswer(new URL(request.url ?? '/', 'http://localhost').pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
-    if (docs) return send(response, { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true });
-    // The local API's own answers (404, 405, 413, 502) get an id too, as API Gateway's do.
-    const edgeRequestId = randomUUID();
-    serve(request, handlers, domainName, corsOrigins)
-      .catch((error: unknown) => {
-        if (request.socket.destroyed) return undefined; // the client went away (or sent a broken body): nobody to answer
-        console.error(JSON.stringify({ level: 'ERROR', message: 'local API failure', error: String(error) }));
-        return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), edgeRequestId);
-      })
-      .then((result) => {
-        if (!result) return;
-        result.headers = { [REQUEST_ID_HEADER]: edgeRequestId, ...result.headers };
-        send(response, result);
-        if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
-      });
+    if (refused) return sendError(response, refused, requestId);
+    const url = targetUrl(request.url ?? '');
+    const docs = url && request.method === 'GET' ? docsAnswer(url.pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
+    const result = docs
+      ? { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true }
+      : await serve(request, url, handlers, domainName, corsOrigins, requestId);
+    if (!result) return;
+    result.headers = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+    send(response, result);
+    if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
+  };
+  // requireHostHeader: false lets a Host-less HTTP/1.1 request through, to get a JSON 400 below.
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
+    // Every answer, the local API's own included (400, 404, 405, 413, 500, 502), gets an id, as API Gateway's do.
+    const requestId = randomUUID();
+    guard(request, response, requestId, () => respond(request, response, requestId));
   });
+  // A client that half-closes after its request (sends FIN, as `nc -N` does) still gets its answer:
+  // Node's default (false) drops the request being answered on FIN and ends the socket, so a POST
+  // was carried out but never answered. With true, Node writes the answer, then ends the connection.
+  // (Node reads the property in _http_server.js socketOnEnd; @types/node does not declare it.)
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.on('connect', answerConnect);
   answerEdges(server);
   try {
     await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
@@ -102,27 +108,88 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/**
+ * For the request listener: runs `respond` so that nothing escapes it, neither a throw nor a
+ * rejection. What does is a bug of the local API itself (a client's mistake is answered 4xx before
+ * it gets there): logged as one JSON line, answered 500 INTERNAL when no answer has started, and
+ * the connection cut when one has. A client gone is no bug: there is nobody to answer.
+ */
+function guard(request: IncomingMessage, response: ServerResponse, requestId: string, respond: () => Promise<void>): void {
+  let answered: Promise<void>;
+  try {
+    answered = respond();
+  } catch (error) {
+    answered = Promise.reject(error);
+  }
+  answered.catch((error: unknown) => {
+    if (request.socket.destroyed) return;
+    const stack = error instanceof Error ? error.stack : undefined;
+    console.error(JSON.stringify({ level: 'ERROR', message: 'local API bug', requestId, error: String(error), stack }));
+    try {
+      if (response.headersSent) response.destroy();
+      else sendError(response, new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.'), requestId);
+    } catch {
+      response.destroy();
+    }
+  });
+}
+
+/**
+ * For the server's `connect` event: the local API is no proxy, so a CONNECT is answered as any
+ * other method on its target is (its authority form, `host:port`, names no path: 400; a path: 404
+ * or 405), then the connection is closed. Node hands CONNECT only to this event, with the raw
+ * socket: without a listener it closes the connection unanswered.
+ */
+function answerConnect(request: IncomingMessage, socket: Duplex): void {
+  const url = targetUrl(request.url ?? '');
+  const error = url ? refusal(request.method ?? 'CONNECT', url) : notAPath();
+  socket.on('error', () => socket.destroy());
+  if (!socket.writable) return void socket.destroy();
+  socket.end(rawErrorResponse(error ?? notAPath()), () => socket.destroy());
+}
+
+const notAPath = () =>
+  new ApiError('VALIDATION_FAILED', 'The request target is not a path (such as /v1/pets) or an absolute http URL.');
+
+/** Where `url` leads for `method`: a route below the base path, or what the path names: nothing, or other methods. */
+function locate(method: string, url: URL): { below: string; match: RouteMatch } {
+  const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
+  return below === undefined ? { below: url.pathname, match: { kind: 'notFound' } } : { below, match: matchRoute(method, below) };
+}
+
+/** The Error for a method and target no route serves (404, 405 with Allow), or undefined when one does. */
+function refusal(method: string, url: URL): ApiError | undefined {
+  const { match } = locate(method, url);
+  if (match.kind === 'notFound') return new ApiError('NOT_FOUND', `No resource at ${url.pathname}.`);
+  if (match.kind === 'methodNotAllowed') {
+    const allow = match.allow.join(', ');
+    return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow });
+  }
+  return undefined;
+}
+
+/** The answer to a request no documentation path took; undefined when the client went away. */
 async function serve(
   request: IncomingMessage,
+  url: URL | undefined,
   handlers: Map<Route, Handler>,
   domainName: string,
   corsOrigins: readonly string[],
-): Promise<APIGatewayProxyResult> {
-  const url = new URL(request.url ?? '/', 'http://localhost');
+  requestId: string,
+): Promise<APIGatewayProxyResult | undefined> {
   const method = request.method ?? 'GET';
-  const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
-  const match = below === undefined ? ({ kind: 'notFound' } as const) : matchRoute(method, below);
-  if (match.kind === 'notFound') {
+  if (!url) {
     request.resume();
-    return errorResponse(new ApiError('NOT_FOUND', `No resource at ${url.pathname}.`));
+    return errorResponse(notAPath());
   }
-  if (match.kind === 'methodNotAllowed') {
+  const { below, match } = locate(method, url);
+  if (match.kind !== 'found') {
     request.resume();
     // A CORS preflight, answered in front of the functions as API Gateway does (only when origins are set).
-    const preflight = method === 'OPTIONS' ? preflightHeaders(request.headers.origin, match.allow, corsOrigins) : undefined;
+    const preflight =
+      method === 'OPTIONS' && match.kind === 'methodNotAllowed' ? preflightHeaders(request.headers.origin, match.allow, corsOrigins) : undefined;
     if (preflight) return { statusCode: 204, headers: preflight, body: '' };
-    const allow = match.allow.join(', ');
-    return errorResponse(new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow }));
+    return errorResponse(refusal(method, url) as ApiError);
   }
   const body = await readRequestBody(request);
   if (body === undefined) return errorResponse(new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.'));
@@ -130,7 +197,7 @@ async function serve(
   const event = toProxyEvent(
     {
       method,
-      path: below as string,
+      path: below,
       query: url.searchParams,
       rawHeaders: [...request.rawHeaders, ...forwardedHeaders(request)],
       body,
@@ -141,7 +208,14 @@ async function serve(
     pathParameters,
   );
   const handler = handlers.get(route) as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
-  return (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
+  try {
+    return (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
+  } catch (error) {
+    if (request.socket.destroyed) return undefined; // the client went away: nobody to answer
+    // The function itself failed (API Gateway answers that 502 too); the local API is fine.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'function failed to answer', requestId, error: String(error) }));
+    return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), requestId);
+  }
 }
 
 /** What API Gateway adds in front of a function. */

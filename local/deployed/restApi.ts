@@ -6,10 +6,12 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
 import { readRequestBody } from '../requestBody.ts';
+import { targetUrl } from '../requestTarget.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
 import type { InvokeOutcome } from './lambdaHost.ts';
@@ -49,17 +51,25 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   const throttles = new Throttles(api.methodSettings);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let domainName = '';
-  const server = createServer((request, response) => {
+  // The whole answer runs in an async function: nothing a request brings can throw out of the
+  // listener and end the runner. A failure while answering is API Gateway's own 500 (DEFAULT_5XX);
+  // one while sending just ends the connection.
+  const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const exchange = newExchange(request, api, domainName);
-    answer(request, exchange, api, throttles, options, log)
-      .catch((error: unknown) => {
-        log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
-        return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
-      })
-      .then((result) => send(response, exchange, result))
-      // Whatever still fails while sending must not take the runner down: the connection just ends.
-      .catch(() => response.destroy());
+    const result = await answer(request, exchange, api, throttles, options, log).catch((error: unknown) => {
+      log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
+      return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
+    });
+    send(response, exchange, result);
+  };
+  const server = createServer((request, response) => {
+    serveRequest(request, response).catch(() => response.destroy());
   });
+  // A client that half-closes after its request (FIN) still gets its answer, then the connection
+  // ends; Node's default drops the request being answered on FIN. (Node reads the property in
+  // _http_server.js socketOnEnd; @types/node does not declare it.)
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, api, domainName));
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
   await listen(server, port, host);
@@ -280,7 +290,9 @@ interface Exchange {
   traceId: string;
   received: Date;
   method: string;
-  /** The path as sent, `/v1/pets/7`. */
+  /** Whether the request target names a path at all; one that does not leads to no resource. */
+  routable: boolean;
+  /** The path as sent, `/v1/pets/7` (the target as sent when it names no path). */
   fullPath: string;
   /** The path below the stage, `/pets/7`; what the proxy event's `path` is. */
   path: string;
@@ -300,7 +312,10 @@ interface Answer {
 }
 
 function newExchange(request: IncomingMessage, api: RestApi, domainName: string): Exchange {
-  const url = safeUrl(request.url ?? '/');
+  // A target that names no path (`http://[`, CONNECT's `host:port`, `*`) leads to no resource:
+  // answered as any unknown path is (see `answer`). `//x/v1/pets` is that path, not one on host x.
+  const target = targetUrl(request.url ?? '');
+  const url = target ?? new URL('http://localhost');
   const stagePrefix = `/${api.stageName}`;
   const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
   const traceId = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
@@ -310,7 +325,8 @@ function newExchange(request: IncomingMessage, api: RestApi, domainName: string)
     traceId,
     received: new Date(),
     method: request.method ?? 'GET',
-    fullPath: url.pathname,
+    routable: target !== undefined,
+    fullPath: target ? url.pathname : (request.url ?? ''),
     path: url.pathname.startsWith(`${stagePrefix}/`) ? url.pathname.slice(stagePrefix.length) : url.pathname === stagePrefix ? '/' : url.pathname,
     query: url.searchParams,
     // What API Gateway adds in front of an integration.
@@ -337,7 +353,7 @@ async function answer(
   log: (line: string) => void,
 ): Promise<Answer> {
   const segments = exchange.fullPath.split('/').filter(Boolean);
-  const match = segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
+  const match = exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
   const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
   if (!match || !apiMethod) {
     request.resume();
@@ -812,6 +828,13 @@ class Throttles {
 // Sending
 
 function send(response: ServerResponse, exchange: Exchange, result: Answer): void {
+  if (response.headersSent || response.destroyed) return;
+  response.writeHead(result.status, answerHeaders(exchange, result));
+  response.end(result.body);
+}
+
+/** The headers of an answer as it goes out: the answer's own but hop-by-hop ones, then API Gateway's. */
+function answerHeaders(exchange: Exchange, result: Answer): Record<string, string | string[]> {
   const hopByHop = new Set(['connection', 'transfer-encoding', 'content-length', 'keep-alive']);
   const headers: Record<string, string[]> = Object.create(null);
   const names = new Map<string, string>();
@@ -833,9 +856,31 @@ function send(response: ServerResponse, exchange: Exchange, result: Answer): voi
     if (existing) delete headers[existing];
     headers[name] = [value];
   }
-  if (response.headersSent || response.destroyed) return;
-  response.writeHead(result.status, Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values])));
-  response.end(result.body);
+  return Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values]));
+}
+
+/**
+ * For the server's `connect` event (Node hands a CONNECT only to it, with the raw socket, and
+ * without a listener closes the connection unanswered). API Gateway's methods are GET, POST, PUT,
+ * DELETE, PATCH, HEAD and OPTIONS (ANY stands for these): no method of the API serves a CONNECT,
+ * whatever its target, so it gets what a method and path without an API method get, the
+ * MISSING_AUTHENTICATION_TOKEN gateway response (the template makes it the 404 Error; API
+ * Gateway's own is a 403), and the connection closes.
+ */
+function answerConnect(request: IncomingMessage, socket: Duplex, api: RestApi, domainName: string): void {
+  socket.on('error', () => socket.destroy());
+  try {
+    const exchange = newExchange(request, api, domainName);
+    const result = gatewayResponse('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token', exchange, api);
+    const head = [`HTTP/1.1 ${result.status} ${STATUS_CODES[result.status] ?? 'Error'}`];
+    for (const [name, value] of Object.entries(answerHeaders(exchange, result))) {
+      for (const one of Array.isArray(value) ? value : [value]) head.push(`${name}: ${one}`);
+    }
+    head.push('Connection: close', '', '');
+    socket.end(Buffer.concat([Buffer.from(head.join('\r\n'), 'latin1'), result.body]), () => socket.destroy());
+  } catch {
+    socket.destroy();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -869,14 +914,6 @@ function clfTime(date: Date): string {
   const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const two = (n: number) => String(n).padStart(2, '0');
   return `${two(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
-}
-
-function safeUrl(target: string): URL {
-  try {
-    return new URL(target, 'http://localhost');
-  } catch {
-    return new URL('http://localhost/');
-  }
 }
 
 /** A malformed escape stays as sent. */

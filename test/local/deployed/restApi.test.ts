@@ -11,6 +11,7 @@ import type { InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from '../../../local/deployed/restApi.ts';
 import { testApp, synthesize } from '../../infra/synth.ts';
 import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
+import { rawExchange } from '../../support/rawHttp.ts';
 
 type Resources = CfnTemplate['Resources'];
 
@@ -339,6 +340,57 @@ describe('stage throttling', () => {
       expect(reply.headers['retry-after']).toBe('1');
       expect(reply.json()).toMatchObject({ code: 'TOO_MANY_REQUESTS', status: 429 });
     }
+  });
+});
+
+describe('the front door: any target, any method, half-closed connections', () => {
+  const notFound = { code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 };
+
+  // Each is what API Gateway answers for a method and path without an API method: the
+  // MISSING_AUTHENTICATION_TOKEN gateway response, which the template makes the 404 Error.
+  it.each([
+    ['GET //', 'GET // HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['GET //x/v1/pets', 'GET //x/v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['GET http://[', 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['POST //[ with a body', 'POST //[ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    ['CONNECT example.com:443', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'],
+    ['CONNECT /v1/pets', 'CONNECT /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['Upgrade: websocket', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'],
+  ])('answers %s with the gateway 404, invoking nothing, and serves on', async (_, request) => {
+    const { emulator, calls } = await start();
+    const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
+    expect(answer.status, answer.body).toBe(404);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(answer.headers['x-amzn-errortype']).toBe('MissingAuthenticationTokenException');
+    expect(answer.headers['x-amzn-requestid']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(answer.body)).toEqual(notFound);
+    expect(calls).toEqual([]);
+    const after = await send(`${emulator.url}/pets`);
+    expect(after.status).toBe(200);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('answers a client that half-closes after its POST, then closes; the function is invoked once', async () => {
+    // The function takes a while, as one in a child process does: the FIN arrives before its answer.
+    const { emulator, calls } = await start({
+      answer: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return { kind: 'ok', payload: { statusCode: 201, headers: { 'Content-Type': 'application/json' }, body: '{"id":1}' } };
+      },
+    });
+    const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
+    const answer = await rawExchange(
+      Number(new URL(emulator.origin).port),
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      { halfClose: true },
+    );
+    expect(answer.status, answer.body).toBe(201);
+    expect(answer.body).toBe('{"id":1}');
+    expect(answer.headers['x-amzn-requestid']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.closedByServer).toBe(true);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.event.body).toBe(body);
   });
 });
 

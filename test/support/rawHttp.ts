@@ -1,0 +1,65 @@
+/**
+ * One HTTP/1.1 exchange over a raw TCP socket (node:net), for requests no HTTP client sends as
+ * written: odd targets, CONNECT, a client that half-closes after its request.
+ */
+import { connect } from 'node:net';
+
+export interface RawAnswer {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  body: string;
+  /** Whether the server closed the connection (else the client closed it after a whole answer). */
+  closedByServer: boolean;
+}
+
+/**
+ * Writes `request` to `port` on loopback and reads one answer: until its Content-Length is in, or
+ * the server closes. `halfClose` ends the client's side (FIN) right after the request, as `nc -N`
+ * does, and then reads until the server closes. Rejects when no whole answer comes within
+ * `timeoutMs`, with what did come.
+ */
+export function rawExchange(port: number, request: string, options: { halfClose?: boolean; timeoutMs?: number } = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      if (options.halfClose) socket.end(request);
+      else socket.write(request);
+    });
+    let data = Buffer.alloc(0);
+    let done = false;
+    const finish = (closedByServer: boolean) => {
+      if (done) return;
+      const answer = parse(data.toString('latin1'), closedByServer);
+      if (!closedByServer && (!answer || options.halfClose)) return; // not all of it yet
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (answer) resolve(answer);
+      else reject(new Error(`the server closed without a whole answer; got ${JSON.stringify(data.toString('latin1'))}`));
+    };
+    const timer = setTimeout(() => {
+      done = true;
+      socket.destroy();
+      reject(new Error(`no whole answer within ${options.timeoutMs ?? 5_000} ms; got ${JSON.stringify(data.toString('latin1'))}`));
+    }, options.timeoutMs ?? 5_000);
+    socket.on('data', (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      finish(false);
+    });
+    socket.on('error', () => undefined); // a reset shows as a close without an answer
+    socket.on('close', () => finish(true));
+  });
+}
+
+/** The first answer in `text`, once its head and Content-Length bytes of body are in. */
+function parse(text: string, closed: boolean): RawAnswer | undefined {
+  const headEnd = text.indexOf('\r\n\r\n');
+  if (headEnd < 0) return undefined;
+  const [statusLine = '', ...lines] = text.slice(0, headEnd).split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+  const rest = text.slice(headEnd + 4);
+  if (length === undefined ? !closed : rest.length < length) return undefined;
+  const body = Buffer.from(length === undefined ? rest : rest.slice(0, length), 'latin1').toString('utf8');
+  return { status: Number(statusLine.split(' ')[1]), headers, body, closedByServer: closed };
+}
