@@ -110,6 +110,19 @@ describe('forced id collisions, on the local API', () => {
   });
 });
 
+describe('half-closed connections, on the local API', () => {
+  it('answers every create whose client half-closes: nothing stored goes unacknowledged', async () => {
+    const client = await startApi(collidingIds());
+    const creates = Array.from({ length: 60 }, (_, i) => ({ pet: { ...rex, name: `Half ${i}` }, key: i % 2 === 0 ? `half-${i}` : undefined }));
+    await inParallel(creates, 8, ({ pet, key }) => client.create(pet, key, { halfClose: true }));
+    await client.walk(undefined, 9);
+    const summary = client.history.summary();
+    console.log(`half-closed: ${JSON.stringify(summary)}`);
+    expect(await violations(client)).toEqual([]);
+    expect(summary).toMatchObject({ acknowledged: 60, failed: 0 });
+  });
+});
+
 type Step =
   | { kind: 'create'; pet: SentPet; key?: string | undefined }
   | { kind: 'walk'; status?: PetStatus | undefined; limit: number };

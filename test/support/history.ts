@@ -16,6 +16,7 @@
  * 6. no 5xx and no missing answer outside an injected fault.
  */
 import type { Pet, PetStatus } from '../../lib/domain/schemas.ts';
+import { rawExchange } from './rawHttp.ts';
 
 export interface SentPet {
   name: string;
@@ -187,17 +188,20 @@ export class RecordingClient {
     private readonly faulted: () => boolean = () => false,
   ) {}
 
-  async create(sent: SentPet, idempotencyKey?: string): Promise<CreateEvent> {
+  /**
+   * Sends a create and records its answer. `halfClose`: over a raw socket, the client ends its
+   * side (FIN) right after the request, as `nc -N` or a proxy does, then reads the answer.
+   */
+  async create(sent: SentPet, idempotencyKey?: string, { halfClose = false } = {}): Promise<CreateEvent> {
     const faulted = this.faulted();
     const headers: Record<string, string> = { ...this.#auth(), 'Content-Type': 'application/json' };
     if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
     const event: CreateEvent = { apiKey: this.apiKey, idempotencyKey, sent, status: 0, replayed: false, faulted, answeredAt: 0 };
     try {
-      const response = await fetch(`${this.base}/pets`, { method: 'POST', headers, body: JSON.stringify(sent), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-      const body = (await response.json()) as Pet;
-      event.status = response.status;
-      if (response.status === 201) event.pet = body;
-      event.replayed = response.headers.get('idempotent-replayed') === 'true';
+      const answer = halfClose ? await this.#halfClosedPost(headers, JSON.stringify(sent)) : await this.#post(headers, JSON.stringify(sent));
+      event.status = answer.status;
+      if (answer.status === 201) event.pet = answer.body as Pet;
+      event.replayed = answer.replayed;
     } catch {
       event.status = 0;
     }
@@ -239,6 +243,20 @@ export class RecordingClient {
     if (response.status === 404) return void (await response.body?.cancel());
     if (response.status !== 200) throw new Error(`GET /pets/${id} answered ${response.status}`);
     return (await response.json()) as Pet;
+  }
+
+  async #post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
+    const response = await fetch(`${this.base}/pets`, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    return { status: response.status, body: await response.json(), replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  async #halfClosedPost(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
+    const url = new URL(`${this.base}/pets`);
+    const head = Object.entries({ ...headers, Host: url.host, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    const answer = await rawExchange(Number(url.port), `POST ${url.pathname} HTTP/1.1\r\n${head}\r\n${body}`, { halfClose: true, timeoutMs: REQUEST_TIMEOUT_MS });
+    return { status: answer.status, body: JSON.parse(answer.body) as unknown, replayed: answer.headers['idempotent-replayed'] === 'true' };
   }
 
   #auth = () => ({ Authorization: `Bearer ${this.apiKey}` });
