@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
+import { repairPetsTable } from './storeRepair.ts';
 
 export interface LocalEnvironment {
   /** The variables to run the handlers with. */
@@ -48,7 +49,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     store = { endpoint: embedded.endpoint, embedded: true, persistent: false };
     close = embedded.close;
   } else {
-    ({ store, close } = await persistentStore(dataDir));
+    ({ store, close } = await persistentStore(dataDir, tableName));
   }
   await ensurePetsTable(store.endpoint, tableName);
   await ensureControlTable(store.endpoint, controlTableName);
@@ -71,8 +72,12 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
 /**
  * dynalite on `.data/`. LevelDB lets one process open a folder at a time, so the process that
  * holds it writes its endpoint beside it and a second process (invoke while the API runs) uses that.
+ * A clean close removes the file, so a file left whose endpoint does not answer means the last run
+ * died (kill -9, a crash): the store is repaired before anything uses it (local/storeRepair.ts).
+ * The endpoint is written after the repair, so a kill during it leaves the old one and the next
+ * start repairs again; a clean restart pays nothing.
  */
-async function persistentStore(dataDir: string) {
+async function persistentStore(dataDir: string, tableName: string) {
   mkdirSync(dataDir, { recursive: true });
   const endpointFile = join(dataDir, 'endpoint');
   const running = existsSync(endpointFile) ? readFileSync(endpointFile, 'utf8').trim() : undefined;
@@ -80,6 +85,15 @@ async function persistentStore(dataDir: string) {
     return { store: { endpoint: running, embedded: false, persistent: true }, close: async () => {} };
   }
   const embedded = await startEmbeddedStore({ path: join(dataDir, 'dynalite') });
+  if (running !== undefined) {
+    try {
+      const { repaired, ms } = await repairPetsTable(embedded.endpoint, tableName);
+      console.error(`Store: the last run did not stop cleanly; repaired ${repaired} index entries without their pet in ${Math.round(ms)} ms.`);
+    } catch (error) {
+      await embedded.close();
+      throw error;
+    }
+  }
   writeFileSync(endpointFile, embedded.endpoint);
   return {
     store: { endpoint: embedded.endpoint, embedded: true, persistent: true },
