@@ -85,10 +85,16 @@ async function persistentStore(dataDir: string, tableName: string) {
     return { store: { endpoint: running, embedded: false, persistent: true }, close: async () => {} };
   }
   const embedded = await startEmbeddedStore({ path: join(dataDir, 'dynalite') });
-  if (running !== undefined) {
+  // A store kept from before the repair existed may hold phantoms from a kill whose endpoint file
+  // a later clean stop removed: it is checked once, then marked (an empty or new store costs ms).
+  const checkedFile = join(dataDir, 'store-checked');
+  const unclean = running !== undefined;
+  if (unclean || !existsSync(checkedFile)) {
     try {
       const { repaired, ms } = await repairPetsTable(embedded.endpoint, tableName);
-      console.error(`Store: the last run did not stop cleanly; repaired ${repaired} index entries without their pet in ${Math.round(ms)} ms.`);
+      const why = unclean ? 'the last run did not stop cleanly' : 'first check of a store kept from before repairs';
+      if (unclean || repaired > 0) console.error(`Store: ${why}; repaired ${repaired} index entries without their pet in ${Math.round(ms)} ms.`);
+      writeFileSync(checkedFile, '');
     } catch (error) {
       await embedded.close();
       throw error;

@@ -14,18 +14,16 @@ interface FunctionModule {
 }
 
 /**
- * Imports a route's handler with `env` as its configuration: the module reads process.env when
- * first loaded, exactly as on Lambda, so `env` goes there first. With `overrides` (tests only:
- * ids that collide on purpose), the module's own factory makes the handler from the service
- * `env` composes, with those parts replaced.
+ * Imports a route's handler module with `env` as its configuration (the module reads process.env
+ * when first loaded, exactly as on Lambda, so `env` goes there first), and makes its handler with
+ * the module's own factory from the service `env` composes: each local API started in one process
+ * (tests start several) gets handlers on its own store, where the module's `handler` export is
+ * bound to the first. `overrides` (tests only: ids that collide on purpose) replace parts of it.
+ * The `handler` export itself runs as deployed under `npm run start:deployed`.
  */
-export async function loadHandler(route: Route, env: Environment, overrides?: Partial<Service>): Promise<Handler> {
+export async function loadHandler(route: Route, env: Environment, overrides: Partial<Service> = {}): Promise<Handler> {
   Object.assign(process.env, env);
   const module = (await import(pathToFileURL(resolve(ROOT, route.entry)).href)) as FunctionModule;
-  if (overrides) {
-    if (typeof module.createHandler !== 'function') throw new Error(`${route.entry} does not export createHandler`);
-    return module.createHandler({ ...serviceFromEnvironment(env), ...overrides });
-  }
-  if (typeof module.handler !== 'function') throw new Error(`${route.entry} does not export a handler`);
-  return module.handler;
+  if (typeof module.createHandler !== 'function') throw new Error(`${route.entry} does not export createHandler`);
+  return module.createHandler({ ...serviceFromEnvironment(env), ...overrides });
 }

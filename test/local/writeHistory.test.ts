@@ -81,7 +81,10 @@ async function violations(client: RecordingClient): Promise<string[]> {
 
 const rex: SentPet = { name: 'Rex', categoryId: 7, status: 'available' };
 
-describe('forced id collisions, on the local API', () => {
+/** 1,000-create bursts on one in-process dynalite: about 25-40 s on an idle 2-core machine, more beside other test files. */
+const BURST_TIMEOUT_MS = 240_000;
+
+describe('forced id collisions, on the local API', { timeout: BURST_TIMEOUT_MS }, () => {
   it('stores 1,000 identical creates without a key as 1,000 pets', async () => {
     const newId = collidingIds();
     const client = await startApi(newId);

@@ -57,14 +57,17 @@ export class History {
   readonly walks: WalkEvent[] = [];
 
   /** Counts by outcome, for the test's report line. */
-  summary(): { creates: number; acknowledged: number; replayed: number; failed: number; walks: number } {
+  summary(): { creates: number; acknowledged: number; replayed: number; failed: number; walks: number; failures: Record<string, number> } {
     const acknowledged = this.creates.filter((event) => event.status === 201);
+    const failures: Record<string, number> = {};
+    for (const event of this.creates) if (event.status !== 201) failures[event.status] = (failures[event.status] ?? 0) + 1;
     return {
       creates: this.creates.length,
       acknowledged: acknowledged.length,
       replayed: acknowledged.filter((event) => event.replayed).length,
       failed: this.creates.length - acknowledged.length,
       walks: this.walks.length,
+      failures,
     };
   }
 }
