@@ -65,6 +65,10 @@ export interface AlarmThresholds {
   readonly apiLatencyP99Ms: number;
   /** Requests the stage throttled (429) in a minute. */
   readonly apiThrottledRequests: number;
+  /** Requests answered 401 (no key, a malformed, unknown or revoked key) in a minute. */
+  readonly unauthorizedRequests: number;
+  /** Warnings of the functions' API-key store (a failed refresh, an unreadable key item, no keys) in a minute. */
+  readonly keyStoreWarnings: number;
   /** Lambda Errors (crashes and timeouts: handled errors are answered, not thrown) in a minute. */
   readonly lambdaErrors: number;
   readonly lambdaThrottles: number;
@@ -103,6 +107,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       api4xxRatePercent: 50,
       apiLatencyP99Ms: 3000,
       apiThrottledRequests: 20,
+      unauthorizedRequests: 60,
+      keyStoreWarnings: 1,
       lambdaErrors: 5,
       lambdaThrottles: 5,
       lambdaDurationPercentOfTimeout: 80,
@@ -114,7 +120,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     requireAlarmSubscriber: false,
     alarmEmails: [],
     alarmTopicArns: [],
-    // A cost decision (README "Costs"): staging is not public; turn it on to rehearse production.
+    // A cost decision (README "Costs"), not a safety one: staging is a public Regional endpoint like
+    // production, guarded by its throttle and the API keys only. Turn it on to rehearse production.
     webAcl: false,
     canaryDeploys: false,
     // As production, so that staging runs the same merge.
@@ -135,6 +142,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       api4xxRatePercent: 25,
       apiLatencyP99Ms: 1500,
       apiThrottledRequests: 1,
+      unauthorizedRequests: 60,
+      keyStoreWarnings: 1,
       lambdaErrors: 1,
       lambdaThrottles: 1,
       lambdaDurationPercentOfTimeout: 80,

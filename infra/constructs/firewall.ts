@@ -1,15 +1,23 @@
 /**
  * The stage's web firewall (AWS WAFv2, regional, on the API stage) where the stage settings ask for
- * one: a rate limit per source address, then AWS's managed common and known-bad-inputs rule groups.
- * Its refusals are Error bodies like every other answer: the rate limit answers 429
- * TOO_MANY_REQUESTS with Retry-After (a WAF custom response), a managed rule 403 FORBIDDEN (API
- * Gateway's WAF_FILTERED gateway response, ../gatewayErrors.ts).
+ * one: a rate limit per source address, the routes' body limits, then AWS's managed common and
+ * known-bad-inputs rule groups. Its refusals are Error bodies like every other answer: the rate
+ * limit answers 429 TOO_MANY_REQUESTS with Retry-After, the body limits 413 PAYLOAD_TOO_LARGE and
+ * 400 VALIDATION_FAILED (WAF custom responses), a managed rule 403 FORBIDDEN (API Gateway's
+ * WAF_FILTERED gateway response, ../gatewayErrors.ts).
+ *
+ * No request is ever sampled: a WAF sample carries every header, `Authorization: Bearer psk_...`
+ * included, to anyone allowed `wafv2:GetSampledRequests`. The blocked requests are logged instead,
+ * with the key and the Idempotency-Key redacted.
  */
-import { Aws, Duration } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
+import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
+import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import type { StageSettings, WebAclSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
@@ -25,6 +33,8 @@ export const RATE_WINDOW_SECONDS = 300;
 /** The rules, in the order the web ACL evaluates them; each is also its CloudWatch metric name (dimension `Rule`). */
 export const FIREWALL_RULES = {
   rateLimit: 'RatePerAddress',
+  bodyOnGet: 'NoBodyOnGet',
+  bodyTooLarge: 'BodyOverLimit',
   common: 'AWSManagedRulesCommonRuleSet',
   knownBadInputs: 'AWSManagedRulesKnownBadInputsRuleSet',
 } as const;
@@ -41,7 +51,34 @@ export const COUNTED_COMMON_RULES = ['SizeRestrictions_BODY', 'NoUserAgent_HEADE
 /** What `SizeRestrictions_BODY` blocks above, in bytes (AWS's documentation of the rule group). */
 export const COMMON_RULE_SET_BODY_LIMIT = 8 * 1024;
 
-const RATE_LIMITED_BODY = 'TooManyRequests';
+/**
+ * The refusals of the firewall's own rules, in the Error shape, by custom response body key. The
+ * 413 says what createPet's own check says (lib/http/jsonBody.ts), so a client sees one limit.
+ */
+export const FIREWALL_REFUSALS = {
+  TooManyRequests: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests from this address; retry later.' },
+  PayloadTooLarge: { code: 'PAYLOAD_TOO_LARGE', message: `The request body must be at most ${MAX_BODY_BYTES} bytes.` },
+  BodyOnGet: { code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.' },
+} as const satisfies Record<string, { code: ErrorCode; message: string }>;
+type Refusal = keyof typeof FIREWALL_REFUSALS;
+
+/**
+ * How much of a body WAF reads for API Gateway: 16 KB (16,384 bytes) is the default and costs
+ * nothing extra. A body beyond it is "oversize" and matches the body rules outright (`MATCH`), so
+ * the limit must be at least MAX_BODY_BYTES for a body of exactly MAX_BODY_BYTES to pass.
+ */
+export const BODY_INSPECTION_LIMIT = { setting: 'KB_16', bytes: 16 * 1024 } as const;
+
+/** Where the blocked requests are logged: WAF takes only log groups named `aws-waf-logs-...`. */
+export const blockedRequestsLogGroupName = (stage: string): string => `aws-waf-logs-petstore-${stage}`;
+/** Long enough to look into a WafBlocked alarm; the log holds client addresses and headers. */
+export const BLOCKED_REQUESTS_RETENTION = logs.RetentionDays.ONE_WEEK;
+/**
+ * Headers a blocked request's log record shows as `REDACTED`: the bearer key, and the client's
+ * Idempotency-Key, which the service itself keeps only as a digest (it may carry a client's own
+ * order or payment id, and paired with a leaked key it would replay that client's creates).
+ */
+export const REDACTED_HEADERS = ['authorization', 'idempotency-key'] as const;
 
 export interface FirewallProps {
   readonly settings: StageSettings;
@@ -53,6 +90,8 @@ export class Firewall extends Concern {
   readonly webAcl: wafv2.CfnWebACL;
   /** The web ACL's name, literal (its metrics' `WebACL` dimension). */
   readonly webAclName: string;
+  /** The blocked requests, without keys (see REDACTED_HEADERS). */
+  readonly blockedRequests: logs.LogGroup;
 
   constructor(scope: Construct, id: string, { settings, webAcl, stage }: FirewallProps) {
     super(scope, id);
@@ -63,12 +102,13 @@ export class Firewall extends Concern {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.webAclName),
-      customResponseBodies: {
-        [RATE_LIMITED_BODY]: {
-          contentType: 'APPLICATION_JSON',
-          content: JSON.stringify(errorBody('TOO_MANY_REQUESTS', 'Too many requests from this address; retry later.')),
-        },
-      },
+      customResponseBodies: Object.fromEntries(
+        Object.entries(FIREWALL_REFUSALS).map(([key, { code, message }]) => [
+          key,
+          { contentType: 'APPLICATION_JSON', content: JSON.stringify(errorBody(code, message)) },
+        ]),
+      ),
+      associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } },
       rules: [
         {
           name: FIREWALL_RULES.rateLimit,
@@ -83,22 +123,53 @@ export class Firewall extends Concern {
           action: {
             block: {
               customResponse: {
-                responseCode: 429,
-                customResponseBodyKey: RATE_LIMITED_BODY,
+                ...refusal('TooManyRequests'),
                 responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
               },
             },
           },
           visibilityConfig: visibility(FIREWALL_RULES.rateLimit),
         },
-        managedRuleGroup(FIREWALL_RULES.common, 1, COUNTED_COMMON_RULES),
-        managedRuleGroup(FIREWALL_RULES.knownBadInputs, 2, []),
+        // Before the managed groups and before any function: no key is needed to be refused these.
+        bodyRule(FIREWALL_RULES.bodyOnGet, 1, 'GET', 0, 'BodyOnGet'),
+        bodyRule(FIREWALL_RULES.bodyTooLarge, 2, 'POST', MAX_BODY_BYTES, 'PayloadTooLarge'),
+        managedRuleGroup(FIREWALL_RULES.common, 3, COUNTED_COMMON_RULES),
+        managedRuleGroup(FIREWALL_RULES.knownBadInputs, 4, []),
       ],
     });
     new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
       resourceArn: stage.stageArn,
       webAclArn: this.webAcl.attrArn,
     });
+    this.blockedRequests = this.#logBlockedRequests(settings.stage);
+  }
+
+  /**
+   * Only blocked requests (allowed ones are in the API's access log already), so the log's cost
+   * follows what the firewall refuses. Deleted with the stack: it is a week of refusals, and its
+   * fixed name must be free when the stage is deployed again.
+   */
+  #logBlockedRequests(stage: string): logs.LogGroup {
+    const logGroupName = blockedRequestsLogGroupName(stage);
+    const logGroup = new logs.LogGroup(this, 'BlockedRequestLogs', {
+      logGroupName,
+      retention: BLOCKED_REQUESTS_RETENTION,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const logging = new wafv2.CfnLoggingConfiguration(this, 'Logging', {
+      resourceArn: this.webAcl.attrArn,
+      // WAF wants the log group's ARN without the `:*` that its Arn attribute ends with.
+      logDestinationConfigs: [
+        Stack.of(this).formatArn({ service: 'logs', resource: 'log-group', resourceName: logGroupName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      ],
+      redactedFields: REDACTED_HEADERS.map((name) => ({ singleHeader: { Name: name } })),
+      loggingFilter: {
+        DefaultBehavior: 'DROP',
+        Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] }],
+      },
+    });
+    logging.node.addDependency(logGroup);
+    return logGroup;
   }
 
   /** A WAF metric of the whole web ACL (`rule` ALL) or of one rule, per minute. */
@@ -112,6 +183,47 @@ export class Firewall extends Concern {
       ...(label ? { label } : {}),
     });
   }
+}
+
+/** A custom response's status and body key, both from FIREWALL_REFUSALS. */
+function refusal(key: Refusal): { responseCode: number; customResponseBodyKey: Refusal } {
+  return { responseCode: errorStatuses[FIREWALL_REFUSALS[key].code], customResponseBodyKey: key };
+}
+
+/**
+ * Blocks a `method` request whose body is over `maxBytes`. Matched on the method alone, not the
+ * path: every route of that method has the same limit (test/infra/firewall.test.ts), and a path
+ * match could be sidestepped by spelling the path otherwise (`/v1/pets/`, `//v1/pets`).
+ */
+function bodyRule(name: string, priority: number, method: string, maxBytes: number, answer: Refusal): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name,
+    priority,
+    statement: {
+      andStatement: {
+        statements: [
+          {
+            byteMatchStatement: {
+              fieldToMatch: { method: {} },
+              positionalConstraint: 'EXACTLY',
+              searchString: method,
+              textTransformations: [{ priority: 0, type: 'NONE' }],
+            },
+          },
+          {
+            sizeConstraintStatement: {
+              fieldToMatch: { body: { oversizeHandling: 'MATCH' } },
+              comparisonOperator: 'GT',
+              size: maxBytes,
+              textTransformations: [{ priority: 0, type: 'NONE' }],
+            },
+          },
+        ],
+      },
+    },
+    action: { block: { customResponse: refusal(answer) } },
+    visibilityConfig: visibility(name),
+  };
 }
 
 /** Blocks take the group's own actions (403 through WAF_FILTERED), except the rules `counted`. */
@@ -133,8 +245,9 @@ function managedRuleGroup(name: string, priority: number, counted: readonly stri
   };
 }
 
+/** Metrics, never samples: a sample would show the request's `Authorization` header. */
 const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
-  sampledRequestsEnabled: true,
+  sampledRequestsEnabled: false,
   metricName,
 });

@@ -1,6 +1,7 @@
 /**
  * The stage's alarms and dashboard, from the metrics API Gateway, Lambda, DynamoDB and WAF publish
- * anyway, plus two from our logs: throttled requests (access log) and cold starts (request log).
+ * anyway, plus four from our logs: throttled and unauthorized (401) requests (access log), cold
+ * starts (request log) and the API-key store's warnings (the functions' logs).
  * Thresholds come from the stage settings; every alarm notifies the stage's SNS topic, which the
  * `AlarmEmail` parameter (required where the stage settings say so) and `alarmEmails` subscribe to.
  */
@@ -98,6 +99,20 @@ export class Monitoring extends Concern {
       unit: '%',
     });
     this.#alarm({
+      id: 'UnauthorizedAlarm',
+      what: 'Requests answered 401 (no key, or a malformed, unknown or revoked one)',
+      metric: this.#unauthorizedRequests(),
+      threshold: t.unauthorizedRequests,
+      unit: 'requests',
+    });
+    this.#alarm({
+      id: 'KeyStoreWarningsAlarm',
+      what: "Warnings of the functions' API-key store (refresh failed, key item unreadable, no keys)",
+      metric: this.#keyStoreWarnings(),
+      threshold: t.keyStoreWarnings,
+      unit: 'warnings',
+    });
+    this.#alarm({
       id: 'ApiThrottledAlarm',
       what: 'Requests the API stage throttled (429)',
       metric: this.#throttled,
@@ -184,7 +199,7 @@ export class Monitoring extends Concern {
   #firewallAlarms(firewall: Firewall): void {
     this.#alarm({
       id: 'WafBlockedAlarm',
-      what: 'Requests the web ACL blocked (403 by a managed rule, 429 by the rate limit per address)',
+      what: 'Requests the web ACL blocked (429 rate limit per address, 400/413 body limits, 403 managed rules)',
       metric: firewall.metric('BlockedRequests'),
       threshold: this.#props.settings.alarms.wafBlockedRequests,
       unit: 'requests',
@@ -310,6 +325,40 @@ export class Monitoring extends Concern {
     return filter.metric({ statistic: 'Sum', period: PERIOD });
   }
 
+  /**
+   * Counted from the access log, which has every answer whoever gave it: today the functions give
+   * the 401s, and a gateway authorizer or WAF rule answering them would still be counted here,
+   * where the functions' request log would go quiet. A count, not a share of requests: what a
+   * keyless flood or a key-guessing run costs grows with the count, and a share would fire on one
+   * stray request in a quiet minute.
+   */
+  #unauthorizedRequests(): cloudwatch.IMetric {
+    const filter = new logs.MetricFilter(this, 'UnauthorizedRequestsFilter', {
+      logGroup: this.#props.accessLogs,
+      filterPattern: UNAUTHORIZED_PATTERN,
+      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricName: 'UnauthorizedRequests',
+      metricValue: '1',
+    });
+    return filter.metric({ statistic: 'Sum', period: PERIOD });
+  }
+
+  /** One metric fed by a filter on every function's log group (each function keeps its own keys). */
+  #keyStoreWarnings(): cloudwatch.IMetric {
+    const { settings, functions } = this.#props;
+    const metricName = 'KeyStoreWarnings';
+    for (const route of routes) {
+      new logs.MetricFilter(this, `${pascal(route.operation)}KeyStoreWarningsFilter`, {
+        logGroup: functions.get(route.operation).logGroup,
+        filterPattern: KEY_STORE_WARNING_PATTERN,
+        metricNamespace: metricNamespace(settings.stage),
+        metricName,
+        metricValue: '1',
+      });
+    }
+    return new cloudwatch.Metric({ namespace: metricNamespace(settings.stage), metricName, statistic: 'Sum', period: PERIOD });
+  }
+
   /** Counted from the request log (lib/requestLog.ts): Lambda publishes no cold-start metric. */
   #coldStarts(operation: OperationName): cloudwatch.IMetric {
     const { logGroup } = this.#props.functions.get(operation);
@@ -432,6 +481,20 @@ export class Monitoring extends Concern {
 }
 
 const metricNamespace = (stage: string): string => `PetStore/${stage}`;
+
+/** An access-log line (its `status` is a quoted string) of a request answered 401. */
+export const UNAUTHORIZED_PATTERN = logs.FilterPattern.stringValue('$.status', '=', '401');
+
+/**
+ * The starts of the WARN lines the API-key store writes (lib/store/controlTableKeys.ts, through
+ * lib/store/cache.ts), each matched with a trailing wildcard. test/infra/monitoring.test.ts holds
+ * them to the lines the store really writes.
+ */
+export const KEY_STORE_WARNING_PREFIXES = ['Could not refresh the API keys', 'Ignoring API key item', 'No API keys in'] as const;
+export const KEY_STORE_WARNING_PATTERN = logs.FilterPattern.all(
+  logs.FilterPattern.stringValue('$.level', '=', 'WARN'),
+  logs.FilterPattern.any(...KEY_STORE_WARNING_PREFIXES.map((prefix) => logs.FilterPattern.stringValue('$.message', '=', `${prefix}*`))),
+);
 
 /** The existing topics of `alarmTopicArns`, imported (never created or changed by this stack). */
 function extraTopics(scope: Construct, { stage, alarmTopicArns }: StageSettings): sns.ITopic[] {

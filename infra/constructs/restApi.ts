@@ -144,6 +144,7 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
     cloudWatchRole: true,
     cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
   });
+  requireModernTls(api);
   // RestApi adds its own "Endpoint" output; the stack's ApiUrl is the one it documents.
   api.node.tryRemoveChild('Endpoint');
   const cloudWatchRole = api.node.tryFindChild('CloudWatchRole');
@@ -167,11 +168,31 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
       id: 'AwsSolutions-APIG3',
       reason:
         'This stage has no WAFv2 web ACL (webAcl in infra/stages.ts; a cost decision, about $10/month at rest): ' +
-        'every request is throttled at the stage and must carry a valid API key before it reaches the table. ' +
-        'Production has one; turn it on here too if this stage is opened to unknown clients.',
+        'the endpoint is public like production\'s, but every request is throttled at the stage and must carry a ' +
+        'valid API key before it reaches the table. Production has one; turn it on here to rehearse production.',
     });
   }
   return api;
+}
+
+/**
+ * The TLS policy of the execute-api endpoint, the only one the API has: TLS 1.3 and 1.2 with
+ * forward-secret (ECDHE) AES-GCM suites, post-quantum hybrid key exchange where the client offers
+ * it. A Regional API without one accepts TLS 1.0 and 1.1, with bearer keys on the wire. An
+ * enhanced (`SecurityPolicy_`) policy needs an endpoint access mode: STRICT also refuses a request
+ * whose SNI names another host or that reached the API through another endpoint type (domain
+ * fronting). README "Deploy" says which clients this leaves out.
+ */
+export const API_TLS = {
+  securityPolicy: apigw.SecurityPolicy.TLS13_1_2_PFS_PQ_2025_09,
+  endpointAccessMode: apigw.EndpointAccessMode.STRICT,
+} as const;
+
+function requireModernTls(api: apigw.RestApi): void {
+  // RestApi (aws-cdk-lib 2.276) does not expose the two properties yet (aws/aws-cdk#36663).
+  const cfnApi = api.node.defaultChild as apigw.CfnRestApi;
+  cfnApi.securityPolicy = API_TLS.securityPolicy;
+  cfnApi.endpointAccessMode = API_TLS.endpointAccessMode;
 }
 
 /** One JSON object per request; `$context.error.messageString` is already a quoted JSON string. */

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  BODY_INSPECTION_LIMIT,
   COMMON_RULE_SET_BODY_LIMIT,
   COUNTED_COMMON_RULES,
   FIREWALL_RULES,
@@ -12,8 +13,9 @@ import {
 } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses } from '../../lib/domain/errors.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
-import { parseErrorBody, props, ref, synthesizedStages } from './templates.ts';
+import { parseErrorBody, props, ref, render, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 /** AWS WAF's smallest rate-based limit. */
@@ -60,11 +62,17 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(arn).toContain(`"/stages/",${JSON.stringify(ref(stageId))}`);
   });
 
-  it('evaluates the rate limit per address first, then the managed common and known-bad-inputs groups', () => {
+  it('evaluates the rate limit per address first, then the body limits, then the managed common and known-bad-inputs groups', () => {
     const { properties } = webAcl();
     const rules = (properties.Rules as Record<string, any>[]).sort((a, b) => a.Priority - b.Priority);
-    expect(rules.map((rule) => rule.Name)).toEqual([FIREWALL_RULES.rateLimit, FIREWALL_RULES.common, FIREWALL_RULES.knownBadInputs]);
-    const [rate, common, badInputs] = rules;
+    expect(rules.map((rule) => rule.Name)).toEqual([
+      FIREWALL_RULES.rateLimit,
+      FIREWALL_RULES.bodyOnGet,
+      FIREWALL_RULES.bodyTooLarge,
+      FIREWALL_RULES.common,
+      FIREWALL_RULES.knownBadInputs,
+    ]);
+    const [rate, , , common, badInputs] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({
       Limit: settings.webAcl && settings.webAcl.requestsPerAddressPer5Minutes,
       AggregateKeyType: 'IP',
@@ -106,13 +114,75 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(parsed.status).toBe(429);
   });
 
-  it('publishes metrics and samples for the web ACL and every rule', () => {
+  it('publishes metrics for the web ACL and every rule, and samples no request (a sample shows the Authorization header)', () => {
     const { properties } = webAcl();
     const configs = [properties.VisibilityConfig, ...(properties.Rules as Record<string, any>[]).map((rule) => rule.VisibilityConfig)];
-    for (const config of configs) expect(config).toMatchObject({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: true });
+    for (const config of configs) expect(config).toEqual({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false, MetricName: expect.any(String) });
     expect(properties.VisibilityConfig.MetricName).toBe(`petstore-${stage}`);
     const names = (properties.Rules as Record<string, any>[]).map((rule) => rule.VisibilityConfig.MetricName);
     expect(names).toEqual((properties.Rules as Record<string, any>[]).map((rule) => rule.Name));
+  });
+
+  /** A body rule's method and size limit, read back from its statement; its answer's status and parsed body. */
+  function bodyRule(name: string) {
+    const { properties } = webAcl();
+    const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === name)!;
+    const [method, size] = rule.Statement.AndStatement.Statements as Record<string, any>[];
+    expect(method!.ByteMatchStatement).toMatchObject({ FieldToMatch: { Method: {} }, PositionalConstraint: 'EXACTLY' });
+    expect(size!.SizeConstraintStatement).toMatchObject({ ComparisonOperator: 'GT', FieldToMatch: { Body: { OversizeHandling: 'MATCH' } } });
+    const response = rule.Action.Block.CustomResponse;
+    const body = properties.CustomResponseBodies[response.CustomResponseBodyKey];
+    expect(body.ContentType).toBe('APPLICATION_JSON');
+    const parsed = parseErrorBody(body.Content);
+    expect(Object.keys(parsed).sort()).toEqual(['code', 'message', 'status']);
+    expect(response.ResponseCode).toBe(parsed.status);
+    return { method: method!.ByteMatchStatement.SearchString as string, maxBytes: size!.SizeConstraintStatement.Size as number, parsed };
+  }
+
+  it('refuses before any function a body over the createPet limit on a POST: 413 PAYLOAD_TOO_LARGE', () => {
+    // The method stands for the route: createPet is the only one that takes a body.
+    expect(routes.filter((route) => route.method === 'POST').map((route) => route.operation)).toEqual(['createPet']);
+    const { method, maxBytes, parsed } = bodyRule(FIREWALL_RULES.bodyTooLarge);
+    expect(method).toBe('POST');
+    expect(maxBytes).toBe(MAX_BODY_BYTES);
+    expect(parsed).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: errorStatuses.PAYLOAD_TOO_LARGE });
+    expect(parsed.status).toBe(413);
+    expect(parsed.message).toContain(String(MAX_BODY_BYTES));
+  });
+
+  it('refuses before any function a GET with a body: 400 VALIDATION_FAILED', () => {
+    expect(routes.filter((route) => route.method !== 'POST').every((route) => route.method === 'GET')).toBe(true);
+    const { method, maxBytes, parsed } = bodyRule(FIREWALL_RULES.bodyOnGet);
+    expect(method).toBe('GET');
+    expect(maxBytes).toBe(0);
+    expect(parsed).toMatchObject({ code: 'VALIDATION_FAILED', status: errorStatuses.VALIDATION_FAILED });
+    expect(parsed.status).toBe(400);
+  });
+
+  it('reads at least MAX_BODY_BYTES of a body, so a body of exactly the limit is not oversize', () => {
+    const { properties } = webAcl();
+    expect(properties.AssociationConfig).toEqual({ RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } });
+    expect(BODY_INSPECTION_LIMIT.bytes).toBeGreaterThanOrEqual(MAX_BODY_BYTES);
+    expect(BODY_INSPECTION_LIMIT.setting).toBe(`KB_${BODY_INSPECTION_LIMIT.bytes / 1024}`);
+  });
+
+  it('logs only blocked requests, with the key and the Idempotency-Key redacted, to a short-lived aws-waf-logs- group', () => {
+    const { s, id } = webAcl();
+    s.template.resourceCountIs('AWS::WAFv2::LoggingConfiguration', 1);
+    const [, logging] = s.ofType('AWS::WAFv2::LoggingConfiguration')[0]!;
+    const p = props(logging) as Record<string, any>;
+    expect(p.ResourceArn).toEqual({ 'Fn::GetAtt': [id, 'Arn'] });
+    expect(p.RedactedFields).toEqual(expect.arrayContaining([{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'idempotency-key' } }]));
+    expect(p.LoggingFilter).toEqual({
+      DefaultBehavior: 'DROP',
+      Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] }],
+    });
+    const [destination] = p.LogDestinationConfigs as unknown[];
+    const groupName = `aws-waf-logs-petstore-${stage}`;
+    expect(render(destination, {})).toMatch(new RegExp(`:logs:<AWS::Region>:<AWS::AccountId>:log-group:${groupName}$`));
+    const [, group] = s.ofType('AWS::Logs::LogGroup').find(([, g]) => props(g).LogGroupName === groupName)!;
+    expect(props(group).RetentionInDays).toBeLessThanOrEqual(14);
+    expect(group.DeletionPolicy).toBe('Delete');
   });
 
   it('raises WafBlocked on the requests it blocks, to the stage topic, and graphs them on the dashboard', () => {
@@ -137,6 +207,21 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const body = JSON.stringify(props(s.ofType('AWS::CloudWatch::Dashboard')[0]![1]).DashboardBody);
     expect(body).toContain('Web ACL: allowed and blocked requests');
     expect(body).toContain('Web ACL: blocked and counted per rule');
+  });
+});
+
+describe.each(STAGES)('PetStore-%s template', (stage) => {
+  it('samples no request anywhere: WAF samples carry every header, the bearer key included', () => {
+    const sampling: string[] = [];
+    const walk = (value: unknown, path: string): void => {
+      if (!value || typeof value !== 'object') return;
+      for (const [key, child] of Object.entries(value)) {
+        if (key === 'SampledRequestsEnabled' && child !== false) sampling.push(`${path}.${key}`);
+        walk(child, `${path}.${key}`);
+      }
+    };
+    walk(of(stage).json.Resources, 'Resources');
+    expect(sampling).toEqual([]);
   });
 });
 

@@ -1,8 +1,11 @@
 /** Alarms, their SNS topic and subscribers, and the dashboard (infra/constructs/monitoring.ts), in both stages. */
-import { describe, expect, it } from 'vitest';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KEY_STORE_WARNING_PREFIXES } from '../../infra/constructs/monitoring.ts';
 import { PetStoreStack } from '../../infra/stack.ts';
 import { STAGE_SETTINGS, STAGES, type StageSettings } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
+import { ControlTableApiKeys } from '../../lib/store/controlTableKeys.ts';
 import { synthesize, testApp } from './synth.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
@@ -17,6 +20,8 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
     Api5xxRate: t.api5xxRatePercent,
     Api4xxRate: t.api4xxRatePercent,
     ApiThrottled: t.apiThrottledRequests,
+    Unauthorized: t.unauthorizedRequests,
+    KeyStoreWarnings: t.keyStoreWarnings,
     PetsThrottled: t.dynamoThrottledRequests,
     PetsSystemErrors: t.dynamoSystemErrors,
     ControlThrottled: t.dynamoThrottledRequests,
@@ -105,6 +110,30 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       expect(coldStarts.LogGroupName).toEqual(ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup)));
       expect(coldStarts.MetricTransformations[0].MetricNamespace).toBe(`PetStore/${stage}`);
     }
+  });
+
+  it('counts 401 answers from the access log, and the API-key store warnings from every function log', () => {
+    const s = of(stage);
+    const filters = s.ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>);
+    const unauthorized = filters.filter((f) => f.MetricTransformations[0].MetricName === 'UnauthorizedRequests');
+    expect(unauthorized).toHaveLength(1);
+    expect(unauthorized[0]!.FilterPattern).toBe('{ $.status = "401" }');
+    expect(unauthorized[0]!.LogGroupName).toEqual(ref(s.logicalId(s.stack.restApi.accessLogs)));
+    // The access log's format writes status as a quoted string, which the pattern compares as one.
+    const [, apiStage] = s.ofType('AWS::ApiGateway::Stage')[0]!;
+    expect(String((props(apiStage) as Record<string, any>).AccessLogSetting.Format)).toContain('"status":"$context.status"');
+
+    const warnings = filters.filter((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings');
+    expect(warnings.map((f) => f.LogGroupName)).toEqual(routes.map((route) => ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup))));
+    const prefixes = KEY_STORE_WARNING_PREFIXES.map((prefix) => `($.message = "${prefix}*")`).join(' || ');
+    for (const filter of warnings) {
+      expect(filter.FilterPattern).toBe(`{ ($.level = "WARN") && (${prefixes}) }`);
+      expect(filter.MetricTransformations[0]).toMatchObject({ MetricNamespace: `PetStore/${stage}`, MetricValue: '1' });
+    }
+    const alarm = (name: string) =>
+      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    expect(alarm('Unauthorized')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'UnauthorizedRequests', Statistic: 'Sum' });
+    expect(alarm('KeyStoreWarnings')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'KeyStoreWarnings', Statistic: 'Sum' });
   });
 
   it('has an SNS topic that requires TLS, subscribed by the AlarmEmail parameter and the stage email list', () => {
@@ -211,5 +240,39 @@ describe('alarm subscribers from the stage settings', () => {
     expect(() => productionWith({ alarmEmails: ['ops at example.com'] })).toThrow(/"ops at example.com" is not an e-mail address/);
     const topics = [1, 2, 3, 4, 5].map((n) => `arn:aws:sns:us-east-1:123456789012:t${n}`);
     expect(() => productionWith({ alarmTopicArns: topics })).toThrow(/at most 4 topics/);
+  });
+});
+
+describe("the API-key store's warnings", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** What a metric filter `{ ($.level = "WARN") && ($.message = "<prefix>*") || ... }` matches. */
+  const matchesFilter = (line: string): boolean => {
+    const { level, message } = JSON.parse(line) as { level?: string; message?: string };
+    return level === 'WARN' && KEY_STORE_WARNING_PREFIXES.some((prefix) => message?.startsWith(prefix));
+  };
+
+  it('are the lines the store writes: a failed refresh, an unreadable key item, no keys', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((line: string) => void lines.push(line));
+    let now = 0;
+    const pages: (() => Promise<unknown>)[] = [
+      async () => ({ Items: [{ sk: 'broken', sha256: 'not hex', createdAt: 'never' }] }),
+      async () => Promise.reject(new Error('the table is unreachable')),
+    ];
+    const documents = { send: () => pages.shift()!() } as unknown as DynamoDBDocumentClient;
+    const keys = new ControlTableApiKeys({ documents, tableName: 'control', ttlMs: 1000, now: () => now });
+    await keys.keyDigests(); // loads: one unreadable item, so no keys
+    now = 2000;
+    await keys.keyDigests(); // stale: refreshes in the background, which fails
+    await vi.waitFor(() => expect(lines).toHaveLength(3));
+    expect(lines.map((line) => matchesFilter(line))).toEqual([true, true, true]);
+    expect(lines.map((line) => JSON.parse(line).message as string).sort()).toEqual([
+      expect.stringMatching(/^Could not refresh the API keys in control/),
+      expect.stringMatching(/^Ignoring API key item broken of control/),
+      expect.stringMatching(/^No API keys in control/),
+    ]);
   });
 });

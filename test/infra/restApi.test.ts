@@ -49,6 +49,21 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       });
     });
 
+    it('accepts TLS 1.2 at least on its execute-api endpoint, the only endpoint that carries keys', () => {
+      const s = of(stage);
+      const [, api] = s.ofType('AWS::ApiGateway::RestApi')[0]!;
+      const { SecurityPolicy, EndpointAccessMode } = props(api) as Record<string, string | undefined>;
+      // Unset means TLS_1_0 for a Regional API; TLS_1_0 takes TLS 1.0 and 1.1 too. Every other Regional
+      // policy starts at TLS 1.2: the legacy TLS_1_2, and the enhanced SecurityPolicy_TLS13_1_2_* and
+      // SecurityPolicy_TLS13_1_3_* ones, which API Gateway refuses without an endpoint access mode.
+      expect(SecurityPolicy).toMatch(/^(TLS_1_2|SecurityPolicy_TLS13_1_[23]_\w+)$/);
+      if (SecurityPolicy!.startsWith('SecurityPolicy_')) expect(EndpointAccessMode).toBe('STRICT');
+      // No custom domain: no second endpoint with a policy of its own.
+      s.template.resourceCountIs('AWS::ApiGateway::DomainName', 0);
+      s.template.resourceCountIs('AWS::ApiGateway::DomainNameV2', 0);
+      expect(props(api).DisableExecuteApiEndpoint).not.toBe(true);
+    });
+
     it("proxies exactly the routes to Lambda, each to its own function's live alias, named after its operation", () => {
       const s = of(stage);
       const proxied = apiMethods(s).filter((m) => m.properties.Integration?.Type === 'AWS_PROXY');

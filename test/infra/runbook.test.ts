@@ -10,6 +10,7 @@ import { PROJECT_ROOT } from '../../infra/bundling.ts';
 import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
+import { controlKeys } from '../../lib/store/table.ts';
 import { props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -164,5 +165,21 @@ describe('the README deploy runbook', () => {
     expect(firewall).toContain(`(${limit / RATE_WINDOW_SECONDS} a second sustained)`);
     expect(firewall).toContain(`the stage's throttle (${throttling.rateLimit} a second)`);
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
+  });
+
+  it("grants the deployer's example policy the control table's API-key partition only", () => {
+    const before = section('Before the first deploy');
+    const json = /```json\n([\s\S]*?)\n```/.exec(before)?.[1];
+    const policy = JSON.parse(json!) as { Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[] };
+    const onControlTable = policy.Statement.filter((statement) => statement.Resource.includes('ControlTable'));
+    expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeys']);
+    expect(onControlTable[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } });
+  });
+
+  it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
+    expect(readme).not.toContain('get-sampled-requests');
+    const firewall = prose('Web firewall (production)');
+    expect(firewall).toContain('`aws-waf-logs-petstore-production`');
+    expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');
   });
 });
