@@ -20,6 +20,7 @@ import { answerEdges, missingHost, rawErrorResponse, sendError } from './httpEdg
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { readRequestBody } from './requestBody.ts';
+import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
 import type { Service } from '../lib/service.ts';
 import { targetUrl } from './requestTarget.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
@@ -191,8 +192,9 @@ async function serve(
     if (preflight) return { statusCode: 204, headers: preflight, body: '' };
     return errorResponse(refusal(method, url) as ApiError);
   }
-  const body = await readRequestBody(request);
-  if (body === undefined) return errorResponse(new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.'));
+  // Size before anything else reads the request, as production's web ACL does in front of it.
+  const body = await readRequestBody(request, bodyLimitOf(method));
+  if (body === undefined) return errorResponse(bodyRefusal(method, Infinity) as ApiError);
   const { route, pathParameters } = match;
   const event = toProxyEvent(
     {

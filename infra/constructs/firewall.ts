@@ -17,7 +17,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
-import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
+import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import type { StageSettings, WebAclSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
@@ -53,12 +53,11 @@ export const COMMON_RULE_SET_BODY_LIMIT = 8 * 1024;
 
 /**
  * The refusals of the firewall's own rules, in the Error shape, by custom response body key. The
- * 413 says what createPet's own check says (lib/http/jsonBody.ts), so a client sees one limit.
+ * body refusals are lib/http/bodyLimits.ts's, which createPet and the local API give too: one limit, one wording.
  */
 export const FIREWALL_REFUSALS = {
   TooManyRequests: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests from this address; retry later.' },
-  PayloadTooLarge: { code: 'PAYLOAD_TOO_LARGE', message: `The request body must be at most ${MAX_BODY_BYTES} bytes.` },
-  BodyOnGet: { code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.' },
+  ...BODY_REFUSALS,
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 type Refusal = keyof typeof FIREWALL_REFUSALS;
 

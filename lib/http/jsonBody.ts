@@ -6,10 +6,10 @@
  */
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { ApiError } from '../domain/errors.ts';
+import { BODY_REFUSALS, MAX_BODY_BYTES } from './bodyLimits.ts';
 import type { ProxyMiddleware } from './proxy.ts';
 
-/** The largest createPet body we accept; a pet is a few hundred bytes. */
-export const MAX_BODY_BYTES = 16 * 1024;
+export { MAX_BODY_BYTES };
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
@@ -50,7 +50,8 @@ function requireJsonBody(): ProxyMiddleware {
       const decoded = event.isBase64Encoded ? Buffer.from(body, 'base64') : undefined;
       const bytes = decoded ? decoded.length : Buffer.byteLength(body);
       if (bytes > MAX_BODY_BYTES) {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+        const { code, message } = BODY_REFUSALS.PayloadTooLarge;
+        throw new ApiError(code, message);
       }
       if (bytes === 0) throw new ApiError('VALIDATION_FAILED', 'Invalid body: a JSON object is required.');
       if (decoded) {

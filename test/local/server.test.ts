@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
+import { rawExchange } from '../support/rawHttp.ts';
+import { BODY_REFUSALS } from '../../lib/http/bodyLimits.ts';
 
 const KEY = 'local-api-test-key';
 let api: LocalApi;
@@ -106,6 +108,18 @@ describe('local API over HTTP', () => {
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
     expect((await request('/pets?limit=100', { headers: auth })).body.length).toBe(before);
+  });
+
+  it('refuses a body by its size before reading it or checking the key, as the production web ACL does', async () => {
+    const port = Number(new URL(api.url).port);
+    // 5 MB announced, none of it sent, and no key: the answer comes without waiting for the body.
+    const big = await rawExchange(port, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`);
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.body)).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: BODY_REFUSALS.PayloadTooLarge.message, status: 413 });
+    const withBodyOnGet = await rawExchange(port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(withBodyOnGet.status).toBe(400);
+    expect(JSON.parse(withBodyOnGet.body)).toMatchObject({ code: 'VALIDATION_FAILED', message: BODY_REFUSALS.BodyOnGet.message });
+    expect(withBodyOnGet.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('decodes percent-encoded path parameters', async () => {

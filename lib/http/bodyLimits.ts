@@ -1,0 +1,27 @@
+/**
+ * What a request may carry as a body, by method, checked in front of the functions before any key
+ * is: by production's web ACL (infra/constructs/firewall.ts) and by the local API (local/server.ts),
+ * so a client is not read 10 MB to learn that its key is wrong. createPet checks again itself
+ * (./jsonBody.ts), which is what staging (no web ACL) relies on.
+ */
+import type { ErrorCode } from '../domain/errors.ts';
+import { ApiError } from '../domain/errors.ts';
+
+/** The largest createPet body we accept; a pet is a few hundred bytes. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** The refusals, in the Error shape: one wording wherever a body is refused. */
+export const BODY_REFUSALS = {
+  PayloadTooLarge: { code: 'PAYLOAD_TOO_LARGE', message: `The request body must be at most ${MAX_BODY_BYTES} bytes.` },
+  BodyOnGet: { code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.' },
+} as const satisfies Record<string, { code: ErrorCode; message: string }>;
+
+/** The most body bytes a request with `method` may carry: none on a GET, MAX_BODY_BYTES otherwise. */
+export const bodyLimitOf = (method: string): number => (method === 'GET' ? 0 : MAX_BODY_BYTES);
+
+/** The refusal of a body of `bytes` sent with `method`, or undefined when it is within the limit. */
+export function bodyRefusal(method: string, bytes: number): ApiError | undefined {
+  if (bytes <= bodyLimitOf(method)) return undefined;
+  const { code, message } = method === 'GET' ? BODY_REFUSALS.BodyOnGet : BODY_REFUSALS.PayloadTooLarge;
+  return new ApiError(code, message);
+}
