@@ -18,8 +18,8 @@ import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
-import { digestKey } from '../lib/domain/apiKeys.ts';
-import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
+import { API_KEY_FORMAT, digestKey } from '../lib/domain/apiKeys.ts';
+import { KEY_REVOCATION_BOUND_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { controlKeys, controlTable } from '../lib/store/table.ts';
@@ -30,12 +30,20 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 const KEY_ID = /^[0-9a-f]{12}$/;
-/** `psk_<keyId>_<secret>`; group 1 is the key id. */
-export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+export { API_KEY_FORMAT };
 const MAX_DESCRIPTION = 1024;
 const CREATE_ATTEMPTS = 3;
 
-const TAKES_EFFECT = `within ${Math.round(DEFAULT_KEYS_TTL_MS / 60_000)} minutes`;
+/** When a created or revoked key takes effect in every instance: the README states the same words. */
+export const TAKES_EFFECT = `within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`;
+
+/** "5 minutes 30 seconds", "1 minute", "45 seconds". */
+export function describeDuration(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  const part = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return [minutes ? part(minutes, 'minute') : '', seconds || !minutes ? part(seconds, 'second') : ''].filter(Boolean).join(' ');
+}
 
 export const USAGE = `Usage: npm run keys -- <command> [options]
 

@@ -129,7 +129,7 @@ describe('keys create, list, revoke', () => {
 
     let at = Date.parse('2025-01-01T00:00:00Z');
     const store = new ControlTableApiKeys({ documents, tableName: STAGING, ttlMs: 5 * 60_000, now: () => at });
-    expect((await store.keyDigests()).map((digest) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
+    expect((await store.keyDigests()).map(({ digest }) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
 
     const revoked = await keys('revoke', keyId, '--stage', 'staging');

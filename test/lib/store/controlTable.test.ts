@@ -39,7 +39,7 @@ describe('ControlTableApiKeys', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       const digests = await new ControlTableApiKeys({ documents, tableName }).keyDigests();
-      expect(digests.map((d) => d.toString('hex')).sort()).toEqual([digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort());
+      expect(digests.map(({ digest: d }) => d.toString('hex')).sort()).toEqual([digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort());
       const lines = warn.mock.calls.map(([line]) => String(line));
       expect(lines.some((line) => line.includes('cccccccccccc'))).toBe(true);
       expect(lines.join('\n')).not.toContain('secret-looking-garbage');
