@@ -59,13 +59,13 @@ describe('controlTableCursorSecret', () => {
   it('creates one secret on first use, shared by every instance, even when they start together', async () => {
     const tableName = await freshTable();
     const instances = Array.from({ length: 4 }, () => controlTableCursorSecret({ documents, tableName }));
-    const secrets = await Promise.all(instances.map((secret) => secret()));
+    const secrets = await Promise.all(instances.map(async (secret) => (await secret()).signing.value));
     expect(new Set(secrets).size).toBe(1);
     expect(Buffer.byteLength(secrets[0]!)).toBeGreaterThanOrEqual(32);
     const { Item } = await documents.send(new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }));
     expect(Item?.value).toBe(secrets[0]);
     // A later instance (another container, a restart) reads the same one.
-    expect(await controlTableCursorSecret({ documents, tableName })()).toBe(secrets[0]);
+    expect((await controlTableCursorSecret({ documents, tableName })()).signing.value).toBe(secrets[0]);
   });
 
   it('signs cursors that another instance accepts', async () => {
