@@ -20,6 +20,7 @@ import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
 import { API_KEY_FORMAT, digestKey } from '../lib/domain/apiKeys.ts';
 import { KEY_REVOCATION_BOUND_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
+import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS, RotationUnderWay, rotateCursorSecret } from '../lib/store/cursorSecret.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { controlKeys, controlTable } from '../lib/store/table.ts';
@@ -54,6 +55,10 @@ Commands:
                                                   SHA-256 digest is stored.
   list --stage <stage>                            Show key ids, creation dates and descriptions.
   revoke <keyId> --stage <stage>                  Delete a key.
+  rotate-cursor-secret --stage <stage>            Replace the secret that signs page cursors: the new
+                                                  one signs ${describeDuration(CURSOR_SECRET_PROPAGATION_MS)} later, once every
+                                                  instance has read it; cursors of the old one keep
+                                                  working ${describeDuration(CURSOR_SECRET_OVERLAP_MS)} more.
 
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
@@ -95,7 +100,8 @@ type Command =
   | { name: 'help' }
   | { name: 'create'; stage: Stage; description: string | undefined }
   | { name: 'list'; stage: Stage }
-  | { name: 'revoke'; stage: Stage; keyId: string };
+  | { name: 'revoke'; stage: Stage; keyId: string }
+  | { name: 'rotate-cursor-secret'; stage: Stage };
 
 interface Invocation {
   command: Command;
@@ -140,6 +146,8 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
         return await list(client, { ...command, table }, io);
       case 'revoke':
         return await revoke(client, { ...command, table }, io);
+      case 'rotate-cursor-secret':
+        return await rotate(client, { ...command, table }, io);
       default:
         return command satisfies never;
     }
@@ -203,9 +211,9 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === 'help') return { command: { name: 'help' } };
-  if (name === undefined) throw new UsageError('a command is required: create, list or revoke.');
-  if (name !== 'create' && name !== 'list' && name !== 'revoke') {
-    throw new UsageError(`unknown command "${name}"; the commands are create, list and revoke.`);
+  if (name === undefined) throw new UsageError('a command is required: create, list, revoke or rotate-cursor-secret.');
+  if (name !== 'create' && name !== 'list' && name !== 'revoke' && name !== 'rotate-cursor-secret') {
+    throw new UsageError(`unknown command "${name}"; the commands are create, list, revoke and rotate-cursor-secret.`);
   }
 
   if (values.stage === undefined) throw new UsageError(`${name} needs --stage ${STAGES.join('|')}.`);
@@ -318,6 +326,21 @@ async function revoke(client: Client, { stage, table, keyId }: { stage: Stage; t
     return EXIT_FAILED;
   }
   io.out(`Revoked API key ${keyId} for ${stage}. The service stops accepting it ${TAKES_EFFECT}.`);
+  return EXIT_OK;
+}
+
+async function rotate(client: Client, { stage, table }: { stage: Stage; table: string }, io: KeysIo) {
+  let rotation;
+  try {
+    rotation = await rotateCursorSecret({ documents: client, tableName: table }, (io.now?.() ?? new Date()).getTime());
+  } catch (error) {
+    if (error instanceof RotationUnderWay) throw new KeysError(`rotate-cursor-secret: ${error.message}`);
+    if (errorName(error) === 'ConditionalCheckFailedException') throw new KeysError('rotate-cursor-secret: another rotation changed the secret just now; nothing was rotated.');
+    throw error;
+  }
+  const instant = (ms: number) => new Date(ms).toISOString();
+  io.out(`Rotated the cursor secret for ${stage}: secret ${rotation.id} signs cursors from ${instant(rotation.activeFrom)}.`);
+  io.out(`Cursors signed by secret ${rotation.replaced.id} are accepted until ${instant(rotation.replaced.retiresAt)}.`);
   return EXIT_OK;
 }
 
