@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
+import { CursorCodec, fixedSecret } from '../../lib/domain/pagination.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
@@ -51,5 +52,15 @@ describe('with the control table hung', () => {
     await sleep(3_500);
     const authorized = await call(handler, apiEvent('GET', '/pets/1', { anonymous: true, headers: { Authorization: `Bearer ${TEST_API_KEY}` } }));
     expect(authorized.status).toBe(401);
+  });
+
+  it('answers 503 within the budget when the cursor secret cannot be read', async () => {
+    const { PETSTORE_CURSOR_SECRET: _local, ...deployed } = env;
+    const handler = listPetsHandler(serviceFromEnvironment(deployed));
+    const cursor = await new CursorCodec(fixedSecret('any-secret-of-16-bytes-or-more')).encode(1, undefined);
+    proxy().fault = { kind: 'hang', operations: ['GetItem'], bodyIncludes: env.CONTROL_TABLE_NAME! };
+    const answer = await timed(call(handler, apiEvent('GET', `/pets?cursor=${cursor}`)));
+    expect(answer.status).toBe(503);
+    expect(answer.ms).toBeLessThan(ANSWER_BOUND_MS);
   });
 });
