@@ -18,8 +18,9 @@ import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
-import { digestKey } from '../lib/domain/apiKeys.ts';
-import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
+import { API_KEY_FORMAT, digestKey } from '../lib/domain/apiKeys.ts';
+import { KEY_REVOCATION_BOUND_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
+import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS, RotationUnderWay, rotateCursorSecret } from '../lib/store/cursorSecret.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { controlKeys, controlTable } from '../lib/store/table.ts';
@@ -30,12 +31,20 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 const KEY_ID = /^[0-9a-f]{12}$/;
-/** `psk_<keyId>_<secret>`; group 1 is the key id. */
-export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+export { API_KEY_FORMAT };
 const MAX_DESCRIPTION = 1024;
 const CREATE_ATTEMPTS = 3;
 
-const TAKES_EFFECT = `within ${Math.round(DEFAULT_KEYS_TTL_MS / 60_000)} minutes`;
+/** When a created or revoked key takes effect in every instance: the README states the same words. */
+export const TAKES_EFFECT = `within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`;
+
+/** "5 minutes 30 seconds", "1 minute", "45 seconds". */
+export function describeDuration(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  const part = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return [minutes ? part(minutes, 'minute') : '', seconds || !minutes ? part(seconds, 'second') : ''].filter(Boolean).join(' ');
+}
 
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -46,6 +55,10 @@ Commands:
                                                   SHA-256 digest is stored.
   list --stage <stage>                            Show key ids, creation dates and descriptions.
   revoke <keyId> --stage <stage>                  Delete a key.
+  rotate-cursor-secret --stage <stage>            Replace the secret that signs page cursors: the new
+                                                  one signs ${describeDuration(CURSOR_SECRET_PROPAGATION_MS)} later, once every
+                                                  instance has read it; cursors of the old one keep
+                                                  working ${describeDuration(CURSOR_SECRET_OVERLAP_MS)} more.
 
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
@@ -87,7 +100,8 @@ type Command =
   | { name: 'help' }
   | { name: 'create'; stage: Stage; description: string | undefined }
   | { name: 'list'; stage: Stage }
-  | { name: 'revoke'; stage: Stage; keyId: string };
+  | { name: 'revoke'; stage: Stage; keyId: string }
+  | { name: 'rotate-cursor-secret'; stage: Stage };
 
 interface Invocation {
   command: Command;
@@ -132,6 +146,8 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
         return await list(client, { ...command, table }, io);
       case 'revoke':
         return await revoke(client, { ...command, table }, io);
+      case 'rotate-cursor-secret':
+        return await rotate(client, { ...command, table }, io);
       default:
         return command satisfies never;
     }
@@ -195,9 +211,9 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === 'help') return { command: { name: 'help' } };
-  if (name === undefined) throw new UsageError('a command is required: create, list or revoke.');
-  if (name !== 'create' && name !== 'list' && name !== 'revoke') {
-    throw new UsageError(`unknown command "${name}"; the commands are create, list and revoke.`);
+  if (name === undefined) throw new UsageError('a command is required: create, list, revoke or rotate-cursor-secret.');
+  if (name !== 'create' && name !== 'list' && name !== 'revoke' && name !== 'rotate-cursor-secret') {
+    throw new UsageError(`unknown command "${name}"; the commands are create, list, revoke and rotate-cursor-secret.`);
   }
 
   if (values.stage === undefined) throw new UsageError(`${name} needs --stage ${STAGES.join('|')}.`);
@@ -310,6 +326,21 @@ async function revoke(client: Client, { stage, table, keyId }: { stage: Stage; t
     return EXIT_FAILED;
   }
   io.out(`Revoked API key ${keyId} for ${stage}. The service stops accepting it ${TAKES_EFFECT}.`);
+  return EXIT_OK;
+}
+
+async function rotate(client: Client, { stage, table }: { stage: Stage; table: string }, io: KeysIo) {
+  let rotation;
+  try {
+    rotation = await rotateCursorSecret({ documents: client, tableName: table }, (io.now?.() ?? new Date()).getTime());
+  } catch (error) {
+    if (error instanceof RotationUnderWay) throw new KeysError(`rotate-cursor-secret: ${error.message}`);
+    if (errorName(error) === 'ConditionalCheckFailedException') throw new KeysError('rotate-cursor-secret: another rotation changed the secret just now; nothing was rotated.');
+    throw error;
+  }
+  const instant = (ms: number) => new Date(ms).toISOString();
+  io.out(`Rotated the cursor secret for ${stage}: secret ${rotation.id} signs cursors from ${instant(rotation.activeFrom)}.`);
+  io.out(`Cursors signed by secret ${rotation.replaced.id} are accepted until ${instant(rotation.replaced.retiresAt)}.`);
   return EXIT_OK;
 }
 

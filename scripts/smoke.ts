@@ -1,6 +1,7 @@
 /**
- * `npm run smoke -- --base <url ending in /v1> --key <key> [--read-only]`: the check to run after a
- * deploy, through the typed client (which retries transient answers within `--retry-budget`).
+ * `PETSTORE_API_KEY=… npm run smoke -- --base <url ending in /v1> [--read-only]`: the check to run after
+ * a deploy, through the typed client (which retries transient answers within `--retry-budget`). The key
+ * comes from the environment, so that it lands neither in shell history nor in `ps`; `--key` still works.
  *
  * - `--read-only` creates nothing: 401 without a key, 404 for an unknown id, the Error shape of a 400,
  *   paging over the pets already stored, an absolute `Link: rel="next"`, and getPet's deprecation
@@ -14,7 +15,10 @@ import { parseArgs } from 'node:util';
 import { BASE_PATH, nextLink, petStoreClient, PetStoreError, PetStoreNetworkError, type Pet } from '../client/src/index.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 
-const USAGE = `Usage: npm run smoke -- --base <https://…${BASE_PATH}> --key <API key> [--read-only] [--retry-budget <ms>]`;
+/** Where the key is read from, unless `--key` gives it. */
+export const SMOKE_KEY_VARIABLE = 'PETSTORE_API_KEY';
+const USAGE = `Usage: ${SMOKE_KEY_VARIABLE}=<API key> npm run smoke -- --base <https://…${BASE_PATH}> [--read-only] [--retry-budget <ms>]
+       (--key <API key> instead of ${SMOKE_KEY_VARIABLE} works too, but leaves the key in shell history and ps)`;
 /** Smoke pets stay in the store (the API deletes nothing): their name says what they are. */
 export const SMOKE_NAME_PREFIX = 'smoke-test';
 /** An id no pet has: the largest the API accepts (ids are about 2^42 today). */
@@ -232,12 +236,17 @@ async function main(): Promise<void> {
     usageError((error as Error).message);
   }
   if (values.help) return console.log(USAGE);
-  if (!values.base || !values.key) usageError('--base and --key are required');
+  if (!values.base) usageError('--base is required');
+  const key = values.key || process.env[SMOKE_KEY_VARIABLE];
+  if (!key) {
+    console.error(`smoke: no API key: set ${SMOKE_KEY_VARIABLE} (or give --key).`);
+    process.exit(2);
+  }
   const problem = baseProblem(values.base);
   if (problem) usageError(problem);
   const budget = values['retry-budget'] === undefined ? SMOKE_RETRY_BUDGET_MS : Number(values['retry-budget']);
   if (!Number.isInteger(budget) || budget <= 0) usageError(`--retry-budget takes a whole number of milliseconds, not ${values['retry-budget']}`);
-  const { failed } = await runSmoke(values.base, values.key, { readOnly: values['read-only'] === true, retryBudgetMs: budget });
+  const { failed } = await runSmoke(values.base, key, { readOnly: values['read-only'] === true, retryBudgetMs: budget });
   process.exitCode = failed === 0 ? 0 : 1;
 }
 

@@ -101,7 +101,7 @@ function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, 
   console.log('No API key exists yet. Issue one as an operator would after a deploy:');
   console.log(`  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`);
   console.log('Then, for example:');
-  console.log(`  npm run smoke -- --base ${api.url} --key <the key>`);
+  console.log(`  PETSTORE_API_KEY=<the key> npm run smoke -- --base ${api.url}`);
 }
 
 if (isEntryPoint(import.meta.url)) await main();

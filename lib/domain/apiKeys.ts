@@ -8,31 +8,50 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { serviceUnavailable } from './errors.ts';
 
 export interface ApiKeyStore {
-  /** SHA-256 digests of every key that is valid now. */
-  keyDigests(): Promise<readonly Buffer[]>;
+  /** Every key that is valid now: its SHA-256 digest and its id. */
+  keyDigests(): Promise<readonly KeyDigest[]>;
 }
+
+/** A valid key as the service holds it: never the key, only its digest, and the id that names it. */
+export interface KeyDigest {
+  /**
+   * The key's one id: in the request log, in `npm run keys -- list`, and what `revoke` takes. When
+   * deployed, the sort key of its control-table item (the `<keyId>` of `psk_<keyId>_<secret>`).
+   */
+  keyId: string;
+  digest: Buffer;
+}
+
+/** `psk_<keyId>_<secret>`, as `npm run keys -- create` issues keys; group 1 is the key id. */
+export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 /**
- * A key's name in the logs: the first 12 hex digits of its SHA-256 digest (the digest its key item
- * holds). Enough to tell keys apart, useless for guessing one.
+ * The id of a key that carries none (a local key not in the `psk_` format): the first 12 hex digits
+ * of its SHA-256 digest. Enough to tell keys apart, useless for guessing one.
  */
 export const keyIdOf = (digest: Buffer): string => digest.toString('hex').slice(0, 12);
 
+/** A plain-text key's id: the one in its `psk_` form, as the keys CLI and the control table name it, else `keyIdOf`. */
+export const keyIdOfKey = (key: string): string => API_KEY_FORMAT.exec(key)?.[1] ?? keyIdOf(digestKey(key));
+
 /** Keys given in plain text, as `PETSTORE_API_KEYS` does locally. */
 export class StaticApiKeys implements ApiKeyStore {
-  readonly #digests: readonly Buffer[];
+  readonly #digests: readonly KeyDigest[];
 
   constructor(keys: readonly string[]) {
-    this.#digests = keys.map((key) => key.trim()).filter(Boolean).map(digestKey);
+    this.#digests = keys
+      .map((key) => key.trim())
+      .filter(Boolean)
+      .map((key) => ({ keyId: keyIdOfKey(key), digest: digestKey(key) }));
   }
 
   static fromList(commaSeparated: string): StaticApiKeys {
     return new StaticApiKeys(commaSeparated.split(','));
   }
 
-  async keyDigests(): Promise<readonly Buffer[]> {
+  async keyDigests(): Promise<readonly KeyDigest[]> {
     return this.#digests;
   }
 }
@@ -45,11 +64,16 @@ export interface Caller {
 
 /** Whether `digest` is the digest of a key `keys` holds now; 503 when the store cannot be read. */
 export async function isValidKey(digest: Buffer, keys: ApiKeyStore): Promise<boolean> {
-  return matchesAny(digest, await validDigests(keys));
+  return (await matchingKeyId(digest, keys)) !== undefined;
+}
+
+/** The id of the key `keys` holds now whose digest is `digest`, if any; 503 when the store cannot be read. */
+export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<string | undefined> {
+  return matchAmong(digest, await validDigests(keys));
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
-async function validDigests(keys: ApiKeyStore): Promise<readonly Buffer[]> {
+async function validDigests(keys: ApiKeyStore): Promise<readonly KeyDigest[]> {
   try {
     return await keys.keyDigests();
   } catch (error) {
@@ -58,10 +82,10 @@ async function validDigests(keys: ApiKeyStore): Promise<readonly Buffer[]> {
 }
 
 /** Compares against every digest, without stopping early, so timing says nothing about which matched. */
-function matchesAny(digest: Buffer, digests: readonly Buffer[]): boolean {
-  let matched = false;
-  for (const candidate of digests) {
-    if (candidate.length === digest.length && timingSafeEqual(candidate, digest)) matched = true;
+function matchAmong(digest: Buffer, keys: readonly KeyDigest[]): string | undefined {
+  let matched: string | undefined;
+  for (const candidate of keys) {
+    if (candidate.digest.length === digest.length && timingSafeEqual(candidate.digest, digest)) matched = candidate.keyId;
   }
   return matched;
 }

@@ -3,7 +3,7 @@
  * against the service's `ApiKeyStore` (lib/domain/apiKeys.ts), the caller remembered for the
  * operation and its key id noted for the request log. Anything else is a 401 with a challenge.
  */
-import { digestKey, isValidKey, keyIdOf, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
+import { digestKey, matchingKeyId, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
 import { noteKeyId } from './requestLog.ts';
@@ -20,7 +20,7 @@ const unauthorized = (message: string, tokenPresented: boolean) =>
       : `Bearer realm="${AUTH_REALM}"`,
   });
 
-/** Resolves to the key's id (`keyIdOf`) when `authorization` carries a valid key; throws a 401 otherwise. */
+/** Resolves to the key's id (as `npm run keys -- list` shows it) when `authorization` carries a valid key; throws a 401 otherwise. */
 export async function authenticate(authorization: string | undefined, keys: ApiKeyStore): Promise<string> {
   return (await authenticateCaller(authorization, keys)).keyId;
 }
@@ -36,15 +36,16 @@ export async function authenticateCaller(authorization: string | undefined, keys
     throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
   }
   const digest = digestKey(token);
-  if (!(await isValidKey(digest, keys))) throw unauthorized('The API key is invalid.', true);
-  return { digest, keyId: keyIdOf(digest) };
+  const keyId = await matchingKeyId(digest, keys);
+  if (keyId === undefined) throw unauthorized('The API key is invalid.', true);
+  return { digest, keyId };
 }
 
 const callers = new WeakMap<object, Caller>();
 
 /**
- * Who sent `event`, as the pipeline authenticated it: two clients never see each other's
- * idempotency records. Only for an event that passed authentication.
+ * Who sent `event`, as the pipeline authenticated it: two keys never see each other's idempotency
+ * records (every key reads every pet). Only for an event that passed authentication.
  */
 export function callerOf(event: object): Caller {
   const caller = callers.get(event);

@@ -1,7 +1,7 @@
 /**
  * The one middy pipeline every handler runs in:
  *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> [body]
- *   -> operation (within the store's time budget).
+ *   -> operation, all within the request's store budget (the key store's read counts too).
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
@@ -51,9 +51,10 @@ export function httpHandler(
     .use(bearerAuth(service.keys));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? []) pipeline.use(middleware);
-  return pipeline.handler((event, context) =>
-    withDeadline(storeBudget(context.getRemainingTimeInMillis?.(), service.storeBudgetMs), () => handle(event, context)),
-  );
+  const handler = pipeline.handler(handle);
+  // The deadline starts before authentication: reading the keys spends the same budget as the operation.
+  return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> =>
+    withDeadline(storeBudget(context.getRemainingTimeInMillis?.(), service.storeBudgetMs), () => handler(event, context));
 }
 
 /** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */

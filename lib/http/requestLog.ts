@@ -4,7 +4,7 @@
  *
  * `requestId` is API Gateway's request id: the one a client sees (header, 5xx bodies) and the one
  * in the API's access logs. `awsRequestId` is Lambda's, in the function's own log stream. The line
- * names the caller's key only by `keyId`, a digest prefix: never the key, a header or the body.
+ * names the caller's key only by `keyId`, the id `npm run keys -- list` prints: never the key, a header or the body.
  *
  * Our own few lines rather than Powertools Logger: its ~23 KB would cost every bundle more than
  * the cold-start budget allows (README, "Per-request logs").

@@ -3,19 +3,26 @@
  * key's id, holding `sha256` (hex digest of the key), `createdAt` (ISO date) and an optional
  * `description`. The plaintext key is never stored. The functions read the digests with one Query
  * through the DynamoDB client they already carry (no SSM client in the bundle), keep them, and
- * refresh them in the background (lib/store/cache.ts): a key issued or revoked with `npm run keys`
- * takes effect within minutes, without a redeploy, and no warm request waits for a refresh.
+ * refresh them (lib/store/cache.ts): a key issued or revoked with `npm run keys` takes effect within
+ * `KEY_REVOCATION_BOUND_MS`, without a redeploy, on busy and idle instances alike. Each digest is
+ * served with its item's sort key, the key's one id (logs, `keys list`, `keys revoke`).
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyStore } from '../domain/apiKeys.ts';
+import type { ApiKeyStore, KeyDigest } from '../domain/apiKeys.ts';
 import { warn } from '../domain/log.ts';
 import { refreshing } from './cache.ts';
 import { controlKeys, controlTable } from './table.ts';
 
-/** How long digests are served without a refresh; the refresh itself runs in the background. */
+/** How long digests are served without a refresh. */
 export const DEFAULT_KEYS_TTL_MS = 5 * 60_000;
-/** A container idle for longer re-reads the keys before answering (bounds a revoked key's life). */
-export const DEFAULT_KEYS_MAX_STALE_MS = 60 * 60_000;
+/** After the TTL, how long digests are still served while a background refresh runs (busy instances). */
+export const KEYS_GRACE_MS = 30_000;
+/**
+ * The longest a revoked (or newly created) key goes unseen by any instance, counted from the
+ * revocation: digests read before it are never served past this age; a request then waits for a
+ * read, and is answered 503 when the table cannot be read. The keys CLI and the README state it.
+ */
+export const KEY_REVOCATION_BOUND_MS = DEFAULT_KEYS_TTL_MS + KEYS_GRACE_MS;
 
 /** What a key's item holds besides its key. */
 export interface ApiKeyRecord {
@@ -58,6 +65,8 @@ export async function readKeyItems(documents: DynamoDBDocumentClient, tableName:
         ExpressionAttributeNames: { '#pk': controlTable.partitionKey.name },
         ExpressionAttributeValues: { ':pk': controlKeys.apiKeys },
         ExclusiveStartKey: startKey,
+        // A strongly consistent read: a revocation acknowledged before the read began is in it.
+        ConsistentRead: true,
       }),
     );
     items.push(...(page.Items ?? []));
@@ -70,20 +79,21 @@ export interface ControlTableApiKeysOptions {
   documents: DynamoDBDocumentClient;
   tableName: string;
   ttlMs?: number;
+  /** The oldest digests ever served, from the start of their read (default `ttlMs` + `KEYS_GRACE_MS`). */
   maxStaleMs?: number;
   now?: () => number;
 }
 
 export class ControlTableApiKeys implements ApiKeyStore {
-  readonly #digests: () => Promise<readonly Buffer[]>;
+  readonly #digests: () => Promise<readonly KeyDigest[]>;
 
-  constructor({ documents, tableName, ttlMs = DEFAULT_KEYS_TTL_MS, maxStaleMs = DEFAULT_KEYS_MAX_STALE_MS, now }: ControlTableApiKeysOptions) {
-    const load = async (): Promise<readonly Buffer[]> => {
-      const digests: Buffer[] = [];
+  constructor({ documents, tableName, ttlMs = DEFAULT_KEYS_TTL_MS, maxStaleMs = ttlMs + KEYS_GRACE_MS, now }: ControlTableApiKeysOptions) {
+    const load = async (): Promise<readonly KeyDigest[]> => {
+      const digests: KeyDigest[] = [];
       for (const item of await readKeyItems(documents, tableName)) {
         const record = parseKeyItem(item);
         // Id only: the value is not logged, even when malformed.
-        if (record) digests.push(Buffer.from(record.sha256, 'hex'));
+        if (record) digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex') });
         else warn(`Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256 and createdAt.`);
       }
       if (digests.length === 0) warn(`No API keys in ${tableName}: every request will be answered 401.`);
@@ -92,7 +102,7 @@ export class ControlTableApiKeys implements ApiKeyStore {
     this.#digests = refreshing({ name: `the API keys in ${tableName}`, load, ttlMs, maxStaleMs, ...(now ? { now } : {}) });
   }
 
-  keyDigests(): Promise<readonly Buffer[]> {
+  keyDigests(): Promise<readonly KeyDigest[]> {
     return this.#digests();
   }
 }

@@ -34,3 +34,23 @@ export function deadlineSignal(): AbortSignal | undefined {
   const deadline = currentDeadline();
   return deadline === undefined ? undefined : AbortSignal.timeout(Math.max(1, deadline - Date.now()));
 }
+
+/** Runs `work` outside any request's deadline: a load shared by many requests is not aborted at its first caller's. */
+export const withoutDeadline = <T>(work: () => Promise<T>): Promise<T> => deadlines.exit(work);
+
+/**
+ * `work`, or a TimeoutError (a store fault: 503) at the current request's deadline, whichever comes
+ * first. `work` itself goes on: another caller (one with time left) may still use what it yields.
+ */
+export function untilDeadline<T>(work: Promise<T>, what: string): Promise<T> {
+  const deadline = currentDeadline();
+  if (deadline === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`The request's store budget ran out waiting for ${what}.`), { name: 'TimeoutError' })),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

@@ -15,7 +15,9 @@ import { ApiError } from '../../lib/domain/errors.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
 import { ensureControlTable } from '../../local/store.ts';
-import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, runKeys, type StackOutputsReader } from '../../scripts/keys.ts';
+import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, TAKES_EFFECT, USAGE, describeDuration, generateApiKey, runKeys, type StackOutputsReader } from '../../scripts/keys.ts';
+import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
+import { readFileSync } from 'node:fs';
 import { useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -118,6 +120,19 @@ const occurrences = (text: string, part: string) => text.split(part).length - 1;
 const keyItem = async (table: string, keyId: string) =>
   (await documents.send(new GetCommand({ TableName: table, Key: { pk: 'apikeys', sk: keyId } }))).Item;
 
+describe('the revocation bound', () => {
+  it('is one number: the CLI says it, the README says it, the service holds to it (KEY_REVOCATION_BOUND_MS)', async () => {
+    expect(describeDuration(KEY_REVOCATION_BOUND_MS)).toBe('5 minutes 30 seconds');
+    expect(TAKES_EFFECT).toBe(`within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`);
+    expect(USAGE).toContain(TAKES_EFFECT);
+    const { keyId } = await createKey('staging');
+    expect((await keys('revoke', keyId, '--stage', 'staging')).out).toContain(`stops accepting it ${TAKES_EFFECT}.`);
+    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### API keys'), readme.indexOf('\n### ', readme.indexOf('### API keys') + 1));
+    expect(section.replace(/\s+/g, ' ')).toContain(`a key issued or revoked takes effect ${TAKES_EFFECT} in every instance`);
+  });
+});
+
 describe('keys create, list, revoke', () => {
   it('issues a key the service accepts, and stops accepting it after revoke once the cache refreshes', async () => {
     const { key, keyId } = await createKey('staging', '--description', 'integration partner');
@@ -129,7 +144,7 @@ describe('keys create, list, revoke', () => {
 
     let at = Date.parse('2025-01-01T00:00:00Z');
     const store = new ControlTableApiKeys({ documents, tableName: STAGING, ttlMs: 5 * 60_000, now: () => at });
-    expect((await store.keyDigests()).map((digest) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
+    expect((await store.keyDigests()).map(({ digest }) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
 
     const revoked = await keys('revoke', keyId, '--stage', 'staging');

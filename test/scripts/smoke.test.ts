@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { petStoreClient, PetStoreError } from '../../client/src/index.ts';
 import type { LocalApi } from '../../local/server.ts';
-import { runSmoke } from '../../scripts/smoke.ts';
+import { SMOKE_KEY_VARIABLE, runSmoke } from '../../scripts/smoke.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { validatingFetch } from '../support/http.ts';
 
@@ -35,10 +35,19 @@ async function smoke(key: string, readOnly = false) {
   return { lines, result };
 }
 
+/** The smoke command in a child process; its environment has no API key unless `key` gives one. */
 function cli(...args: string[]) {
+  return cliWith({}, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]) {
+  const { [SMOKE_KEY_VARIABLE]: _inherited, ...inherited } = process.env;
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/smoke.ts', ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/smoke.ts', ...args],
+      { timeout: 60_000, env: { ...inherited, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
 }
@@ -108,7 +117,7 @@ describe('as npm run smoke', () => {
   it('prints its usage without arguments, and refuses a base that does not end in /v1 (exit 2)', async () => {
     const usage = await cli();
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/^--base and --key are required\nUsage: npm run smoke/);
+    expect(usage.stderr).toMatch(/^--base is required\nUsage: PETSTORE_API_KEY=<API key> npm run smoke/);
     const base = api.url.replace(/\/v1$/, '');
     const wrongBase = await cli('--base', base, '--key', KEY);
     expect(wrongBase).toMatchObject({ code: 2, stdout: '' });
@@ -123,6 +132,17 @@ describe('as npm run smoke', () => {
     expect(lines[0]).toMatch(new RegExp(`^FAIL  401 without a key: fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in `));
     expect(lines.slice(1, -1).every((line) => line.includes(`not run, the API did not answer (fetch failed: ECONNREFUSED 127.0.0.1:${port}`))).toBe(true);
     expect(lines.at(-1)).toMatch(/: 0 passed, 6 failed$/);
+  });
+
+  it(`reads the key from ${SMOKE_KEY_VARIABLE}; without it or --key says so in one line and exits 2`, async () => {
+    const fromEnvironment = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url, '--read-only');
+    expect(fromEnvironment.code).toBe(0);
+    expect(fromEnvironment.stdout).toMatch(/ok    404 for an unknown id/);
+    // --key wins over the environment.
+    const overridden = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url, '--key', 'not-a-key', '--read-only');
+    expect(overridden.code).toBe(1);
+    const keyless = await cli('--base', api.url, '--read-only');
+    expect(keyless).toMatchObject({ code: 2, stdout: '', stderr: `smoke: no API key: set ${SMOKE_KEY_VARIABLE} (or give --key).\n` });
   });
 
   it('exits 0 on a passing creating run, printing the pet it made, and 1 on failure', async () => {

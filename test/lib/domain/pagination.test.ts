@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/domain/errors.ts';
 import { timeOrderedId } from '../../../lib/domain/ids.ts';
-import { CursorCodec } from '../../../lib/domain/pagination.ts';
+import { CursorCodec, fixedSecret } from '../../../lib/domain/pagination.ts';
 import { nextPageLink } from '../../../lib/http/responses.ts';
 
-const codec = new CursorCodec(async () => 'a-secret-of-at-least-16-bytes');
+const codec = new CursorCodec(fixedSecret('a-secret-of-at-least-16-bytes'));
 
 describe('CursorCodec', () => {
   it('round-trips the last id for the same status filter', async () => {
@@ -15,7 +15,7 @@ describe('CursorCodec', () => {
   it.each([
     ['for another status', async () => codec.decode(await codec.encode(42, 'sold'), 'pending')],
     ['for a status when made without', async () => codec.decode(await codec.encode(42, undefined), 'sold')],
-    ['from another secret', async () => codec.decode(await new CursorCodec(async () => 'another-secret-entirely').encode(1, undefined), undefined)],
+    ['from another secret', async () => codec.decode(await new CursorCodec(fixedSecret('another-secret-entirely')).encode(1, undefined), undefined)],
     ['of garbage', async () => codec.decode('%%%', undefined)],
     ['with an extra part', async () => codec.decode(`${await codec.encode(1, undefined)}.x`, undefined)],
   ])('rejects a cursor %s with a 400', async (_case, attempt) => {
@@ -24,7 +24,7 @@ describe('CursorCodec', () => {
   });
 
   it('refuses a short secret', async () => {
-    await expect(new CursorCodec(async () => 'short').encode(1, undefined)).rejects.toThrow(/16 bytes/);
+    await expect(new CursorCodec(fixedSecret('short')).encode(1, undefined)).rejects.toThrow(/16 bytes/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { refreshing } from '../../../lib/store/cache.ts';
+import { withDeadline } from '../../../lib/store/deadline.ts';
 
 const TTL = 5 * 60_000;
 
@@ -96,5 +97,64 @@ describe('refreshing (stale-while-revalidate)', () => {
     await settle(2);
     expect(await late).toBe(2);
     expect(load).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('refreshing: the bound on a kept value', () => {
+  it('never serves a value older than maxStaleMs from the start of its read, even while a refresh is in flight', async () => {
+    const { get, load, settle, advance } = setUp(TTL + 30_000);
+    const first = get();
+    await settle(1);
+    await first;
+    advance(TTL);
+    expect(await get()).toBe(1); // starts a refresh that does not finish
+    advance(30_000);
+    expect(await get()).toBe(1);
+    advance(1);
+    let answered = false;
+    const late = get().then((value) => ((answered = true), value));
+    await new Promise((done) => setImmediate(done));
+    expect(answered).toBe(false);
+    expect(load).toHaveBeenCalledTimes(2);
+    await settle(2);
+    expect(await late).toBe(2);
+  });
+
+  it('fails past maxStaleMs when the load fails: nothing stale is served', async () => {
+    const { get, settle, advance } = setUp(TTL + 30_000);
+    const first = get();
+    await settle(1);
+    await first;
+    advance(TTL + 30_001);
+    const late = expect(get()).rejects.toThrow('store down');
+    await settle(new Error('store down'));
+    await late;
+  });
+
+  it('counts age from when the read began, not when it ended', async () => {
+    const { get, settle, advance } = setUp(TTL + 30_000);
+    const first = get();
+    advance(20_000); // a slow read
+    await settle(1);
+    await first;
+    advance(TTL + 10_001);
+    let answered = false;
+    void get().then(() => (answered = true));
+    await new Promise((done) => setImmediate(done));
+    expect(answered).toBe(false);
+    await settle(2);
+  });
+
+  it("makes a caller stop waiting at its request's deadline, and the load goes on for the next caller", async () => {
+    const { get, load, settle } = setUp();
+    const waited = withDeadline(50, () => get()).then(
+      () => 'answered',
+      (error: Error) => error.name,
+    );
+    expect(await waited).toBe('TimeoutError');
+    const next = get();
+    expect(load).toHaveBeenCalledTimes(1);
+    await settle(7);
+    expect(await next).toBe(7);
   });
 });

@@ -39,7 +39,7 @@ describe('ControlTableApiKeys', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       const digests = await new ControlTableApiKeys({ documents, tableName }).keyDigests();
-      expect(digests.map((d) => d.toString('hex')).sort()).toEqual([digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort());
+      expect(digests.map(({ digest: d }) => d.toString('hex')).sort()).toEqual([digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort());
       const lines = warn.mock.calls.map(([line]) => String(line));
       expect(lines.some((line) => line.includes('cccccccccccc'))).toBe(true);
       expect(lines.join('\n')).not.toContain('secret-looking-garbage');
@@ -59,13 +59,13 @@ describe('controlTableCursorSecret', () => {
   it('creates one secret on first use, shared by every instance, even when they start together', async () => {
     const tableName = await freshTable();
     const instances = Array.from({ length: 4 }, () => controlTableCursorSecret({ documents, tableName }));
-    const secrets = await Promise.all(instances.map((secret) => secret()));
+    const secrets = await Promise.all(instances.map(async (secret) => (await secret()).signing.value));
     expect(new Set(secrets).size).toBe(1);
     expect(Buffer.byteLength(secrets[0]!)).toBeGreaterThanOrEqual(32);
     const { Item } = await documents.send(new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }));
     expect(Item?.value).toBe(secrets[0]);
     // A later instance (another container, a restart) reads the same one.
-    expect(await controlTableCursorSecret({ documents, tableName })()).toBe(secrets[0]);
+    expect((await controlTableCursorSecret({ documents, tableName })()).signing.value).toBe(secrets[0]);
   });
 
   it('signs cursors that another instance accepts', async () => {
