@@ -10,7 +10,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RETRY_AFTER_SECONDS } from '../../../lib/domain/errors.ts';
 import { PET_STATUSES } from '../../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
@@ -52,7 +52,6 @@ function productionWithSlowStoreBudget(): CfnTemplate {
 }
 
 async function startProduction(): Promise<{ stage: RunningStage; client: RecordingClient; collisions: () => number }> {
-  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
   running = await startStage('production', { sandboxPreload: COLLIDING_SANDBOX, template: productionWithSlowStoreBudget() });
   return { stage: running, client: new RecordingClient(running.api.url, running.key, new History()), collisions: countCollisions(running) };
 }
@@ -78,6 +77,9 @@ function countCollisions(stage: RunningStage): () => number {
   };
   return () => collisions;
 }
+
+// Synthesis (when a source changed) is not part of any test's time.
+beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true }), 240_000);
 
 afterEach(async () => {
   await running?.close();
@@ -211,6 +213,7 @@ describe('killed createPet sandboxes, production run as deployed', () => {
       while (!done) {
         await client.walk(undefined, 50);
         await client.walk('available', 50);
+        await sleep(250);
       }
     })();
     await Promise.all([burst, killer, walker]);
