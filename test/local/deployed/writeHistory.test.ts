@@ -241,5 +241,12 @@ describe('killed createPet sandboxes, production run as deployed', () => {
     const keys = new Set(creates.filter(({ key }) => key !== undefined).map(({ key }) => key));
     const answeredKeys = new Set(client.history.creates.filter((event) => event.status === 201 && event.idempotencyKey).map((event) => event.idempotencyKey));
     expect(answeredKeys).toEqual(keys);
+    // Every create has its own name: a key's retries end in exactly one stored pet, a keyless create in at most one.
+    const storedByName = new Map<string, number>();
+    for (const pet of stored) storedByName.set(pet.name, (storedByName.get(pet.name) ?? 0) + 1);
+    const wrongCounts = creates
+      .map(({ pet, key }) => ({ name: pet.name, key, count: storedByName.get(pet.name) ?? 0 }))
+      .filter(({ key, count }) => (key === undefined ? count > 1 : count !== 1));
+    expect(wrongCounts).toEqual([]);
   }, timeoutFor(2 * CREATES));
 });
