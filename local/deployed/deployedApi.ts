@@ -34,6 +34,11 @@ export interface DeployedApiOptions {
    * Default: the store itself.
    */
   storeFront?: (storeEndpoint: string) => Promise<string>;
+  /**
+   * A test seam, never set by `npm run start:deployed`: a module every function's sandbox loads
+   * before the runtime (`node --import`), e.g. a coarser clock. Default: none, as on Lambda.
+   */
+  sandboxPreload?: string;
 }
 
 export interface DeployedFunction {
@@ -76,6 +81,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         tables,
         log: options.log,
         recordDecisions: options.recordDecisions ?? false,
+        sandboxPreload: options.sandboxPreload,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -108,6 +114,7 @@ interface FunctionWiring {
   tables: TableKeys[];
   log: ((line: string) => void) | undefined;
   recordDecisions: boolean;
+  sandboxPreload: string | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -118,7 +125,7 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, recordDecisions, onStarted }: FunctionWiring,
+  { upstream, tables, log, recordDecisions, sandboxPreload, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -151,6 +158,7 @@ async function startFunction(
     functionVersion: '1',
     logGroupName: logGroupOf(properties, resolver, functionName),
     ...(log ? { log } : {}),
+    ...(sandboxPreload ? { sandboxPreload } : {}),
   });
   onStarted(() => host.close());
   return { logicalId, functionName, gate, host };

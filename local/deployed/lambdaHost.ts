@@ -10,7 +10,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface FunctionDefinition {
   functionName: string;
@@ -31,6 +31,11 @@ export interface FunctionDefinition {
   logGroupName: string;
   /** Where each line the function writes goes (default: process.stderr, prefixed). */
   log?: (line: string) => void;
+  /**
+   * A test seam, never set by `npm run start:deployed`: a module each sandbox loads before the
+   * runtime (`node --import <file>`), e.g. to coarsen its clock. Default: none, as on Lambda.
+   */
+  sandboxPreload?: string;
 }
 
 export type InvokeOutcome =
@@ -185,7 +190,8 @@ class FunctionInstance {
   ) {
     this.#definition = definition;
     this.#log = log;
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), RUNTIME_SCRIPT], {
+    const preload = definition.sandboxPreload ? ['--import', pathToFileURL(definition.sandboxPreload).href] : [];
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...preload, RUNTIME_SCRIPT], {
       cwd: definition.assetDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -207,6 +213,11 @@ class FunctionInstance {
     this.#child.on('message', (message: ChildMessage) => {
       if (message.type === 'result') this.#onResult(message);
     });
+  }
+
+  /** The sandbox's process id (undefined when the spawn failed). */
+  get pid(): number | undefined {
+    return this.#child.pid;
   }
 
   invoke(event: unknown): Promise<InvokeOutcome> {
@@ -362,6 +373,14 @@ export class LambdaFunctionHost {
   /** Instances started so far (cold starts). */
   get coldStarts(): number {
     return this.#coldStarts;
+  }
+
+  /**
+   * A test seam: the process ids of the live sandboxes, busy or idle, so a test can kill one from
+   * outside (as an out-of-memory kill or a host failure would) and see the host replace it.
+   */
+  get sandboxPids(): number[] {
+    return [...this.#instances].filter((instance) => instance.alive).flatMap((instance) => (instance.pid === undefined ? [] : [instance.pid]));
   }
 
   async invoke(event: unknown): Promise<InvokeOutcome> {

@@ -40,6 +40,8 @@ export interface FaultProxy {
   fault: Fault | undefined;
   /** Requests the proxy affected so far. */
   injected: number;
+  /** Called with every request's operation and body as it arrives (tests count what the store was asked). */
+  observe: ((operation: string, body: Buffer) => void) | undefined;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     endpoint: '',
     fault: undefined,
     injected: 0,
+    observe: undefined,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -88,7 +91,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const matching = (request: IncomingMessage, body: Buffer): Fault | undefined => {
     const fault = proxy.fault;
     if (!fault || fault.times === 0) return undefined;
-    const operation = String(request.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '';
+    const operation = operationOf(request);
     if (fault.operations && !fault.operations.includes(operation)) return undefined;
     if (fault.bodyIncludes && !body.includes(fault.bodyIncludes)) return undefined;
     if (fault.kind === 'indexPartitionLimit' && (operation !== 'PutItem' || admitted(fault, body, buckets))) return undefined;
@@ -102,6 +105,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
+      proxy.observe?.(operationOf(request), body);
       const fault = matching(request, body);
       if (!fault) return forward(request, body, response);
       const error = errorBodies[fault.kind];
@@ -134,6 +138,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   return proxy;
 }
 
+const operationOf = (request: IncomingMessage): string => String(request.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '';
+
 function answer(response: ServerResponse, status: number, type: string): void {
   const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: `injected ${type}` });
   response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(body) });
@@ -154,6 +160,7 @@ export function useFaultProxy(target: () => string): () => FaultProxy {
     if (!proxy) return;
     proxy.fault = undefined;
     proxy.injected = 0;
+    proxy.observe = undefined;
   });
   return () => {
     if (!proxy) throw new Error('useFaultProxy() has not started yet');

@@ -6,53 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackName } from '../../../infra/stages.ts';
-import { STAGES, type Stage } from '../../../lib/domain/stages.ts';
-import { startDeployedApi, type DeployedApi } from '../../../local/deployed/deployedApi.ts';
+import { STAGES } from '../../../lib/domain/stages.ts';
+import type { DeployedApi } from '../../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
-import { readStack, type CfnTemplate } from '../../../local/deployed/cloudAssembly.ts';
-import { runKeys } from '../../../scripts/keys.ts';
+import { readStack } from '../../../local/deployed/cloudAssembly.ts';
 import { runSmoke } from '../../../scripts/smoke.ts';
-import { startFaultProxy, type FaultProxy } from '../../support/faultProxy.ts';
+import { startStage, type RunningStage } from '../../support/deployedStage.ts';
 import { fetchApi, validatingFetch } from '../../support/http.ts';
-
-/** What `cdk deploy` is given for parameters without a default (production's alarm subscriber). */
-const DEPLOY_PARAMETERS = { AlarmEmail: 'ops@example.com' };
-
-interface RunningStage {
-  api: DeployedApi;
-  proxy: FaultProxy;
-  key: string;
-  logs: string[];
-}
-
-async function startStage(stage: Stage, template?: CfnTemplate): Promise<RunningStage> {
-  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
-  const logs: string[] = [];
-  let proxy: FaultProxy | undefined;
-  const api = await startDeployedApi({
-    stackName: stackName(stage),
-    outdir: DEFAULT_OUTDIR,
-    port: 0,
-    parameters: DEPLOY_PARAMETERS,
-    recordDecisions: true,
-    log: (line) => logs.push(line),
-    storeFront: async (endpoint) => (proxy = await startFaultProxy(endpoint)).endpoint,
-    ...(template ? { template } : {}),
-  });
-  return { api, proxy: proxy!, key: await issueKey(stage, api), logs };
-}
-
-/** `npm run keys -- create`, exactly as an operator runs it after a deploy. */
-async function issueKey(stage: Stage, api: DeployedApi): Promise<string> {
-  const out: string[] = [];
-  const code = await runKeys(
-    ['create', '--stage', stage, '--table', api.controlTableName, '--endpoint', api.storeEndpoint, '--description', 'deployed-runner test'],
-    { out: (line) => out.push(line), err: (line) => out.push(line), env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' } },
-  );
-  const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
-  if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
-  return key;
-}
 
 /**
  * Every gate decision as `<Operation> <action> <table logical id>[/index/<name>] [<leading key kind>]`, e.g.
@@ -80,10 +40,7 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
   beforeAll(async () => {
     running = await startStage(stage);
   }, 240_000);
-  afterAll(async () => {
-    await running?.api.close();
-    await running?.proxy.close();
-  });
+  afterAll(() => running?.close());
 
   it('passes the smoke command, every answer checked against openapi.json', async () => {
     const lines: string[] = [];
@@ -185,12 +142,9 @@ describe('the IAM gate bites', () => {
     )!;
     const policy = (role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[])[0]!.PolicyDocument;
     policy.Statement = policy.Statement.filter((statement) => statement.Sid !== 'CursorSecret');
-    running = await startStage('staging', template);
+    running = await startStage('staging', { template });
   }, 240_000);
-  afterAll(async () => {
-    await running?.api.close();
-    await running?.proxy.close();
-  });
+  afterAll(() => running?.close());
 
   it('denies the call the removed grant covered, and the client gets the documented error, not a pass', async () => {
     const auth = { Authorization: `Bearer ${running.key}` };
