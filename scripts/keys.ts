@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
-import { digestKey } from '../lib/domain/apiKeys.ts';
+import { API_KEY_FORMAT, digestKey } from '../lib/domain/apiKeys.ts';
 import { DEFAULT_KEYS_TTL_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
@@ -30,8 +30,7 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 const KEY_ID = /^[0-9a-f]{12}$/;
-/** `psk_<keyId>_<secret>`; group 1 is the key id. */
-export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+export { API_KEY_FORMAT };
 const MAX_DESCRIPTION = 1024;
 const CREATE_ATTEMPTS = 3;
 

@@ -10,7 +10,8 @@ import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
-import { errorBody } from '../gatewayErrors.ts';
+import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
+import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE, errorBody } from '../gatewayErrors.ts';
 import type { StageSettings, WebAclSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 
@@ -68,6 +69,7 @@ export class Firewall extends Concern {
           contentType: 'APPLICATION_JSON',
           content: JSON.stringify(errorBody('TOO_MANY_REQUESTS', 'Too many requests from this address; retry later.')),
         },
+        ...bearerKeyResponseBodies(),
       },
       rules: [
         {
@@ -93,6 +95,7 @@ export class Firewall extends Concern {
         },
         managedRuleGroup(FIREWALL_RULES.common, 1, COUNTED_COMMON_RULES),
         managedRuleGroup(FIREWALL_RULES.knownBadInputs, 2, []),
+        bearerKeyRule(),
       ],
     });
     new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
@@ -112,6 +115,72 @@ export class Firewall extends Concern {
       ...(label ? { label } : {}),
     });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyless traffic (README "Keyless traffic and per-key limits")
+
+/** The rule refusing any request whose Authorization is not a well-formed bearer key; its metric name too. */
+export const BEARER_KEY_RULE = 'WellFormedBearerKey';
+/** After the rules above, with room for more between. */
+export const BEARER_KEY_RULE_PRIORITY = 10;
+const UNAUTHORIZED_BODY = 'Unauthorized';
+
+/**
+ * What a well-formed `Authorization` looks like after WAF's LOWERCASE transformation: `bearer `, then
+ * a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased). Its shape
+ * only: whether the key is valid is the authorizer's question.
+ */
+export function bearerKeyPattern(): string {
+  const key = API_KEY_FORMAT.source.replace(/^\^|\$$/g, '').replace(/[()]/g, '');
+  return `^bearer +${key.toLowerCase()} *$`;
+}
+
+function bearerKeyResponseBodies(): Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> {
+  return {
+    [UNAUTHORIZED_BODY]: {
+      contentType: 'APPLICATION_JSON',
+      content: JSON.stringify(errorBody('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE)),
+    },
+  };
+}
+
+/**
+ * Blocks, 401 in the Error shape with the bearer challenge, every request but a CORS preflight whose
+ * Authorization header is missing or not `Bearer psk_<id>_<secret>`: such a request reaches neither
+ * the authorizer nor any function, and costs WAF's $0.60 per million only.
+ */
+function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
+  const wellFormed: wafv2.CfnWebACL.StatementProperty = {
+    regexMatchStatement: {
+      fieldToMatch: { singleHeader: { Name: 'authorization' } },
+      regexString: bearerKeyPattern(),
+      textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+    },
+  };
+  const preflight: wafv2.CfnWebACL.StatementProperty = {
+    byteMatchStatement: {
+      fieldToMatch: { method: {} },
+      positionalConstraint: 'EXACTLY',
+      searchString: 'OPTIONS',
+      textTransformations: [{ priority: 0, type: 'NONE' }],
+    },
+  };
+  return {
+    name: BEARER_KEY_RULE,
+    priority: BEARER_KEY_RULE_PRIORITY,
+    statement: { andStatement: { statements: [{ notStatement: { statement: wellFormed } }, { notStatement: { statement: preflight } }] } },
+    action: {
+      block: {
+        customResponse: {
+          responseCode: 401,
+          customResponseBodyKey: UNAUTHORIZED_BODY,
+          responseHeaders: [{ name: 'WWW-Authenticate', value: BEARER_CHALLENGE }],
+        },
+      },
+    },
+    visibilityConfig: visibility(BEARER_KEY_RULE),
+  };
 }
 
 /** Blocks take the group's own actions (403 through WAF_FILTERED), except the rules `counted`. */

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  BEARER_KEY_RULE,
   COMMON_RULE_SET_BODY_LIMIT,
   COUNTED_COMMON_RULES,
   FIREWALL_RULES,
@@ -63,7 +64,8 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
   it('evaluates the rate limit per address first, then the managed common and known-bad-inputs groups', () => {
     const { properties } = webAcl();
     const rules = (properties.Rules as Record<string, any>[]).sort((a, b) => a.Priority - b.Priority);
-    expect(rules.map((rule) => rule.Name)).toEqual([FIREWALL_RULES.rateLimit, FIREWALL_RULES.common, FIREWALL_RULES.knownBadInputs]);
+    // Then the bearer-key rule (test/infra/authorizer.test.ts).
+    expect(rules.map((rule) => rule.Name)).toEqual([FIREWALL_RULES.rateLimit, FIREWALL_RULES.common, FIREWALL_RULES.knownBadInputs, BEARER_KEY_RULE]);
     const [rate, common, badInputs] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({
       Limit: settings.webAcl && settings.webAcl.requestsPerAddressPer5Minutes,
