@@ -343,6 +343,7 @@ export class LambdaFunctionHost {
   readonly #idle: FunctionInstance[] = [];
   readonly #waiting: (() => void)[] = [];
   #coldStarts = 0;
+  #invocations = 0;
   #closed = false;
 
   constructor(definition: FunctionDefinition) {
@@ -364,7 +365,13 @@ export class LambdaFunctionHost {
     return this.#coldStarts;
   }
 
+  /** Invocations asked of this function so far (refused ones included). */
+  get invocations(): number {
+    return this.#invocations;
+  }
+
   async invoke(event: unknown): Promise<InvokeOutcome> {
+    this.#invocations += 1;
     // Lambda refuses a synchronous invocation whose payload is over its limit before any instance sees it.
     const size = Buffer.byteLength(JSON.stringify(event) ?? '');
     if (size > INVOKE_PAYLOAD_LIMIT_BYTES) {
