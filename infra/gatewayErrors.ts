@@ -21,6 +21,8 @@ export interface GatewayError {
 
 export const NOT_FOUND_MESSAGE = 'No resource exists at this path.';
 
+export const QUOTA_RETRY_AFTER_SECONDS = 3600;
+
 /** The challenge of a 401, as lib/http/auth.ts sends it to a request without a key. */
 export const BEARER_CHALLENGE = `Bearer realm="${AUTH_REALM}"`;
 export const MISSING_OR_INVALID_KEY_MESSAGE = 'Missing or invalid API key; send "Authorization: Bearer <API_KEY>".';
@@ -57,6 +59,8 @@ const KEY_AUTHORIZER_ERRORS: readonly GatewayError[] = [
     type: ResponseType.QUOTA_EXCEEDED,
     code: 'TOO_MANY_REQUESTS',
     message: "This API key's daily request quota is used up; it renews at 00:00 UTC.",
+    // A gateway response's headers are fixed: an hour, rather than the time left until midnight.
+    headers: { 'Retry-After': String(QUOTA_RETRY_AFTER_SECONDS) },
   },
 ];
 
