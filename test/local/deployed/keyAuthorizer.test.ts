@@ -41,7 +41,7 @@ const operationInvocations = () => operations().reduce((sum, f) => sum + f.host.
 beforeAll(async () => {
   await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
   api = await startDeployedApi({ stackName: stackName(STAGE), outdir: DEFAULT_OUTDIR, port: 0, log: (line) => logs.push(line) });
-  for (let i = 0; i < 2; i++) keys.push(await issueKey());
+  keys.push(await issueKey());
 }, 240_000);
 afterAll(async () => {
   await api?.close();
@@ -72,7 +72,7 @@ describe('the key authorizer, run as deployed', () => {
   });
 
   it('caches its answer per key: a second request with the same key does not run it again', async () => {
-    const [key, other] = keys as [string, string];
+    const [key] = keys as [string];
     const auth = { Authorization: `Bearer ${key}` };
     const before = authorizer().host.invocations;
     const first = await fetchApi(`${api.url}/pets?limit=1`, { headers: auth });
@@ -82,15 +82,6 @@ describe('the key authorizer, run as deployed', () => {
     expect(second.status).toBe(200);
     expect(authorizer().host.invocations).toBe(before + 1);
 
-    // The added latency of a cache miss, the authorizer already warm: a new key against a known one.
-    const timed = async (authorization: string) => {
-      const started = performance.now();
-      await fetchApi(`${api.url}/pets?limit=1`, { headers: { Authorization: authorization } });
-      return performance.now() - started;
-    };
-    const miss = await timed(`Bearer ${other}`);
-    const hit = await timed(`Bearer ${key}`);
-    console.info(`key authorizer: cache miss ${miss.toFixed(1)} ms, cache hit ${hit.toFixed(1)} ms (warm instances)`);
   });
 
   it("throttles each key in its own bucket, from the template's usage plan, in the Error shape, before any function runs", async () => {
