@@ -84,7 +84,19 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>
  */
 // PAYLOAD_TOO_LARGE: a body over API Gateway's 10 MB, or over Lambda's 6 MB invoke limit (found by
 // npm run start:deployed), never reaches the function, whatever the operation.
-export const GATEWAY_ERRORS: readonly ErrorCode[] = ['FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS', 'BAD_GATEWAY', 'GATEWAY_TIMEOUT'];
+// UNAUTHORIZED, FORBIDDEN, SERVICE_UNAVAILABLE, TOO_MANY_REQUESTS: the key authorizer refuses a missing or
+// invalid key before any function runs (and the production web ACL a malformed one), a key outside the
+// stage's usage plan, or answers 503 when it cannot read the keys; each key has its own throttle and
+// daily quota (README "Keyless traffic and per-key limits").
+export const GATEWAY_ERRORS: readonly ErrorCode[] = [
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'PAYLOAD_TOO_LARGE',
+  'TOO_MANY_REQUESTS',
+  'BAD_GATEWAY',
+  'SERVICE_UNAVAILABLE',
+  'GATEWAY_TIMEOUT',
+];
 
 /** Errors the shared pipeline (lib/http.ts) can answer for every operation. */
 export const PIPELINE_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];

@@ -8,6 +8,7 @@
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/domain/errors.ts';
 import { API_BASE_PATH, type HttpMethod } from '../lib/domain/routes.ts';
+import { AUTH_REALM } from '../lib/http/auth.ts';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
@@ -19,6 +20,49 @@ export interface GatewayError {
 }
 
 export const NOT_FOUND_MESSAGE = 'No resource exists at this path.';
+
+export const QUOTA_RETRY_AFTER_SECONDS = 3600;
+
+/** The challenge of a 401, as lib/http/auth.ts sends it to a request without a key. */
+export const BEARER_CHALLENGE = `Bearer realm="${AUTH_REALM}"`;
+export const MISSING_OR_INVALID_KEY_MESSAGE = 'Missing or invalid API key; send "Authorization: Bearer <API_KEY>".';
+
+/**
+ * The key authorizer's answers and the usage plan's (constructs/authorizer.ts). A gateway response
+ * cannot tell a missing key from a wrong one, so both get one message and the bare challenge.
+ */
+const KEY_AUTHORIZER_ERRORS: readonly GatewayError[] = [
+  {
+    type: ResponseType.UNAUTHORIZED,
+    code: 'UNAUTHORIZED',
+    message: MISSING_OR_INVALID_KEY_MESSAGE,
+    headers: { 'WWW-Authenticate': BEARER_CHALLENGE },
+  },
+  // A Deny from the authorizer (it never denies: a bad key is a 401).
+  { type: ResponseType.ACCESS_DENIED, code: 'FORBIDDEN', message: 'This API key may not call this API.' },
+  // The authorizer failed: it could not read the keys. Not cached; the next request asks again.
+  {
+    type: ResponseType.AUTHORIZER_FAILURE,
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'The pet store is temporarily unavailable; retry later.',
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  },
+  {
+    type: ResponseType.AUTHORIZER_CONFIGURATION_ERROR,
+    code: 'INTERNAL',
+    message: 'An unexpected error occurred in the API gateway.',
+  },
+  // A valid key with no API Gateway API key in the stage's usage plan (issued before the plan, or
+  // `npm run keys` failed half-way): `npm run keys -- revoke` and `create` mend it.
+  { type: ResponseType.INVALID_API_KEY, code: 'FORBIDDEN', message: 'This API key is not enabled for this stage.' },
+  {
+    type: ResponseType.QUOTA_EXCEEDED,
+    code: 'TOO_MANY_REQUESTS',
+    message: "This API key's daily request quota is used up; it renews at 00:00 UTC.",
+    // A gateway response's headers are fixed: an hour, rather than the time left until midnight.
+    headers: { 'Retry-After': String(QUOTA_RETRY_AFTER_SECONDS) },
+  },
+];
 
 export const GATEWAY_ERRORS: readonly GatewayError[] = [
   // A method/path with no API method. The `{proxy+}` mock answers unknown paths first; this
@@ -40,12 +84,7 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
     message: 'Too many requests; retry later.',
     headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   },
-  // Only with usage plans (none today); named so its 429 is never reported as DEFAULT_4XX's 403.
-  {
-    type: ResponseType.QUOTA_EXCEEDED,
-    code: 'TOO_MANY_REQUESTS',
-    message: 'The request quota is used up; retry later.',
-  },
+  ...KEY_AUTHORIZER_ERRORS,
   {
     type: ResponseType.INTEGRATION_FAILURE,
     code: 'BAD_GATEWAY',

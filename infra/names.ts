@@ -19,3 +19,9 @@ export const stackName = (stage: Stage): string => `PetStore-${stage}`;
  * collide with a table retained from an earlier stack), so `npm run keys` reads it from here.
  */
 export const CONTROL_TABLE_OUTPUT = 'ControlTableName';
+
+/** The stack output naming the stage's usage plan, to which `npm run keys` adds each key. */
+export const USAGE_PLAN_OUTPUT = 'UsagePlanId';
+
+/** The name of each key's API Gateway API key (its value is the key's SHA-256 hex digest). */
+export const gatewayKeyName = (stage: Stage, keyId: string): string => `petstore-${stage}-${keyId}`;

@@ -12,13 +12,14 @@ import type { Construct } from 'constructs';
 import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
 import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
 import { logicalIdWithoutConcerns } from './constructs/concern.ts';
+import { KeyAuthorizer, KeyLimits } from './constructs/authorizer.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
 import { Functions } from './constructs/functions.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
-import { CONTROL_TABLE_OUTPUT } from './names.ts';
+import { CONTROL_TABLE_OUTPUT, USAGE_PLAN_OUTPUT } from './names.ts';
 import type { StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
@@ -31,6 +32,8 @@ export class PetStoreStack extends Stack {
   readonly lambdas: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
+  readonly keyAuthorizer: KeyAuthorizer;
+  readonly keyLimits: KeyLimits;
   /** The stage's web ACL, where its settings ask for one. */
   readonly firewall: Firewall | undefined;
   readonly monitoring: Monitoring;
@@ -52,10 +55,17 @@ export class PetStoreStack extends Stack {
       controlTableArn: this.controlTable.tableArn,
     });
     this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.lambdas });
+    this.keyAuthorizer = new KeyAuthorizer(this, 'KeyAuthorizer', {
+      settings,
+      controlTableName: this.controlTable.tableName,
+      controlTableArn: this.controlTable.tableArn,
+    });
     this.restApi = new PetStoreApi(this, 'RestApi', {
       settings,
       targets: (operation) => this.deployment.alias(operation),
+      authorizer: this.keyAuthorizer.authorizer,
     });
+    this.keyLimits = new KeyLimits(this, 'KeyLimits', { settings, api: this.api, stage: this.api.deploymentStage });
     this.firewall = settings.webAcl
       ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
       : undefined;
@@ -104,6 +114,10 @@ export class PetStoreStack extends Stack {
     new CfnOutput(this, CONTROL_TABLE_OUTPUT, {
       description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys reads this output).`,
       value: this.controlTable.tableName,
+    });
+    new CfnOutput(this, USAGE_PLAN_OUTPUT, {
+      description: `The ${stage} usage plan: each API key's throttle and quota (npm run keys adds every key to it).`,
+      value: this.keyLimits.plan.usagePlanId,
     });
     new CfnOutput(this, 'DashboardName', {
       description: `The ${stage} CloudWatch dashboard.`,

@@ -51,7 +51,27 @@ export interface StageSettings {
    * lowering it is a migration (README "The status index").
    */
   readonly statusIndexShards: number;
+  /**
+   * Each API key's own limits (README "Keyless traffic and per-key limits"): an API Gateway usage
+   * plan whose keys the authorizer names (infra/constructs/keyLimits.ts), so one key cannot spend the
+   * stage's whole throttle nor fill the shared inventory. API Gateway applies them best effort.
+   */
+  readonly keyLimits: KeyLimits;
 }
+
+export interface KeyLimits {
+  /** Steady requests per second and burst, per key. */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  /** Requests per key per UTC day. */
+  readonly requestsPerDay: number;
+}
+
+/**
+ * How long API Gateway keeps the authorizer's answer for one Authorization value (0 to 3,600 s):
+ * a key's authorizer runs about once per TTL per stage, and a revoked key's cached Allow lasts as long.
+ */
+export const AUTHORIZER_CACHE_TTL_SECONDS = 300;
 
 /** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
 export interface AlarmThresholds {
@@ -126,6 +146,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     canaryDeploys: false,
     // As production, so that staging runs the same merge.
     statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
+    // Half the stage's throttle: two keys can still use it all; one cannot.
+    keyLimits: { rateLimit: 10, burstLimit: 20, requestsPerDay: 100_000 },
   },
   production: {
     stage: 'production',
@@ -159,6 +181,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     webAcl: { requestsPerAddressPer5Minutes: 6_000 },
     canaryDeploys: true,
     statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
+    // A quarter of the stage's throttle; a day's quota is 50 rps for about 2.8 hours.
+    keyLimits: { rateLimit: 50, burstLimit: 100, requestsPerDay: 500_000 },
   },
 };
 

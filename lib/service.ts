@@ -50,21 +50,37 @@ export interface Service {
 export type Environment = Record<string, string | undefined>;
 
 export function serviceFromEnvironment(env: Environment = process.env): Service {
-  const documents = createDocumentClient({
-    region: env.AWS_REGION,
-    endpoint: env.DYNAMODB_ENDPOINT,
-    attemptTimeoutMs: Number(env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || undefined,
-  });
-  const control = { documents, tableName: env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE };
+  const control = controlTableFromEnvironment(env);
+  const { documents } = control;
   return {
     pets: { documents, tableName: env.TABLE_NAME ?? 'pets', statusIndexShards: statusIndexShardsOf(env) },
     control,
-    keys: env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control),
+    keys: keyStoreOf(env, control),
     now: () => new Date(),
     cursorSecret: env.PETSTORE_CURSOR_SECRET || undefined,
     storeBudgetMs: Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS,
   };
 }
+
+/**
+ * The key store alone, for the authorizer (functions/authorize.ts): the control table's keys (or
+ * PETSTORE_API_KEYS), without the pets table, which the authorizer's role cannot reach.
+ */
+export function keyStoreFromEnvironment(env: Environment = process.env): ApiKeyStore {
+  return keyStoreOf(env, controlTableFromEnvironment(env));
+}
+
+function controlTableFromEnvironment(env: Environment): StoreTable {
+  const documents = createDocumentClient({
+    region: env.AWS_REGION,
+    endpoint: env.DYNAMODB_ENDPOINT,
+    attemptTimeoutMs: Number(env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || undefined,
+  });
+  return { documents, tableName: env.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE };
+}
+
+const keyStoreOf = (env: Environment, control: StoreTable): ApiKeyStore =>
+  env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control);
 
 /** The configured shard count; a value that is not a power of two from 1 to the maximum stops the start. */
 function statusIndexShardsOf(env: Environment): number {

@@ -12,12 +12,17 @@
  * profile, SSO; the region as the CDK CLI resolves it, else us-east-1); `--endpoint` or
  * `AWS_ENDPOINT_URL_DYNAMODB` points it at another DynamoDB endpoint, such as dynalite.
  * Exit codes: 0 done, 1 failed, 2 bad usage.
+ *
+ * Against AWS, `create` and `revoke` also create and delete the key's API Gateway API key (value:
+ * the key's SHA-256 hex digest) in the stage's usage plan (the stack's UsagePlanId output): that is
+ * what gives each key its own throttle and quota (./usagePlanKeys.ts). Offline (`--endpoint`) they
+ * do not: the deployed runner does not model which keys a usage plan holds.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CONTROL_TABLE_OUTPUT, stackName } from '../infra/names.ts';
+import { CONTROL_TABLE_OUTPUT, USAGE_PLAN_OUTPUT, gatewayKeyName, stackName } from '../infra/names.ts';
 import { API_KEY_FORMAT, digestKey } from '../lib/domain/apiKeys.ts';
 import { KEY_REVOCATION_BOUND_MS, keyItem, parseKeyItem, readKeyItems } from '../lib/store/controlTableKeys.ts';
 import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS, RotationUnderWay, rotateCursorSecret } from '../lib/store/cursorSecret.ts';
@@ -25,6 +30,7 @@ import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { controlKeys, controlTable } from '../lib/store/table.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
+import { apiGatewayUsagePlanKeys, type UsagePlanKeys } from './usagePlanKeys.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -86,6 +92,11 @@ export interface KeysIo {
    * When not given, one is made like `client`.
    */
   stacks?: StackOutputsReader;
+  /**
+   * The API Gateway side of create and revoke. When not given, one is made like `client`, unless
+   * the DynamoDB side is not AWS's: `--endpoint` given, or `client` given (without this).
+   */
+  usagePlanKeys?: UsagePlanKeys;
   out: (line: string) => void;
   err: (line: string) => void;
   env?: Record<string, string | undefined>;
@@ -134,18 +145,23 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
     return EXIT_OK;
   }
 
-  const region = io.client && (invocation.table || io.stacks) ? undefined : await awsRegion(env);
+  const offline = endpoint !== undefined || (io.client !== undefined && io.usagePlanKeys === undefined);
+  const usesGateway = (command.name === 'create' || command.name === 'revoke') && !offline;
+  const needsRegion = !io.client || (!invocation.table && !io.stacks) || (usesGateway && !io.usagePlanKeys);
+  const region = needsRegion ? await awsRegion(env) : undefined;
   let client: DynamoDBDocumentClient | undefined;
   try {
-    const table = invocation.table ?? (await controlTableOf(command.stage, io.stacks, region));
+    const outputs = invocation.table && !usesGateway ? {} : await stackOutputsOf(command.stage, io.stacks, region);
+    const table = invocation.table ?? requiredOutput(command.stage, outputs, CONTROL_TABLE_OUTPUT, 'is it still being created?); give --table.');
+    const gateway = usesGateway ? gatewaySide(command.stage, outputs, io, region) : undefined;
     client = io.client ?? createDocumentClient({ region, endpoint });
     switch (command.name) {
       case 'create':
-        return await create(client, { ...command, table }, io);
+        return await create(client, { ...command, table, gateway }, io);
       case 'list':
         return await list(client, { ...command, table }, io);
       case 'revoke':
-        return await revoke(client, { ...command, table }, io);
+        return await revoke(client, { ...command, table, gateway }, io);
       case 'rotate-cursor-secret':
         return await rotate(client, { ...command, table }, io);
       default:
@@ -167,8 +183,25 @@ async function awsRegion(env: Record<string, string | undefined>): Promise<strin
   return fromProfile || 'us-east-1';
 }
 
-/** The stage's control table, from its stack's output: one DescribeStacks. */
-async function controlTableOf(stage: Stage, given: StackOutputsReader | undefined, region: string | undefined): Promise<string> {
+/** Where create and revoke put a key's API Gateway API key: the stage's usage plan. */
+interface GatewaySide {
+  keys: UsagePlanKeys;
+  planId: string;
+}
+
+function gatewaySide(stage: Stage, outputs: Record<string, string>, io: KeysIo, region: string | undefined): GatewaySide {
+  const planId = requiredOutput(stage, outputs, USAGE_PLAN_OUTPUT, 'deploy the stack first: its usage plan gives each key its limits).');
+  return { keys: io.usagePlanKeys ?? apiGatewayUsagePlanKeys({ region: region ?? 'us-east-1' }), planId };
+}
+
+function requiredOutput(stage: Stage, outputs: Record<string, string>, name: string, hint: string): string {
+  const value = outputs[name];
+  if (!value) throw new KeysError(`the stack ${stackName(stage)} has no ${name} output (${hint}`);
+  return value;
+}
+
+/** The stage stack's outputs: one DescribeStacks. */
+async function stackOutputsOf(stage: Stage, given: StackOutputsReader | undefined, region: string | undefined): Promise<Record<string, string>> {
   const name = stackName(stage);
   const stacks = given ?? new CloudFormationClient({ region });
   let output: DescribeStacksCommandOutput;
@@ -185,9 +218,7 @@ async function controlTableOf(stage: Stage, given: StackOutputsReader | undefine
   } finally {
     if (!given) (stacks as CloudFormationClient).destroy();
   }
-  const table = output.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === CONTROL_TABLE_OUTPUT)?.OutputValue;
-  if (!table) throw new KeysError(`the stack ${name} has no ${CONTROL_TABLE_OUTPUT} output (is it still being created?); give --table.`);
-  return table;
+  return Object.fromEntries((output.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
 }
 
 function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): Invocation {
@@ -253,7 +284,11 @@ function parseCommand(argv: readonly string[], env: Record<string, string | unde
 
 type Client = DynamoDBDocumentClient;
 
-async function create(client: Client, { stage, table, description }: { stage: Stage; table: string; description: string | undefined }, io: KeysIo) {
+async function create(
+  client: Client,
+  { stage, table, description, gateway }: { stage: Stage; table: string; description: string | undefined; gateway: GatewaySide | undefined },
+  io: KeysIo,
+) {
   const createdAt = (io.now?.() ?? new Date()).toISOString();
   for (let attempt = 1; ; attempt++) {
     const { keyId, key } = generateApiKey();
@@ -271,6 +306,7 @@ async function create(client: Client, { stage, table, description }: { stage: St
       if (errorName(error) === 'ConditionalCheckFailedException' && attempt < CREATE_ATTEMPTS) continue;
       throw error;
     }
+    await addToUsagePlan(client, { stage, table, keyId, key, description, gateway });
     io.out(`Created API key ${keyId} for ${stage}${description === undefined ? '' : ` (${description})`}.`);
     io.out('');
     io.out(`    ${key}`);
@@ -278,7 +314,29 @@ async function create(client: Client, { stage, table, description }: { stage: St
     io.out('WARNING: copy this key now and hand it over through a secure channel.');
     io.out('It cannot be shown again: only its SHA-256 digest is stored, so it cannot be recovered, only revoked.');
     io.out(`It is accepted ${TAKES_EFFECT}. To revoke it: npm run keys -- revoke ${keyId} --stage ${stage}`);
+    io.out(
+      gateway
+        ? `Its limits: API Gateway API key ${gatewayKeyName(stage, keyId)} (value: the key's SHA-256 digest) in usage plan ${gateway.planId}.`
+        : 'Offline (--endpoint): no API Gateway API key was made; the deployed runner puts every key under the usage plan.',
+    );
     return EXIT_OK;
+  }
+}
+
+/**
+ * The key's API Gateway API key in the stage's usage plan; when that fails the item is deleted again,
+ * since a key outside the plan would only ever be answered 403.
+ */
+async function addToUsagePlan(
+  client: Client,
+  { stage, table, keyId, key, description, gateway }: { stage: Stage; table: string; keyId: string; key: string; description: string | undefined; gateway: GatewaySide | undefined },
+): Promise<void> {
+  if (!gateway) return;
+  try {
+    await gateway.keys.add(gateway.planId, { name: gatewayKeyName(stage, keyId), value: digestKey(key).toString('hex'), description });
+  } catch (error) {
+    await client.send(new DeleteCommand({ TableName: table, Key: { [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId } }));
+    throw new KeysError(`could not add the key to the ${stage} usage plan (${describeError(error)}); nothing was created.`);
   }
 }
 
@@ -309,7 +367,13 @@ async function list(client: Client, { stage, table }: { stage: Stage; table: str
   return EXIT_OK;
 }
 
-async function revoke(client: Client, { stage, table, keyId }: { stage: Stage; table: string; keyId: string }, io: KeysIo) {
+async function revoke(
+  client: Client,
+  { stage, table, keyId, gateway }: { stage: Stage; table: string; keyId: string; gateway: GatewaySide | undefined },
+  io: KeysIo,
+) {
+  // The API Gateway key first: without it the gateway refuses the key (403) at once, cache or not.
+  const removed = gateway ? await gateway.keys.remove(gatewayKeyName(stage, keyId)) : 0;
   try {
     await client.send(
       new DeleteCommand({
@@ -321,6 +385,10 @@ async function revoke(client: Client, { stage, table, keyId }: { stage: Stage; t
     );
   } catch (error) {
     if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+    if (removed > 0) {
+      io.out(`Revoked API key ${keyId} for ${stage}: its API Gateway API key is deleted (its control-table item was already gone).`);
+      return EXIT_OK;
+    }
     io.err(`keys revoke: there is no key ${keyId} for ${stage} (in ${table}); nothing was revoked.`);
     io.err(`Run "npm run keys -- list --stage ${stage}" to see the keys.`);
     return EXIT_FAILED;

@@ -19,6 +19,8 @@ import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
 import { errorBody } from '../gatewayErrors.ts';
+import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
+import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
 import type { StageSettings, WebAclSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 
@@ -101,12 +103,15 @@ export class Firewall extends Concern {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.webAclName),
-      customResponseBodies: Object.fromEntries(
-        Object.entries(FIREWALL_REFUSALS).map(([key, { code, message }]) => [
-          key,
-          { contentType: 'APPLICATION_JSON', content: JSON.stringify(errorBody(code, message)) },
-        ]),
-      ),
+      customResponseBodies: {
+        ...Object.fromEntries(
+          Object.entries(FIREWALL_REFUSALS).map(([key, { code, message }]) => [
+            key,
+            { contentType: 'APPLICATION_JSON', content: JSON.stringify(errorBody(code, message)) },
+          ]),
+        ),
+        ...bearerKeyResponseBodies(),
+      },
       associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } },
       rules: [
         {
@@ -134,6 +139,7 @@ export class Firewall extends Concern {
         bodyRule(FIREWALL_RULES.bodyTooLarge, 2, 'POST', MAX_BODY_BYTES, 'PayloadTooLarge'),
         managedRuleGroup(FIREWALL_RULES.common, 3, COUNTED_COMMON_RULES),
         managedRuleGroup(FIREWALL_RULES.knownBadInputs, 4, []),
+        bearerKeyRule(),
       ],
     });
     new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
@@ -222,6 +228,72 @@ function bodyRule(name: string, priority: number, method: string, maxBytes: numb
     },
     action: { block: { customResponse: refusal(answer) } },
     visibilityConfig: visibility(name),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyless traffic (README "Keyless traffic and per-key limits")
+
+/** The rule refusing any request whose Authorization is not a well-formed bearer key; its metric name too. */
+export const BEARER_KEY_RULE = 'WellFormedBearerKey';
+/** After the rules above, with room for more between. */
+export const BEARER_KEY_RULE_PRIORITY = 10;
+const UNAUTHORIZED_BODY = 'Unauthorized';
+
+/**
+ * What a well-formed `Authorization` looks like after WAF's LOWERCASE transformation: `bearer `, then
+ * a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased). Its shape
+ * only: whether the key is valid is the authorizer's question.
+ */
+export function bearerKeyPattern(): string {
+  const key = API_KEY_FORMAT.source.replace(/^\^|\$$/g, '').replace(/[()]/g, '');
+  return `^bearer +${key.toLowerCase()} *$`;
+}
+
+function bearerKeyResponseBodies(): Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> {
+  return {
+    [UNAUTHORIZED_BODY]: {
+      contentType: 'APPLICATION_JSON',
+      content: JSON.stringify(errorBody('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE)),
+    },
+  };
+}
+
+/**
+ * Blocks, 401 in the Error shape with the bearer challenge, every request but a CORS preflight whose
+ * Authorization header is missing or not `Bearer psk_<id>_<secret>`: such a request reaches neither
+ * the authorizer nor any function, and costs WAF's $0.60 per million only.
+ */
+function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
+  const wellFormed: wafv2.CfnWebACL.StatementProperty = {
+    regexMatchStatement: {
+      fieldToMatch: { singleHeader: { Name: 'authorization' } },
+      regexString: bearerKeyPattern(),
+      textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+    },
+  };
+  const preflight: wafv2.CfnWebACL.StatementProperty = {
+    byteMatchStatement: {
+      fieldToMatch: { method: {} },
+      positionalConstraint: 'EXACTLY',
+      searchString: 'OPTIONS',
+      textTransformations: [{ priority: 0, type: 'NONE' }],
+    },
+  };
+  return {
+    name: BEARER_KEY_RULE,
+    priority: BEARER_KEY_RULE_PRIORITY,
+    statement: { andStatement: { statements: [{ notStatement: { statement: wellFormed } }, { notStatement: { statement: preflight } }] } },
+    action: {
+      block: {
+        customResponse: {
+          responseCode: 401,
+          customResponseBodyKey: UNAUTHORIZED_BODY,
+          responseHeaders: [{ name: 'WWW-Authenticate', value: BEARER_CHALLENGE }],
+        },
+      },
+    },
+    visibilityConfig: visibility(BEARER_KEY_RULE),
   };
 }
 

@@ -51,17 +51,51 @@ export class Functions extends Concern {
 
 function routeFunction(scope: Construct, route: Route, props: FunctionsProps): RouteFunction {
   const { settings } = props;
-  const { stage, functionMemoryMiB, functionTimeout, logRetention } = settings;
   const name = pascal(route.operation);
-  const logGroup = new logs.LogGroup(scope, `${name}Logs`, {
-    retention: logRetention,
-    removalPolicy: removalPolicyFor(settings),
-  });
+  const logGroup = stageLogGroup(scope, `${name}Logs`, settings);
   const statements = functionStatements(route, { tableArn: props.tableArn, controlTableArn: props.controlTableArn, logGroup });
+  const fn = stageFunction(scope, name, settings, {
+    entry: route.entry,
+    description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${settings.stage})`,
+    roleDescription: `Runs ${route.operation} (${settings.stage}): only what its route needs.`,
+    policyName: route.operation,
+    statements,
+    logGroup,
+    environment: {
+      TABLE_NAME: props.tableName,
+      CONTROL_TABLE_NAME: props.controlTableName,
+      [STATUS_INDEX_SHARDS_VARIABLE]: String(settings.statusIndexShards),
+      ...corsEnvironment(settings.corsAllowedOrigins),
+    },
+  });
+  return { route, fn, logGroup };
+}
+
+export function stageLogGroup(scope: Construct, id: string, settings: StageSettings): logs.LogGroup {
+  return new logs.LogGroup(scope, id, { retention: settings.logRetention, removalPolicy: removalPolicyFor(settings) });
+}
+
+/** What tells one of the stage's functions from another. */
+export interface StageFunctionProps {
+  /** Relative to the repository root, e.g. `functions/getPet.ts`. */
+  readonly entry: string;
+  readonly description: string;
+  readonly roleDescription: string;
+  readonly policyName: string;
+  readonly statements: iam.PolicyStatement[];
+  readonly logGroup: logs.ILogGroup;
+  readonly environment: Record<string, string>;
+}
+
+/**
+ * One function of the stage, bundled as every function is (../bundling.ts), with its own role holding
+ * exactly `statements` (and X-Ray's write-only managed policy), its log group, and active tracing.
+ */
+export function stageFunction(scope: Construct, name: string, settings: StageSettings, props: StageFunctionProps): NodejsFunction {
   const role = new iam.Role(scope, `${name}Role`, {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description: `Runs ${route.operation} (${stage}): only what its route needs.`,
-    inlinePolicies: { [route.operation]: new iam.PolicyDocument({ statements }) },
+    description: props.roleDescription,
+    inlinePolicies: { [props.policyName]: new iam.PolicyDocument({ statements: props.statements }) },
     // X-Ray's write actions take no resource-level permissions (Resource must be "*"), so they come
     // from AWS's write-only policy rather than from a "*" in our own policy.
     managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AWSXRayDaemonWriteAccess')],
@@ -74,26 +108,21 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
       'exactly that. Every other permission is an inline statement scoped to one resource.',
   });
 
-  const environment: Record<string, string> = {
-    TABLE_NAME: props.tableName,
-    CONTROL_TABLE_NAME: props.controlTableName,
-    [STATUS_INDEX_SHARDS_VARIABLE]: String(settings.statusIndexShards),
-    ...corsEnvironment(settings.corsAllowedOrigins),
-  };
+  const environment: Record<string, string> = { ...props.environment };
   if (FUNCTION_NODE_OPTIONS) environment.NODE_OPTIONS = FUNCTION_NODE_OPTIONS;
 
   const fn = new NodejsFunction(scope, `${name}Function`, {
-    description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${stage})`,
-    entry: join(PROJECT_ROOT, route.entry),
+    description: props.description,
+    entry: join(PROJECT_ROOT, props.entry),
     handler: HANDLER_EXPORT,
     projectRoot: PROJECT_ROOT,
     depsLockFilePath: DEPS_LOCK_FILE,
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
-    memorySize: functionMemoryMiB,
-    timeout: functionTimeout,
+    memorySize: settings.functionMemoryMiB,
+    timeout: settings.functionTimeout,
     role,
-    logGroup,
+    logGroup: props.logGroup,
     environment,
     bundling: lambdaBundling(),
   });
@@ -107,5 +136,5 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
       'is part of the deployment contract; moving to a newer Node runtime is a deliberate change (new esbuild ' +
       'target, re-test), not one to make because a newer runtime exists.',
   });
-  return { route, fn, logGroup };
+  return fn;
 }

@@ -20,12 +20,7 @@ export function functionStatements(route: Route, resources: FunctionResources): 
   return [
     ...tableStatements(route, resources.tableArn, statusIndexArn),
     ...controlTableStatements(route, resources.controlTableArn),
-    new iam.PolicyStatement({
-      sid: 'WriteLogs',
-      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      // The log group's ARN attribute ends in ":*", which covers its log streams.
-      resources: [resources.logGroup.logGroupArn],
-    }),
+    writeLogsStatement(resources.logGroup),
   ];
 }
 
@@ -38,14 +33,7 @@ const onlyPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamod
  * can reach another kind of record through these grants.
  */
 export function controlTableStatements(route: Route, controlTableArn: string): iam.PolicyStatement[] {
-  const statements = [
-    new iam.PolicyStatement({
-      sid: 'ReadApiKeys',
-      actions: ['dynamodb:Query'],
-      resources: [controlTableArn],
-      conditions: onlyPartition(controlKeys.apiKeys),
-    }),
-  ];
+  const statements = [readApiKeysStatement(controlTableArn)];
   if (route.usesCursorSecret) {
     statements.push(
       new iam.PolicyStatement({
@@ -69,6 +57,28 @@ export function controlTableStatements(route: Route, controlTableArn: string): i
   }
   return statements;
 }
+
+/** Query the API keys' partition, and nothing else of the control table. */
+const readApiKeysStatement = (controlTableArn: string): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    sid: 'ReadApiKeys',
+    actions: ['dynamodb:Query'],
+    resources: [controlTableArn],
+    conditions: onlyPartition(controlKeys.apiKeys),
+  });
+
+/** The authorizer's whole grant: read the API keys, write its logs. No pets table. */
+export function authorizerStatements(resources: Omit<FunctionResources, 'tableArn'>): iam.PolicyStatement[] {
+  return [readApiKeysStatement(resources.controlTableArn), writeLogsStatement(resources.logGroup)];
+}
+
+const writeLogsStatement = (logGroup: logs.ILogGroup): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    sid: 'WriteLogs',
+    actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    // The log group's ARN attribute ends in ":*", which covers its log streams.
+    resources: [logGroup.logGroupArn],
+  });
 
 /**
  * The table statements for a route. Each action in `tableAccess` is granted on the table, except

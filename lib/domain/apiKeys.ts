@@ -22,7 +22,11 @@ export interface KeyDigest {
   digest: Buffer;
 }
 
-/** `psk_<keyId>_<secret>`, as `npm run keys -- create` issues keys; group 1 is the key id. */
+/**
+ * A key as `npm run keys` issues it: `psk_<keyId>_<secret>`, the id 12 hex characters, the secret
+ * 32 random bytes in base64url (43 characters). Group 1 is the id. The production web ACL refuses
+ * any Authorization that is not `Bearer ` and this (infra/constructs/firewall.ts).
+ */
 export const API_KEY_FORMAT = /^psk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();

@@ -325,6 +325,11 @@ export class TemplateResolver {
         const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
         return { ref: id, attributes: { DeploymentId: id } };
       }
+      case 'AWS::ApiGateway::Authorizer':
+      case 'AWS::ApiGateway::UsagePlan': {
+        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
+        return { ref: id, attributes: { AuthorizerId: id, Id: id } };
+      }
       case 'AWS::ApiGateway::Stage':
         return { ref: () => this.resolveString(props.StageName), attributes: {} };
       case 'AWS::SNS::Topic': {

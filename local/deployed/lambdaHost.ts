@@ -354,6 +354,7 @@ export class LambdaFunctionHost {
   readonly #idle: FunctionInstance[] = [];
   readonly #waiting: (() => void)[] = [];
   #coldStarts = 0;
+  #invocations = 0;
   #closed = false;
 
   constructor(definition: FunctionDefinition) {
@@ -383,7 +384,13 @@ export class LambdaFunctionHost {
     return [...this.#instances].filter((instance) => instance.alive).flatMap((instance) => (instance.pid === undefined ? [] : [instance.pid]));
   }
 
+  /** Invocations asked of this function so far (refused ones included). */
+  get invocations(): number {
+    return this.#invocations;
+  }
+
   async invoke(event: unknown): Promise<InvokeOutcome> {
+    this.#invocations += 1;
     // Lambda refuses a synchronous invocation whose payload is over its limit before any instance sees it.
     const size = Buffer.byteLength(JSON.stringify(event) ?? '');
     if (size > INVOKE_PAYLOAD_LIMIT_BYTES) {

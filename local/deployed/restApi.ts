@@ -14,6 +14,18 @@ import { readRequestBody } from '../requestBody.ts';
 import { targetUrl } from '../requestTarget.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
+import {
+  Authorizers,
+  TokenBucket,
+  arnLike,
+  UsagePlanLimits,
+  isRefusal,
+  readAuthorizerTtl,
+  type Authorization,
+  type AuthorizerDefinition,
+  type Refusal,
+  type UsagePlanDefinition,
+} from './authorizers.ts';
 import type { InvokeOutcome } from './lambdaHost.ts';
 import { renderTemplate, valueAt, type TemplateInput } from './velocity.ts';
 
@@ -47,7 +59,7 @@ const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 const ACCOUNT_THROTTLING = { rateLimit: 10_000, burstLimit: 5_000 };
 
 export async function startRestApiEmulator(options: RestApiEmulatorOptions): Promise<RestApiEmulator> {
-  const api = readRestApi(options.template, options.resolver, options.env);
+  const api = withAccessControl(readRestApi(options.template, options.resolver, options.env), options);
   const throttles = new Throttles(api.methodSettings);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let domainName = '';
@@ -114,6 +126,9 @@ interface ApiMethod {
   httpMethod: string;
   resource: ApiResource;
   integration: Integration;
+  /** The method's CUSTOM authorizer (its id), if any, and whether it needs an API key (a usage plan's). */
+  authorizerId?: string | undefined;
+  apiKeyRequired: boolean;
 }
 
 type Integration =
@@ -159,6 +174,13 @@ interface RestApi {
   permissions: LambdaPermission[];
   methodSettings: MethodSetting[];
   env: DeployedEnvironment;
+  authorizers: Map<string, AuthorizerDefinition>;
+  /** HEADER (`x-api-key`) or AUTHORIZER (the authorizer's usageIdentifierKey). */
+  apiKeySource: string;
+  /** The usage plan that covers this API's stage, if any. */
+  usagePlan: UsagePlanDefinition | undefined;
+  /** Set by `withAccessControl`. */
+  access?: { authorizers: Authorizers; limits: UsagePlanLimits };
 }
 
 function readRestApi(template: CfnTemplate, resolver: RestApiEmulatorOptions['resolver'], env: DeployedEnvironment): RestApi {
@@ -209,12 +231,30 @@ function readRestApi(template: CfnTemplate, resolver: RestApiEmulatorOptions['re
       burstLimit: optionalNumber(setting.ThrottlingBurstLimit),
     })),
     env,
+    authorizers: readAuthorizers(ofApi('AWS::ApiGateway::Authorizer'), resolver, field),
+    apiKeySource: String(field(apiResource, 'ApiKeySourceType') ?? 'HEADER'),
+    usagePlan: readUsagePlan(ofType('AWS::ApiGateway::UsagePlan'), apiId, String(field(stage, 'StageName')), resolver, field),
   };
   for (const [logicalId, method] of ofApi('AWS::ApiGateway::Method')) {
     const resource = resources.get(String(field(method, 'ResourceId')));
     if (!resource) throw new RestApiTemplateError(`The method ${logicalId} names a resource that is not in the REST API.`);
     const httpMethod = String(field(method, 'HttpMethod')).toUpperCase();
-    resource.methods.set(httpMethod, { logicalId, httpMethod, resource, integration: readIntegration(logicalId, field(method, 'Integration')) });
+    const authorizationType = String(field(method, 'AuthorizationType') ?? 'NONE');
+    if (!['NONE', 'CUSTOM'].includes(authorizationType)) {
+      throw new RestApiTemplateError(`The method ${logicalId} uses ${authorizationType} authorization, which the emulator does not serve.`);
+    }
+    const authorizerId = authorizationType === 'CUSTOM' ? String(field(method, 'AuthorizerId')) : undefined;
+    if (authorizerId !== undefined && !api.authorizers.has(authorizerId)) {
+      throw new RestApiTemplateError(`The method ${logicalId} names an authorizer that is not in the REST API.`);
+    }
+    resource.methods.set(httpMethod, {
+      logicalId,
+      httpMethod,
+      resource,
+      integration: readIntegration(logicalId, field(method, 'Integration')),
+      authorizerId,
+      apiKeyRequired: field(method, 'ApiKeyRequired') === true || field(method, 'ApiKeyRequired') === 'true',
+    });
   }
   return api;
 }
@@ -251,6 +291,65 @@ function readResources(
     byId.set(id, node);
   }
   return byId;
+}
+
+type Field = (resource: { Properties?: Record<string, unknown> }, name: string) => unknown;
+
+function readAuthorizers(
+  entries: [string, CfnTemplate['Resources'][string]][],
+  resolver: RestApiEmulatorOptions['resolver'],
+  field: Field,
+): Map<string, AuthorizerDefinition> {
+  const authorizers = new Map<string, AuthorizerDefinition>();
+  for (const [logicalId, resource] of entries) {
+    const uri = String(field(resource, 'AuthorizerUri'));
+    const functionArn = LAMBDA_INVOCATION_URI.exec(uri)?.[1];
+    if (!functionArn) throw new RestApiTemplateError(`The authorizer ${logicalId} calls ${uri}, which is not a Lambda function.`);
+    const id = resolver.ref(logicalId);
+    authorizers.set(id, {
+      id,
+      logicalId,
+      type: String(field(resource, 'Type')),
+      functionArn,
+      identitySources: String(field(resource, 'IdentitySource') ?? '').split(',').map((source) => source.trim()).filter(Boolean),
+      ttlSeconds: readAuthorizerTtl(field(resource, 'AuthorizerResultTtlInSeconds')),
+    });
+  }
+  return authorizers;
+}
+
+/** The usage plan whose ApiStages name this API's stage (API Gateway allows a key one plan per stage). */
+function readUsagePlan(
+  entries: [string, CfnTemplate['Resources'][string]][],
+  apiId: string,
+  stageName: string,
+  resolver: RestApiEmulatorOptions['resolver'],
+  field: Field,
+): UsagePlanDefinition | undefined {
+  const covers = (resource: CfnTemplate['Resources'][string]) =>
+    ((field(resource, 'ApiStages') as Record<string, unknown>[] | undefined) ?? []).some(
+      (apiStage) => resolver.resolve(apiStage.ApiId) === apiId && resolver.resolve(apiStage.Stage) === stageName,
+    );
+  const found = entries.find(([, resource]) => covers(resource));
+  if (!found) return undefined;
+  const [logicalId, plan] = found;
+  const throttle = (field(plan, 'Throttle') ?? {}) as Record<string, unknown>;
+  const quota = field(plan, 'Quota') as Record<string, unknown> | undefined;
+  return {
+    logicalId,
+    rateLimit: optionalNumber(throttle.RateLimit),
+    burstLimit: optionalNumber(throttle.BurstLimit),
+    quota: quota ? { limit: Number(quota.Limit), period: String(quota.Period) } : undefined,
+  };
+}
+
+function withAccessControl(api: RestApi, options: RestApiEmulatorOptions): RestApi {
+  const authorizerArn = (authorizer: AuthorizerDefinition) =>
+    `arn:${api.env.partition}:execute-api:${api.env.region}:${api.env.accountId}:${api.apiId}/authorizers/${authorizer.id}`;
+  const authorizers = new Authorizers(options.invoke, (authorizer) =>
+    permits(api.permissions, authorizer.functionArn, authorizerArn(authorizer), api.env.accountId),
+  );
+  return { ...api, access: { authorizers, limits: new UsagePlanLimits(api.usagePlan) } };
 }
 
 const LAMBDA_INVOCATION_URI = /^arn:[^:]+:apigateway:[^:]+:lambda:path\/2015-03-31\/functions\/(.+)\/invocations$/;
@@ -301,6 +400,8 @@ interface Exchange {
   sourceIp: string;
   domainName: string;
   apiMethod?: ApiMethod;
+  /** What the method's authorizer allowed with. */
+  authorization?: Authorization;
   pathParameters: Record<string, string>;
   body: Buffer;
 }
@@ -365,6 +466,12 @@ async function answer(
     request.resume();
     return gatewayResponse('THROTTLED', 'Too Many Requests', exchange, api);
   }
+  const refusal = await accessRefusal(exchange, api, apiMethod);
+  if (refusal) {
+    request.resume();
+    if (refusal.log) log(`(${exchange.requestId}) ${refusal.log}`);
+    return gatewayResponse(refusal.type, refusal.message, exchange, api);
+  }
   const body = await readRequestBody(request);
   if (!body) return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api);
   exchange.body = body;
@@ -372,6 +479,44 @@ async function answer(
   return integration.type === 'MOCK'
     ? mockAnswer(integration, exchange, api, log)
     : proxyAnswer(integration, exchange, api, options, log);
+}
+
+/**
+ * The method's authorizer, then its API key's usage plan: undefined when the request may go on to
+ * the integration (with `exchange.authorization` set), the refusal otherwise.
+ */
+async function accessRefusal(exchange: Exchange, api: RestApi, method: ApiMethod): Promise<Refusal | undefined> {
+  const access = api.access as NonNullable<RestApi['access']>;
+  if (method.authorizerId !== undefined) {
+    const authorizer = api.authorizers.get(method.authorizerId) as AuthorizerDefinition;
+    const outcome = await access.authorizers.authorize(authorizer, {
+      methodArn: `arn:${api.env.partition}:execute-api:${api.env.region}:${api.env.accountId}:${api.apiId}/${api.stageName}/${exchange.method}${exchange.path}`,
+      header: (name) => requestHeader(exchange, name),
+      query: (name) => exchange.query.getAll(name).at(-1),
+      event: () => authorizerEvent(exchange, api, method),
+    });
+    if (isRefusal(outcome)) return outcome;
+    exchange.authorization = outcome;
+  }
+  if (!method.apiKeyRequired) return undefined;
+  const apiKey = api.apiKeySource === 'AUTHORIZER' ? exchange.authorization?.usageIdentifierKey : requestHeader(exchange, 'x-api-key');
+  return access.limits.take(apiKey);
+}
+
+/** A REQUEST authorizer's event (REST API): the request as the proxy event has it, and the method's ARN. */
+function authorizerEvent(exchange: Exchange, api: RestApi, method: ApiMethod): Record<string, unknown> {
+  const { partition, region, accountId } = api.env;
+  return {
+    type: 'REQUEST',
+    methodArn: `arn:${partition}:execute-api:${region}:${accountId}:${api.apiId}/${api.stageName}/${exchange.method}${exchange.path}`,
+    resource: method.resource.path,
+    path: exchange.path,
+    httpMethod: exchange.method,
+    ...headersAndQuery(exchange.rawHeaders, exchange.query),
+    pathParameters: exchange.pathParameters,
+    stageVariables: api.stageVariables ?? {},
+    requestContext: contextVariables(exchange, api),
+  };
 }
 
 function findResource(
@@ -467,14 +612,9 @@ function qualifiedName(functionName: string): string {
   return /^arn:[^:]+:lambda:[^:]+:\d+:function:(.+)$/.exec(functionName)?.[1] ?? functionName;
 }
 
-/** IAM's ArnLike: `*` any run of characters, `?` one. */
-function arnLike(pattern: string, arn: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, 's').test(arn);
-}
 
 type RestProxyEvent = Omit<APIGatewayProxyEvent, 'requestContext'> & {
-  requestContext: Omit<APIGatewayProxyEvent['requestContext'], 'authorizer'>;
+  requestContext: Omit<APIGatewayProxyEvent['requestContext'], 'authorizer'> & { authorizer?: Record<string, unknown> };
 };
 
 function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
@@ -492,7 +632,13 @@ function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
     ...headersAndQuery(exchange.rawHeaders, exchange.query),
     pathParameters: Object.keys(exchange.pathParameters).length ? exchange.pathParameters : null,
     stageVariables: api.stageVariables,
-    requestContext: contextVariables(exchange, api) as unknown as RestProxyEvent['requestContext'],
+    requestContext: {
+      ...(contextVariables(exchange, api) as unknown as RestProxyEvent['requestContext']),
+      // A Lambda authorizer's principalId and context, as a REST API hands them to the integration.
+      ...(exchange.authorization
+        ? { authorizer: { principalId: exchange.authorization.principalId, ...exchange.authorization.context } }
+        : {}),
+    },
     body,
     isBase64Encoded,
   };
@@ -643,6 +789,7 @@ function selectIntegrationResponse(responses: IntegrationResponse[], status: str
 // Gateway responses
 
 type ResponseType =
+  | Refusal['type']
   | 'MISSING_AUTHENTICATION_TOKEN'
   | 'THROTTLED'
   | 'REQUEST_TOO_LARGE'
@@ -654,6 +801,12 @@ type ResponseType =
 
 /** API Gateway's own status for each type, when the template does not set one. */
 const DEFAULT_STATUS: Record<ResponseType, number> = {
+  UNAUTHORIZED: 401,
+  ACCESS_DENIED: 403,
+  AUTHORIZER_FAILURE: 500,
+  AUTHORIZER_CONFIGURATION_ERROR: 500,
+  INVALID_API_KEY: 403,
+  QUOTA_EXCEEDED: 429,
   MISSING_AUTHENTICATION_TOKEN: 403,
   THROTTLED: 429,
   REQUEST_TOO_LARGE: 413,
@@ -666,6 +819,9 @@ const DEFAULT_STATUS: Record<ResponseType, number> = {
 
 /** The `x-amzn-ErrorType` API Gateway sends with the answers it makes itself. */
 const ERROR_TYPES: Partial<Record<ResponseType, string>> = {
+  UNAUTHORIZED: 'UnauthorizedException',
+  ACCESS_DENIED: 'AccessDeniedException',
+  QUOTA_EXCEEDED: 'LimitExceededException',
   MISSING_AUTHENTICATION_TOKEN: 'MissingAuthenticationTokenException',
   THROTTLED: 'TooManyRequestsException',
   INTEGRATION_FAILURE: 'InternalServerErrorException',
@@ -773,26 +929,6 @@ function selectTemplate(templates: Record<string, string>, accept: string | unde
 
 // ---------------------------------------------------------------------------------------------
 // Throttling
-
-class TokenBucket {
-  #tokens: number;
-  #updated = performance.now();
-  constructor(
-    readonly rate: number,
-    readonly burst: number,
-  ) {
-    this.#tokens = burst;
-  }
-
-  take(): boolean {
-    const now = performance.now();
-    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#updated) / 1000) * this.rate);
-    this.#updated = now;
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
-    return true;
-  }
-}
 
 /**
  * The stage's method throttling: each method has its own bucket, with the limits of its own

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BODY_INSPECTION_LIMIT,
+  BEARER_KEY_RULE,
   COMMON_RULE_SET_BODY_LIMIT,
   COUNTED_COMMON_RULES,
   FIREWALL_RULES,
@@ -65,12 +66,14 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
   it('evaluates the rate limit per address first, then the body limits, then the managed common and known-bad-inputs groups', () => {
     const { properties } = webAcl();
     const rules = (properties.Rules as Record<string, any>[]).sort((a, b) => a.Priority - b.Priority);
+    // Then the bearer-key rule (test/infra/authorizer.test.ts).
     expect(rules.map((rule) => rule.Name)).toEqual([
       FIREWALL_RULES.rateLimit,
       FIREWALL_RULES.bodyOnGet,
       FIREWALL_RULES.bodyTooLarge,
       FIREWALL_RULES.common,
       FIREWALL_RULES.knownBadInputs,
+      BEARER_KEY_RULE,
     ]);
     const [rate, , , common, badInputs] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({

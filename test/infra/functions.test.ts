@@ -13,8 +13,8 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
   const production = stage === 'production';
 
   describe('functions', () => {
-    it('has one function per route, and nothing else', () => {
-      of(stage).template.resourceCountIs('AWS::Lambda::Function', routes.length);
+    it('has one function per route and the key authorizer (test/infra/authorizer.test.ts), and nothing else', () => {
+      of(stage).template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
       expect([...of(stage).stack.functions.keys()]).toEqual(routes.map((r) => r.operation));
     });
 

@@ -125,9 +125,10 @@ describe('the README deploy runbook', () => {
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
+      'AWS::Logs::LogGroup',
     ]);
     expect(teardown).toContain('both tables');
-    expect(teardown).toContain('the four log groups');
+    expect(teardown).toContain('the five log groups');
     expect(teardown).toContain('the CloudWatch Logs role and the account setting that names it');
     // Staging keeps only the account-wide role and setting.
     expect(retained('staging').sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::IAM::Role']);

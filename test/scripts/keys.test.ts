@@ -18,6 +18,7 @@ import { ensureControlTable } from '../../local/store.ts';
 import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, TAKES_EFFECT, USAGE, describeDuration, generateApiKey, runKeys, type StackOutputsReader } from '../../scripts/keys.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { readFileSync } from 'node:fs';
+import type { UsagePlanKeys } from '../../scripts/usagePlanKeys.ts';
 import { useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -49,6 +50,7 @@ function deployedStack(name: string): DescribeStacksCommandOutput {
         Outputs: [
           { OutputKey: 'ApiUrl', OutputValue: 'https://abc123.execute-api.us-east-1.amazonaws.com/v1/' },
           { OutputKey: 'ControlTableName', OutputValue: table },
+          { OutputKey: 'UsagePlanId', OutputValue: `plan-${name}` },
         ],
       },
     ],
@@ -62,6 +64,17 @@ const stacks: StackOutputsReader = {
     described.push(name);
     return stackAnswer(name);
   },
+};
+
+/** The API Gateway side, stubbed: the API keys it holds by name (value, plan), and a fault for add. */
+let gatewayKeys = new Map<string, { value: string; planId: string }>();
+let gatewayFault: Error | undefined;
+const usagePlanKeys: UsagePlanKeys = {
+  add: async (planId, { name, value }) => {
+    if (gatewayFault) throw gatewayFault;
+    gatewayKeys.set(name, { value, planId });
+  },
+  remove: async (name) => (gatewayKeys.delete(name) ? 1 : 0),
 };
 
 beforeAll(async () => {
@@ -83,6 +96,8 @@ beforeEach(async () => {
   fault = undefined;
   described = [];
   stackAnswer = deployedStack;
+  gatewayKeys = new Map();
+  gatewayFault = undefined;
   for (const table of [STAGING, PRODUCTION]) {
     const { Items = [] } = await documents.send(new ScanCommand({ TableName: table }));
     for (const { pk, sk } of Items) await documents.send(new DeleteCommand({ TableName: table, Key: { pk, sk } }));
@@ -100,7 +115,7 @@ interface Run {
 async function keys(...argv: string[]): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runKeys(argv, { client, stacks, out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
+  const code = await runKeys(argv, { client, stacks, usagePlanKeys, out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -272,7 +287,9 @@ describe('keys create, list, revoke', () => {
     expect(code).toBe(EXIT_OK);
     expect(out.join('\n')).toContain(keyId);
     expect((await keys('revoke', keyId, '--stage', 'staging', '--table', other)).code).toBe(EXIT_OK);
-    expect(described).toEqual([]);
+    // list never asks the stack; create and revoke ask it for the usage plan only (the table is given).
+    expect(described).toEqual(['PetStore-staging', 'PetStore-staging']);
+    described = [];
 
     const { keyId: fromOutput } = await createKey('production');
     expect(described).toEqual(['PetStore-production']);
@@ -515,5 +532,59 @@ describe('keys as a command (npm run keys)', () => {
     } finally {
       CONTROL_TABLES['PetStore-staging'] = STAGING;
     }
+  });
+});
+
+describe("each key's API Gateway API key in the stage's usage plan (README \"Keyless traffic and per-key limits\")", () => {
+  it("creates it with the key's digest as value, in the plan the stack outputs, and deletes it on revoke", async () => {
+    const { key, keyId, run } = await createKey('production');
+    expect([...gatewayKeys]).toEqual([[`petstore-production-${keyId}`, { value: digestKey(key).toString('hex'), planId: 'plan-PetStore-production' }]]);
+    expect(JSON.stringify([...gatewayKeys])).not.toContain(key);
+    expect(run.out).toContain('usage plan plan-PetStore-production');
+    // Even with --table, the plan comes from the stack.
+    await createKey('staging', '--table', STAGING);
+    expect(gatewayKeys.size).toBe(2);
+
+    const revoked = await keys('revoke', keyId, '--stage', 'production');
+    expect(revoked.code).toBe(EXIT_OK);
+    expect([...gatewayKeys.keys()]).toEqual([expect.stringMatching(/^petstore-staging-/)]);
+    expect(await keyItem(PRODUCTION, keyId)).toBeUndefined();
+  });
+
+  it('creates nothing when the usage plan refuses the key: the item is deleted again and no key is printed', async () => {
+    gatewayFault = awsError('LimitExceededException', 'API keys per account per Region: 10000');
+    const run = await keys('create', '--stage', 'staging');
+    expect(run.code).toBe(EXIT_FAILED);
+    expect(run.err).toContain('LimitExceededException');
+    expect(`${run.out}${run.err}`).not.toMatch(/psk_/);
+    expect((await documents.send(new ScanCommand({ TableName: STAGING }))).Items).toEqual([]);
+  });
+
+  it('refuses to create a key the stage cannot limit: a stack without the UsagePlanId output', async () => {
+    stackAnswer = (name) => {
+      const answer = deployedStack(name);
+      const stack = answer.Stacks![0]!;
+      return { ...answer, Stacks: [{ ...stack, Outputs: stack.Outputs!.filter((o) => o.OutputKey !== 'UsagePlanId') }] };
+    };
+    const run = await keys('create', '--stage', 'staging');
+    expect(run.code).toBe(EXIT_FAILED);
+    expect(run.err).toContain('no UsagePlanId output');
+    expect((await documents.send(new ScanCommand({ TableName: STAGING }))).Items).toEqual([]);
+  });
+
+  it('revokes a key whose item is already gone but whose API Gateway key is left', async () => {
+    const { keyId } = await createKey('staging');
+    await documents.send(new DeleteCommand({ TableName: STAGING, Key: { pk: 'apikeys', sk: keyId } }));
+    const run = await keys('revoke', keyId, '--stage', 'staging');
+    expect(run.code).toBe(EXIT_OK);
+    expect(gatewayKeys.size).toBe(0);
+  });
+
+  it('offline (--endpoint) makes no API Gateway call and says so', async () => {
+    const run = await keys('create', '--stage', 'staging', '--table', STAGING, '--endpoint', endpoint());
+    expect(run.code).toBe(EXIT_OK);
+    expect(gatewayKeys.size).toBe(0);
+    expect(described).toEqual([]);
+    expect(run.out).toContain('Offline (--endpoint)');
   });
 });

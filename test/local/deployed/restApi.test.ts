@@ -15,13 +15,28 @@ import { rawExchange } from '../../support/rawHttp.ts';
 
 type Resources = CfnTemplate['Resources'];
 
+/** The staging template with its methods' key authorizer taken off: the integrations' own tests. */
 let template: CfnTemplate;
+/** As synthesized: the key authorizer on every route method, and the usage plan. */
+let keyedTemplate: CfnTemplate;
 const running: RestApiEmulator[] = [];
 
 beforeAll(() => {
   const { stacks } = testApp({ stages: ['staging'] });
-  template = synthesize(stacks.get('staging')!).json as CfnTemplate;
+  keyedTemplate = synthesize(stacks.get('staging')!).json as CfnTemplate;
+  template = withoutKeyAuthorizer(keyedTemplate);
 });
+
+function withoutKeyAuthorizer(keyed: CfnTemplate): CfnTemplate {
+  const open = structuredClone(keyed);
+  for (const resource of Object.values(open.Resources).filter((r) => r.Type === 'AWS::ApiGateway::Method')) {
+    const properties = resource.Properties!;
+    properties.AuthorizationType = 'NONE';
+    delete properties.AuthorizerId;
+    delete properties.ApiKeyRequired;
+  }
+  return open;
+}
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((emulator) => emulator.close()));
@@ -411,6 +426,92 @@ describe('startRestApiEmulator', () => {
     const { emulator } = await start();
     expect(emulator.url).toBe(`${emulator.origin}/v1`);
     expect(emulator.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+});
+
+describe('the key authorizer and the usage plan (a stand-in authorizer)', () => {
+  const KEY = 'a'.repeat(64);
+  const allow = (event: any): InvokeOutcome => ({
+    kind: 'ok',
+    payload: {
+      principalId: 'key-1',
+      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn.replace(/\/[A-Z]+\/.*$/, '/*') }] },
+      context: { keyId: 'key-1' },
+      usageIdentifierKey: KEY,
+    },
+  });
+  const isAuthorizer = (event: any) => event.type === 'REQUEST' && typeof event.methodArn === 'string';
+  const keyed = (authorizer: (event: any) => InvokeOutcome, template = keyedTemplate) =>
+    start({ template, answer: (event) => (isAuthorizer(event) ? authorizer(event) : { kind: 'ok', payload: okResult }) });
+  const auth = { Authorization: 'Bearer k1' };
+
+  it("runs the authorizer with the REQUEST event, caches its answer per Authorization, and hands principalId and context to the integration", async () => {
+    const { emulator, calls } = await keyed(allow);
+    for (let i = 0; i < 2; i++) expect((await send(`${emulator.url}/pets/7`, { headers: auth })).status).toBe(200);
+    const [authorizerCall, ...proxied] = calls;
+    expect(isAuthorizer(authorizerCall!.event)).toBe(true);
+    expect(authorizerCall!.event).toMatchObject({ resource: '/pets/{petId}', path: '/pets/7', httpMethod: 'GET', headers: { Authorization: 'Bearer k1' } });
+    expect(authorizerCall!.event.methodArn).toMatch(/^arn:aws:execute-api:[^:]+:\d+:\w+\/v1\/GET\/pets\/7$/);
+    expect(proxied).toHaveLength(2);
+    expect(proxied.every((call) => !isAuthorizer(call.event))).toBe(true);
+    expect(proxied[0]!.event.requestContext.authorizer).toEqual({ principalId: 'key-1', keyId: 'key-1' });
+  });
+
+  it('answers without running anything when the Authorization header is missing: 401 with the challenge', async () => {
+    const { emulator, calls } = await keyed(allow);
+    const reply = await send(`${emulator.url}/pets`);
+    expect(reply.status).toBe(401);
+    expect(reply.json()).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    expect(reply.headers['www-authenticate']).toBe('Bearer realm="petstore"');
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['"Unauthorized"', { kind: 'error', errorType: 'Error', errorMessage: 'Unauthorized' }, 401, 'UNAUTHORIZED'],
+    ['another error', { kind: 'error', errorType: 'Error', errorMessage: 'table unreachable' }, 503, 'SERVICE_UNAVAILABLE'],
+    ['a Deny', { kind: 'ok', payload: { principalId: 'p', policyDocument: { Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }] } } }, 403, 'FORBIDDEN'],
+    ['an answer without a policy', { kind: 'ok', payload: { principalId: 'p' } }, 500, 'INTERNAL'],
+  ] as const)('answers an authorizer that returns %s through its gateway response, in the Error shape', async (_, outcome, status, code) => {
+    const { emulator, calls } = await keyed(() => outcome as InvokeOutcome);
+    const reply = await send(`${emulator.url}/pets`, { headers: auth });
+    expect(reply.status).toBe(status);
+    expect(reply.json()).toMatchObject({ code, status });
+    expect(calls.filter((call) => !isAuthorizer(call.event))).toEqual([]);
+  });
+
+  it('refuses 403 an Allow without a usageIdentifierKey, since every route method needs an API key', async () => {
+    const { emulator } = await keyed((event) => {
+      const outcome = allow(event) as { kind: 'ok'; payload: Record<string, unknown> };
+      delete outcome.payload.usageIdentifierKey;
+      return outcome;
+    });
+    const reply = await send(`${emulator.url}/pets`, { headers: auth });
+    expect(reply.status).toBe(403);
+    expect(reply.json()).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+  });
+
+  it("answers 500 when the authorizer's function does not let API Gateway invoke it", async () => {
+    const unpermitted = structuredClone(keyedTemplate);
+    for (const [id, resource] of Object.entries(unpermitted.Resources)) {
+      if (resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties).includes('/authorizers/')) delete unpermitted.Resources[id];
+    }
+    const { emulator, calls } = await keyed(allow, unpermitted);
+    const reply = await send(`${emulator.url}/pets`, { headers: auth });
+    expect(reply.status).toBe(500);
+    expect(calls).toEqual([]);
+  });
+
+  it("counts each key's daily quota from the template's usage plan: 429 with Retry-After once it is used up", async () => {
+    const small = structuredClone(keyedTemplate);
+    const plan = Object.values(small.Resources).find((r) => r.Type === 'AWS::ApiGateway::UsagePlan')!;
+    plan.Properties!.Quota = { Limit: 2, Period: 'DAY' };
+    const { emulator } = await keyed(allow, small);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await send(`${emulator.url}/pets`, { headers: auth })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const reply = await send(`${emulator.url}/pets`, { headers: auth });
+    expect(reply.json()).toMatchObject({ code: 'TOO_MANY_REQUESTS', status: 429 });
+    expect(reply.headers['retry-after']).toBe('3600');
   });
 });
 

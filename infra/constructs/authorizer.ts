@@ -1,0 +1,77 @@
+/**
+ * Keyless traffic and per-key limits (README "Keyless traffic and per-key limits"): a cached Lambda
+ * REQUEST authorizer in front of every operation, and a usage plan that gives each key its own
+ * throttle and daily quota. The authorizer returns the key's SHA-256 hex digest as
+ * `usageIdentifierKey` (the API's key source is AUTHORIZER), which is the value of the key's API
+ * Gateway API key: `npm run keys` creates it, and adds it to the plan, beside the control-table item.
+ * Clients keep sending `Authorization: Bearer <key>`; no plaintext key is ever given to API Gateway.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import { AUTHORIZER_CACHE_TTL_SECONDS, type StageSettings } from '../stages.ts';
+import { Concern } from './concern.ts';
+import { stageFunction, stageLogGroup } from './functions.ts';
+import { authorizerStatements } from './permissions.ts';
+
+export const AUTHORIZER_ENTRY = 'functions/authorize.ts';
+/** The header the authorizer reads, and its cache is keyed by. */
+export const AUTHORIZER_IDENTITY_SOURCE = 'Authorization';
+
+export interface KeyAuthorizerProps {
+  readonly settings: StageSettings;
+  readonly controlTableName: string;
+  readonly controlTableArn: string;
+}
+
+export class KeyAuthorizer extends Concern {
+  readonly fn: NodejsFunction;
+  readonly authorizer: apigw.RequestAuthorizer;
+
+  constructor(scope: Construct, id: string, { settings, controlTableName, controlTableArn }: KeyAuthorizerProps) {
+    super(scope, id);
+    const { stage } = settings;
+    const logGroup = stageLogGroup(this, 'AuthorizerLogs', settings);
+    this.fn = stageFunction(this, 'Authorizer', settings, {
+      entry: AUTHORIZER_ENTRY,
+      description: `Checks each request's bearer API key before any operation runs (${stage})`,
+      roleDescription: `Runs the API's key authorizer (${stage}): reads the API keys, nothing else.`,
+      policyName: 'authorizer',
+      statements: authorizerStatements({ controlTableArn, logGroup }),
+      logGroup,
+      // No TABLE_NAME: the authorizer never touches the pets table.
+      environment: { CONTROL_TABLE_NAME: controlTableName },
+    });
+    this.authorizer = new apigw.RequestAuthorizer(this, 'KeyAuthorizer', {
+      authorizerName: `petstore-${stage}-keys`,
+      handler: this.fn,
+      // A request without the header is answered 401 by API Gateway itself, invoking nothing.
+      identitySources: [apigw.IdentitySource.header(AUTHORIZER_IDENTITY_SOURCE)],
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_TTL_SECONDS),
+    });
+  }
+}
+
+export interface KeyLimitsProps {
+  readonly settings: StageSettings;
+  readonly api: apigw.IRestApi;
+  readonly stage: apigw.Stage;
+}
+
+/** The stage's usage plan: each key's throttle and daily quota, from `keyLimits` in infra/stages.ts. */
+export class KeyLimits extends Concern {
+  readonly plan: apigw.UsagePlan;
+
+  constructor(scope: Construct, id: string, { settings, api, stage }: KeyLimitsProps) {
+    super(scope, id);
+    const { rateLimit, burstLimit, requestsPerDay } = settings.keyLimits;
+    this.plan = new apigw.UsagePlan(this, 'KeyUsagePlan', {
+      name: `petstore-${settings.stage}-keys`,
+      description: `Each Pet Store API key's own limits (${settings.stage}); npm run keys adds every key.`,
+      throttle: { rateLimit, burstLimit },
+      quota: { limit: requestsPerDay, period: apigw.Period.DAY },
+      apiStages: [{ api, stage }],
+    });
+  }
+}
