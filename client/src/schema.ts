@@ -168,12 +168,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAUTHORIZED` */
+            /** @description `UNAUTHORIZED` (also answered by API Gateway) */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
                     "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -261,11 +261,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE` */
+            /** @description `SERVICE_UNAVAILABLE` (also answered by API Gateway) */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -337,12 +337,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAUTHORIZED` */
+            /** @description `UNAUTHORIZED` (also answered by API Gateway) */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
                     "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -476,11 +476,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE` */
+            /** @description `SERVICE_UNAVAILABLE` (also answered by API Gateway) */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -552,15 +552,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAUTHORIZED` */
+            /** @description `UNAUTHORIZED` (also answered by API Gateway) */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate.optional"];
                     "x-amzn-Remapped-WWW-Authenticate": components["headers"]["x-amzn-Remapped-WWW-Authenticate.optional"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -699,14 +699,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE` */
+            /** @description `SERVICE_UNAVAILABLE` (also answered by API Gateway) */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id.optional"];
+                    Deprecation: components["headers"]["Deprecation.optional"];
+                    Sunset: components["headers"]["Sunset.optional"];
+                    Link: components["headers"]["Link.optional"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -81,7 +81,7 @@ describe.each([
       include: ['usage.ts'],
     }));
     writeFileSync(join(project, 'usage.ts'), typedUsage(type, api.url, KEY));
-    if (type === 'commonjs') writeFileSync(join(project, 'plain.js'), plainRequire(api.url, KEY));
+    writeFileSync(join(project, 'plain.js'), plainUsage(type, api.url, KEY));
   }, 300_000);
 
   it('installs the client and its one dependency only', () => {
@@ -116,7 +116,7 @@ describe.each([
       expect(stderr).toBe('');
     });
 
-    it.runIf(type === 'commonjs')('runs a plain require() of the client against the local API', async () => {
+    it(`runs plain JavaScript (${type === 'commonjs' ? 'require()' : 'import'}) of the client against the local API`, async () => {
       await restartApi();
       const { stdout, stderr } = await runWith(path, 'plain.js', project);
       const result = JSON.parse(stdout);
@@ -202,8 +202,13 @@ console.log(JSON.stringify({ created, read, deprecation, pages, all, notFound })
 }
 
 /** What a JavaScript newcomer writes in a CommonJS project: require() and no types. */
-function plainRequire(baseUrl: string, apiKey: string): string {
-  return `const { petStoreClient, PetStoreError } = require('@petstore/client');
+/** Plain JavaScript, as a newcomer writes it in a project of `type`: `require` in CommonJS, `import` in an ES module. */
+function plainUsage(type: 'module' | 'commonjs', baseUrl: string, apiKey: string): string {
+  const load =
+    type === 'commonjs'
+      ? "const { petStoreClient, PetStoreError } = require('@petstore/client');"
+      : "import { petStoreClient, PetStoreError } from '@petstore/client';";
+  return `${load}
 
 const store = petStoreClient({ baseUrl: ${JSON.stringify(baseUrl)}, apiKey: ${JSON.stringify(apiKey)} });
 

@@ -265,8 +265,12 @@ export class RecordingClient {
   #auth = () => ({ Authorization: `Bearer ${this.apiKey}` });
 }
 
-/** Longer than any answer the service gives in its budget, on a busy machine. */
-const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * How long a client waits before it counts a request unanswered: longer than API Gateway's 29 s
+ * integration timeout, after which the service has answered (a 504 at the latest), so a request
+ * queued behind busy sandboxes on a loaded machine is slow, not lost.
+ */
+const REQUEST_TIMEOUT_MS = 45_000;
 
 /** Runs `work` for each item with at most `width` in flight. */
 export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {

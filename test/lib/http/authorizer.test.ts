@@ -1,7 +1,7 @@
 /** The key authorizer's answers (lib/http/authorizer.ts), as API Gateway reads them. */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { StaticApiKeys, digestKey, keyIdOf, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
+import { StaticApiKeys, digestKey, keyIdOfKey, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
 import { UNAUTHORIZED, createAuthorizer, stageArnOf } from '../../../lib/http/authorizer.ts';
 import { generateApiKey } from '../../../scripts/keys.ts';
 
@@ -13,16 +13,16 @@ describe('the key authorizer', () => {
   const { key } = generateApiKey();
   const authorize = createAuthorizer(new StaticApiKeys([key]));
 
-  it("allows a valid key on the whole stage, naming it by id and handing over its digest as usageIdentifierKey", async () => {
+  it("allows a valid key on the whole stage, naming it by the id keys list prints and handing over its digest as usageIdentifierKey", async () => {
     const result = await authorize(event({ AUTHORIZATION: `Bearer ${key}` }));
     const digest = digestKey(key);
     expect(result).toEqual({
-      principalId: keyIdOf(digest),
+      principalId: keyIdOfKey(key),
       policyDocument: {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/*' }],
       },
-      context: { keyId: keyIdOf(digest) },
+      context: { keyId: keyIdOfKey(key) },
       usageIdentifierKey: digest.toString('hex'),
     });
     expect(JSON.stringify(result)).not.toContain(key);

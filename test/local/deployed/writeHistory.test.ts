@@ -32,7 +32,7 @@ const BURST = Number(process.env.WRITE_HISTORY_BURST ?? 200);
 /** Clients in flight: more than createPet's sandboxes (lambdaHost.ts MAX_INSTANCES), so every sandbox stays busy. */
 const WIDTH = 32;
 /** A burst's time limit: about 10 creates a second at the worst, and the stage's start. */
-const timeoutFor = (requests: number) => 30_000 + requests * 100;
+const timeoutFor = (requests: number) => 60_000 + requests * 200;
 
 let running: RunningStage | undefined;
 
