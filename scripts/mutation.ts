@@ -9,7 +9,11 @@ import { rmSync } from 'node:fs';
 import { REPORT_FILE } from './mutationScores.ts';
 
 rmSync(REPORT_FILE, { force: true });
-const run = (args: string[]): number => spawnSync(process.execPath, args, { stdio: 'inherit' }).status ?? 1;
+function run(args: string[]): number {
+  const { status, signal } = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (signal) console.error(`mutation: ${args.join(' ')} was ended by ${signal}`);
+  return status ?? 1;
+}
 const stryker = run(['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', ...process.argv.slice(2)]);
 const scores = run(['--import', 'tsx', 'scripts/mutationScores.ts']);
 process.exit(stryker !== 0 ? stryker : scores);
