@@ -12,16 +12,20 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { MIN_CURSOR_SECRET_BYTES } from '../lib/domain/pagination.ts';
 import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore, storeFolderProblem } from './store.ts';
 import { repairPetsTable } from './storeRepair.ts';
 
 export interface LocalEnvironment {
   /** The variables to run the handlers with. */
   env: Environment;
-  /** Where the store is, and whether this process embeds it. */
-  store: { endpoint: string; embedded: boolean; persistent: boolean };
+  /**
+   * Where the store is, and whether this process embeds it; `sharedWith`: the data folder whose
+   * store another process (a local API already running on it) serves, when this one uses that.
+   */
+  store: { endpoint: string; embedded: boolean; persistent: boolean; sharedWith?: string };
   /** The API key generated when none was configured: for this run, or kept from an earlier one. */
   generatedApiKey?: string;
   /** Where the generated key is kept, when the store is persistent. */
@@ -40,6 +44,11 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
   const tableName = given.TABLE_NAME ?? DEFAULT_TABLE;
   const controlTableName = given.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE;
 
+  // Settings are checked before a store starts, so a refusal leaves nothing behind (no endpoint file).
+  const persistent = Boolean(given.DYNAMODB_ENDPOINT) || !inMemory;
+  if (persistent) makeDataDir(dataDir);
+  const cursorSecret = cursorSecretOf(given, persistent ? join(dataDir, 'cursor-secret') : undefined);
+
   let close = async () => {};
   let store: LocalEnvironment['store'];
   if (given.DYNAMODB_ENDPOINT) {
@@ -51,8 +60,13 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
   } else {
     ({ store, close } = await persistentStore(dataDir, tableName));
   }
-  await ensurePetsTable(store.endpoint, tableName);
-  await ensureControlTable(store.endpoint, controlTableName);
+  try {
+    await ensurePetsTable(store.endpoint, tableName);
+    await ensureControlTable(store.endpoint, controlTableName);
+  } catch (error) {
+    await close();
+    throw error;
+  }
   const apiKeyFile = given.PETSTORE_API_KEYS || !store.persistent ? undefined : join(dataDir, 'api-key');
   const generatedApiKey = given.PETSTORE_API_KEYS ? undefined : apiKeyFile ? kept(apiKeyFile, newApiKey) : newApiKey();
 
@@ -63,8 +77,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     DYNAMODB_ENDPOINT: store.endpoint,
     AWS_REGION: given.AWS_REGION ?? 'us-east-1',
     PETSTORE_API_KEYS: given.PETSTORE_API_KEYS ?? generatedApiKey,
-    PETSTORE_CURSOR_SECRET:
-      given.PETSTORE_CURSOR_SECRET ?? (store.persistent ? kept(join(dataDir, 'cursor-secret'), newCursorSecret) : newCursorSecret()),
+    PETSTORE_CURSOR_SECRET: cursorSecret,
   };
   return { env, store, ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
 }
@@ -78,13 +91,14 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
  * start repairs again; a clean restart pays nothing.
  */
 async function persistentStore(dataDir: string, tableName: string) {
-  mkdirSync(dataDir, { recursive: true });
   const endpointFile = join(dataDir, 'endpoint');
   const running = existsSync(endpointFile) ? readFileSync(endpointFile, 'utf8').trim() : undefined;
   if (running && (await reachable(running))) {
-    return { store: { endpoint: running, embedded: false, persistent: true }, close: async () => {} };
+    return { store: { endpoint: running, embedded: false, persistent: true, sharedWith: dataDir }, close: async () => {} };
   }
-  const embedded = await startEmbeddedStore({ path: join(dataDir, 'dynalite') });
+  const folder = join(dataDir, 'dynalite');
+  await refuseUnopenable(folder);
+  const embedded = await startEmbeddedStore({ path: folder });
   // A store kept from before the repair existed may hold phantoms from a kill whose endpoint file
   // a later clean stop removed: it is checked once, then marked (an empty or new store costs ms).
   const checkedFile = join(dataDir, 'store-checked');
@@ -110,6 +124,32 @@ async function persistentStore(dataDir: string, tableName: string) {
   };
 }
 
+/** The data folder, made unless it exists; one that cannot be (a file in its place, no permission) stops the start. */
+function makeDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : `${code ?? String(error)}`;
+    throw new LocalSetupError(
+      `The data folder ${dataDir} cannot be made (${why}): point PETSTORE_DATA_DIR at a folder, or set PETSTORE_IN_MEMORY=1 to keep nothing.`,
+    );
+  }
+}
+
+/** A store folder LevelDB cannot open stops the start in one line naming it and the remedy. */
+async function refuseUnopenable(folder: string): Promise<void> {
+  const problem = await storeFolderProblem(folder);
+  if (!problem) return;
+  if (problem.code === 'LEVEL_LOCKED') {
+    throw new LocalSetupError(`The local store ${folder} is held by another process (${problem.message}): stop it, or use another PETSTORE_DATA_DIR.`);
+  }
+  throw new LocalSetupError(
+    `The local store ${folder} cannot be opened (${problem.message}): move it aside (mv ${folder} ${folder}.broken) ` +
+      'or delete it to start with an empty store; the pets in it are lost, the API key and cursor secret beside it are kept.',
+  );
+}
+
 async function reachable(endpoint: string): Promise<boolean> {
   try {
     await fetch(endpoint, { signal: AbortSignal.timeout(500) });
@@ -117,6 +157,21 @@ async function reachable(endpoint: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * PETSTORE_CURSOR_SECRET, else the one kept in `file` (made on first use), else one for this run.
+ * One too short to sign stops the start: it would start, then answer 500 to every list with a next page.
+ */
+function cursorSecretOf(given: Environment, file: string | undefined): string {
+  const secret = given.PETSTORE_CURSOR_SECRET ?? (file ? kept(file, newCursorSecret) : newCursorSecret());
+  const bytes = Buffer.byteLength(secret);
+  if (bytes >= MIN_CURSOR_SECRET_BYTES) return secret;
+  const fix =
+    given.PETSTORE_CURSOR_SECRET !== undefined
+      ? `PETSTORE_CURSOR_SECRET is ${bytes} bytes: give one of at least ${MIN_CURSOR_SECRET_BYTES}, or unset it to have one made`
+      : `${file} holds a ${bytes}-byte cursor secret: delete it and a new one is made at the next start (page links already given stop working)`;
+  throw new LocalSetupError(`${fix}; a cursor secret must be at least ${MIN_CURSOR_SECRET_BYTES} bytes.`);
 }
 
 const newApiKey = () => `local_${randomBytes(24).toString('base64url')}`;

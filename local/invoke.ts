@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { routes } from '../lib/domain/routes.ts';
-import { prepareLocalEnvironment } from './environment.ts';
+import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from './proxyEvent.ts';
@@ -90,7 +90,8 @@ async function main(): Promise<void> {
     if (result instanceof HelpRequest) return console.log(USAGE);
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
-    console.error(error instanceof UsageError ? error.message : error);
+    // A usage mistake or a local setting it cannot use (a cursor secret too short, a broken store): its line only.
+    console.error(error instanceof UsageError || error instanceof LocalSetupError ? error.message : error);
     process.exitCode = error instanceof UsageError ? 2 : 1;
   }
 }

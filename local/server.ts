@@ -19,6 +19,7 @@ import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from 
 import { answerEdges, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
+import { parsePort } from './port.ts';
 import { readRequestBody } from './requestBody.ts';
 import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
 import type { Service } from '../lib/service.ts';
@@ -239,7 +240,7 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
 async function main(): Promise<void> {
   let api: LocalApi;
   try {
-    api = await startLocalApi({ port: Number(process.env.PORT ?? 3000) });
+    api = await startLocalApi({ port: parsePort(process.env.PORT, 3000, 'PORT') });
   } catch (error) {
     if (!(error instanceof LocalSetupError)) throw error;
     console.error(error.message);
@@ -248,7 +249,7 @@ async function main(): Promise<void> {
   const { store, generatedApiKey, apiKeyFile } = api.local;
   const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
   console.log(`Pet Store API listening on ${api.url}`);
-  console.log(`Store: ${store.embedded ? 'embedded dynalite' : 'DynamoDB endpoint'} ${store.endpoint}${store.persistent ? '' : ' (in memory)'}`);
+  console.log(`Store: ${storeLine(store)}`);
   if (apiKeyFile) console.log(`PETSTORE_API_KEYS is not set; API key kept in ${displayPath(apiKeyFile)}: ${generatedApiKey}`);
   else if (generatedApiKey) console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
   console.log('Try:');
@@ -256,6 +257,12 @@ async function main(): Promise<void> {
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
   stopOnSignals(api);
+}
+
+/** What the store is, for the start lines: whose it is, where, and whether it persists. */
+function storeLine(store: LocalEnvironment['store']): string {
+  if (store.sharedWith) return `the store of the local API already running on ${displayPath(store.sharedWith)} (${store.endpoint})`;
+  return `${store.embedded ? 'embedded dynalite' : 'DynamoDB endpoint'} ${store.endpoint}${store.persistent ? '' : ' (in memory)'}`;
 }
 
 /** `file` relative to the working directory when it is below it (`.data/api-key`), else as it is. */

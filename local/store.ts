@@ -4,6 +4,7 @@
  */
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/store/dynamo.ts';
 import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
@@ -30,6 +31,32 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
     endpoint: `http://127.0.0.1:${actual}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The LevelDB that dynalite persists with, as dynalite itself resolves it. */
+interface LevelDatabase {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+type LevelConstructor = new (path: string, options: { createIfMissing: boolean }) => LevelDatabase;
+
+/**
+ * Why the LevelDB folder `path` cannot be opened (a truncated CURRENT or MANIFEST, a lock another
+ * process holds), or undefined when it can. dynalite opens its folder lazily and, when that fails,
+ * throws `Database is closed` from a callback at the first request, uncatchable and without the cause.
+ */
+export async function storeFolderProblem(path: string): Promise<{ code: string; message: string } | undefined> {
+  const require = createRequire(import.meta.url);
+  const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: LevelConstructor };
+  const db = new Level(path, { createIfMissing: true });
+  try {
+    await db.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return { code: cause?.code ?? 'UNKNOWN', message: cause?.message ?? String(error) };
+  }
+  await db.close();
+  return undefined;
 }
 
 /**

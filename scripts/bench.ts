@@ -390,7 +390,7 @@ table(
   ]),
 );
 const targets = targetLines(sizes.functions);
-console.log(`\nTargets (issue 15, against the default floor):\n${targets.lines.join('\n')}`);
+console.log(`\nTargets (against the default floor):\n${targets.lines.join('\n')}`);
 console.log('\nBeyond the Lambda floor (bytes each source adds):');
 for (const row of sizes.functions) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
 

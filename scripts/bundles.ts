@@ -16,7 +16,7 @@ import { routes, type OperationName } from '../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'bench/floor.ts';
 
-/** The targets for every function, as ratios to the default floor's figures. */
+/** The targets every function's bundle is held to, as ratios to the default floor's figures. */
 export const TARGETS = { bytes: 0.7, importMedian: 0.75 } as const;
 
 export type FloorName = 'floor' | 'lambdaFloor';

@@ -168,12 +168,21 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
         return command satisfies never;
     }
   } catch (error) {
-    io.err(error instanceof KeysError ? `keys: ${error.message}` : `keys ${command.name} failed: ${describeError(error)}`);
+    io.err(
+      error instanceof KeysError ? `keys: ${error.message}`
+      : errorName(error) === 'CredentialsProviderError' ? `keys: ${noCredentials(error as Error)}`
+      : `keys ${command.name} failed: ${describeError(error)}`,
+    );
     return EXIT_FAILED;
   } finally {
     if (!io.client) client?.destroy();
   }
 }
+
+/** No AWS credentials anywhere the SDK looks: the two ways on, in one line. */
+const noCredentials = (error: Error) =>
+  `no AWS credentials (${error.message}). For a deployed stage, log in to its account (aws sso login --profile <profile>, ` +
+  'then AWS_PROFILE=<profile> npm run keys -- ...); for a stage run offline, give --table and --endpoint (npm run start:deployed prints them).';
 
 /** The region as the CDK CLI resolves it: AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1. */
 async function awsRegion(env: Record<string, string | undefined>): Promise<string> {

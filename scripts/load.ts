@@ -6,7 +6,9 @@
  * A benchmark, not a test: absolute figures drift on shared machines; the ratio is the figure.
  *
  * LOAD_SECONDS (default 10) and LOAD_CONNECTIONS (default 10) tune it; LOAD_MAX_REQUESTS caps it.
- * The request log (one line per request) goes to a file it names, not over the results.
+ * The request log (one line per request) and any error lines go to files it names, not over the results.
+ * It exits 1, with one line saying why, when either server answered anything but 2xx, acknowledged
+ * no pet, or lost one: a benchmark of a server that fails is no benchmark.
  *
  * `--scenario index-throttle` (or LOAD_SCENARIO=index-throttle): the status index's write ceiling,
  * simulated. A fault proxy in front of dynalite admits LOAD_INDEX_WRITES_PER_SECOND (default 50)
@@ -29,7 +31,6 @@ import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { startLocalApi } from '../local/server.ts';
 import { parseArgs } from 'node:util';
-import { createHandler as createPetHandler } from '../functions/createPet.ts';
 import { API_BASE_PATH, matchRoute } from '../lib/domain/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../lib/store/table.ts';
@@ -133,8 +134,17 @@ function bareServer(endpoint: string, table: string, control: string) {
   });
 }
 
-/** Every acknowledged id unique, and stored exactly once with the data sent. */
-async function verify(endpoint: string, table: string, figures: Figures): Promise<string> {
+interface Verdict {
+  line: string;
+  /** Why the run failed, in one clause; undefined when it did not. */
+  failure?: string;
+}
+
+/**
+ * Every answer 2xx, at least one pet acknowledged, every acknowledged id unique and stored exactly
+ * once with the data sent. Zero acknowledged is a failure: a check that passes on nothing cannot fail.
+ */
+async function verify(endpoint: string, table: string, figures: Figures): Promise<Verdict> {
   const documents = createDocumentClient({ endpoint });
   const unique = new Set(figures.created);
   let readable = 0;
@@ -142,8 +152,33 @@ async function verify(endpoint: string, table: string, figures: Figures): Promis
     const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { id } }));
     if (Item?.name === 'Load') readable++;
   }
-  const ok = unique.size === figures.created.length && readable === unique.size;
-  return `${figures.created.length} acknowledged, ${unique.size} unique ids, ${readable} readable: ${ok ? 'OK' : 'FAILED'}`;
+  const failure =
+    figures.non2xx > 0 ? `${figures.non2xx} answers were not 2xx`
+    : figures.errors > 0 ? `${figures.errors} requests failed or timed out`
+    : figures.created.length === 0 ? 'no pet was acknowledged'
+    : unique.size !== figures.created.length ? `${figures.created.length - unique.size} acknowledged ids were repeated`
+    : readable !== unique.size ? `${unique.size - readable} acknowledged pets were not stored`
+    : undefined;
+  const counts = `${figures.created.length} acknowledged, ${unique.size} unique ids, ${readable} readable`;
+  return { line: `${counts}: ${failure ? `FAILED (${failure})` : 'OK'}`, ...(failure ? { failure } : {}) };
+}
+
+/**
+ * Error lines (lib/domain/log.ts writes one per failed request) to a file beside the request log:
+ * a failing run says so once at its end, not in thousands of lines over the results.
+ */
+function errorLinesToFile(beside: string): { path: string; close(): void } {
+  const path = join(dirname(beside), 'errors.log');
+  const file = openSync(path, 'w');
+  const consoleError = console.error;
+  console.error = (...parts: unknown[]) => void writeSync(file, `${parts.join(' ')}\n`);
+  return {
+    path,
+    close: () => {
+      console.error = consoleError;
+      closeSync(file);
+    },
+  };
 }
 
 /**
@@ -159,7 +194,8 @@ function requestLogToFile(): { path: string; close(): void } {
 
 async function main(): Promise<void> {
   const requestLog = requestLogToFile();
-  console.log(`Request log: ${requestLog.path}`);
+  const errorLog = errorLinesToFile(requestLog.path);
+  console.log(`Request log: ${requestLog.path}; error lines: ${errorLog.path}`);
   const store = await startEmbeddedStore();
   const tables = { service: ['pets-load', 'control-load'], bare: ['pets-bare', 'control-bare'] } as const;
   for (const [pets, control] of Object.values(tables)) {
@@ -195,13 +231,22 @@ async function main(): Promise<void> {
     );
   }
   console.log(`ratio (local API / bare): ${(apiFigures.rps / bareFigures.rps).toFixed(2)} of the requests per second`);
-  console.log(`local API check: ${await verify(store.endpoint, tables.service[0], apiFigures)}`);
-  console.log(`bare check:      ${await verify(store.endpoint, tables.bare[0], bareFigures)}`);
+  const apiVerdict = await verify(store.endpoint, tables.service[0], apiFigures);
+  const bareVerdict = await verify(store.endpoint, tables.bare[0], bareFigures);
+  console.log(`local API check: ${apiVerdict.line}`);
+  console.log(`bare check:      ${bareVerdict.line}`);
 
   bare.close();
   await api.close();
   await store.close();
   requestLog.close();
+  errorLog.close();
+  const failed = [['the local API', apiVerdict], ['the bare server', bareVerdict]] as const;
+  const failures = failed.filter(([, verdict]) => verdict.failure).map(([name, verdict]) => `${name}: ${verdict.failure}`);
+  if (failures.length) {
+    console.error(`npm run load: FAILED, ${failures.join('; ')} (error lines: ${errorLog.path})`);
+    process.exitCode = 1;
+  }
 }
 
 interface CeilingFigures {
@@ -213,9 +258,15 @@ interface CeilingFigures {
   seconds: number;
 }
 
+/**
+ * functions/createPet.ts, imported only here and only once its store is up: importing a function
+ * module builds the process's default service from process.env as it is then (lib/service.ts).
+ */
+type CreatePetModule = typeof import('../functions/createPet.ts');
+
 /** createPet alone, as an HTTP server: the handler as deployed, with its own service; `drain` awaits the calls in flight. */
-function createPetServer(env: Record<string, string>) {
-  const handler = createPetHandler(serviceFromEnvironment(env));
+function createPetServer({ createHandler }: CreatePetModule, env: Record<string, string>) {
+  const handler = createHandler(serviceFromEnvironment(env));
   const inFlight = new Set<Promise<unknown>>();
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -246,13 +297,11 @@ async function indexCeiling(): Promise<void> {
   const connections = Number(process.env.LOAD_CONNECTIONS ?? 64);
   const requestLog = requestLogToFile();
   // Each refused create is logged as an error line (lib/domain/log.ts): beside the request log, not over the results.
-  const errorLogPath = join(dirname(requestLog.path), 'errors.log');
-  const errorLog = openSync(errorLogPath, 'w');
-  const consoleError = console.error;
-  console.error = (...parts: unknown[]) => void writeSync(errorLog, `${parts.join(' ')}\n`);
-  console.log(`Request log: ${requestLog.path}; error lines: ${errorLogPath}`);
+  const errorLog = errorLinesToFile(requestLog.path);
+  console.log(`Request log: ${requestLog.path}; error lines: ${errorLog.path}`);
   const store = await startEmbeddedStore();
   const proxy = await startFaultProxy(store.endpoint);
+  const createPet: CreatePetModule = await import('../functions/createPet.ts');
   proxy.fault = { kind: 'indexPartitionLimit', keyAttribute: petsTable.statusIndex.partitionKey.name, writesPerSecond: rate };
   console.log(`index-throttle: ${rate} writes/s per index key value (simulated), createPet only, all 'available', ${SECONDS} s each, ${connections} connections`);
   const figures: CeilingFigures[] = [];
@@ -260,7 +309,7 @@ async function indexCeiling(): Promise<void> {
     const [pets, control] = [`pets-ceiling-${shards}`, `control-ceiling-${shards}`];
     await ensurePetsTable(store.endpoint, pets);
     await ensureControlTable(store.endpoint, control);
-    const { server, drain } = createPetServer({
+    const { server, drain } = createPetServer(createPet, {
       TABLE_NAME: pets,
       CONTROL_TABLE_NAME: control,
       DYNAMODB_ENDPOINT: proxy.endpoint,
@@ -298,8 +347,7 @@ async function indexCeiling(): Promise<void> {
   await proxy.close();
   await store.close();
   requestLog.close();
-  console.error = consoleError;
-  closeSync(errorLog);
+  errorLog.close();
 }
 
 const SCENARIOS = { mixed: main, 'index-throttle': indexCeiling } as const;

@@ -10,6 +10,8 @@
  *   nothing, so it stays), prints its id, reads it back and finds it by paging its status to the end.
  *
  * One line per check (`ok`, `FAIL`, `skip`), then a summary; exit 1 when any check fails, 2 for bad arguments.
+ * A key the API refuses (401) fails the first check that uses it, saying so once; the other checks
+ * that need it are skipped as not run for that reason (not counted as failures of their own).
  */
 import { parseArgs } from 'node:util';
 import { BASE_PATH, nextLink, petStoreClient, PetStoreError, PetStoreNetworkError, type Pet } from '../client/src/index.ts';
@@ -49,7 +51,15 @@ class Skipped extends Error {}
 
 export async function runSmoke(base: string, key: string, options: SmokeOptions = {}): Promise<SmokeResult> {
   const print = options.print ?? console.log;
-  const shared = { baseUrl: base, retry: { budgetMs: options.retryBudgetMs ?? SMOKE_RETRY_BUDGET_MS }, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const send = options.fetch ?? ((request: Request) => fetch(request));
+  /** 401s answered to a request that carried a key: the key was refused, whatever the check then said. */
+  let keyRefusals = 0;
+  const watched = async (request: Request) => {
+    const response = await send(request);
+    if (response.status === 401 && request.headers.has('authorization')) keyRefusals++;
+    return response;
+  };
+  const shared = { baseUrl: base, retry: { budgetMs: options.retryBudgetMs ?? SMOKE_RETRY_BUDGET_MS }, fetch: watched };
   const client = petStoreClient({ ...shared, apiKey: key });
   const anonymous = petStoreClient(shared);
   const result: SmokeResult = { passed: 0, failed: 0, skipped: 0 };
@@ -58,12 +68,20 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
   let listedAll = false;
   /** Once the API did not answer at all (after the client's retries), the checks after it are not run. */
   let unreachable: string | undefined;
+  /** Once the API refused the key (401), the checks that use it are not run: one cause, said once. */
+  let keyRefused = false;
 
-  const check = async (name: string, run: () => Promise<string>): Promise<void> => {
+  /** `withoutKey`: the check makes no request with the key, so a refused key does not stop it. */
+  const check = async (name: string, run: () => Promise<string>, { withoutKey = false } = {}): Promise<void> => {
     if (unreachable) {
       result.failed++;
       return print(`FAIL  ${name}: not run, the API did not answer (${unreachable})`);
     }
+    if (keyRefused && !withoutKey) {
+      result.skipped++;
+      return print(`skip  ${name}: not run, the API refused the key`);
+    }
+    const refusalsBefore = keyRefusals;
     try {
       const detail = await run();
       result.passed++;
@@ -75,6 +93,10 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
       }
       if (error instanceof PetStoreNetworkError) unreachable = error.message;
       result.failed++;
+      if (!withoutKey && keyRefusals > refusalsBefore) {
+        keyRefused = true;
+        return print(`FAIL  ${name}: the API refused the key (401): check ${SMOKE_KEY_VARIABLE}; the checks that need it are skipped`);
+      }
       print(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
@@ -114,7 +136,7 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     const challenge = error.headers.get('www-authenticate') ?? error.headers.get('x-amzn-remapped-www-authenticate');
     expect(challenge?.startsWith('Bearer') === true, 'no WWW-Authenticate (or x-amzn-Remapped-WWW-Authenticate): Bearer');
     return '';
-  });
+  }, { withoutKey: true });
   await check('404 for an unknown id', async () => {
     const error = await errorOf(client.getPet(UNKNOWN_ID));
     expect(error.status === 404 && error.code === 'NOT_FOUND', error.message);
@@ -151,12 +173,11 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     // The header as the API sent it (the client resolves a relative link itself), through the
     // retrying client: a fetch that keeps what each answer's Link said.
     const links: (string | null)[] = [];
-    const send = options.fetch ?? fetch;
     const watching = petStoreClient({
       ...shared,
       apiKey: key,
       fetch: async (request) => {
-        const response = await send(request);
+        const response = await watched(request);
         links.push(response.headers.get('link'));
         return response;
       },
@@ -181,7 +202,7 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     return `pet ${pet.id}, Sunset ${deprecation.sunset}`;
   });
 
-  const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
+  const skipped = result.skipped ? `, ${result.skipped} skipped${keyRefused ? ' (the API refused the key)' : ''}` : '';
   print(`smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`);
   return result;
 }

@@ -15,6 +15,7 @@ import { LambdaHostError } from '../local/deployed/lambdaHost.ts';
 import { RestApiPortInUseError, RestApiTemplateError } from '../local/deployed/restApi.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
+import { parsePort } from '../local/port.ts';
 
 export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...]`;
 const DEFAULT_PORT = 3100;
@@ -54,8 +55,12 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   if (values.help) return 'help';
   if (values.stage === undefined) throw new UsageError(`--stage is required (${STAGES.join(' or ')}).`);
   if (!isStage(values.stage)) throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
-  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
+  let port: number;
+  try {
+    port = parsePort(values.port, DEFAULT_PORT, '--port');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   const parameters: Record<string, string> = { ...OFFLINE_PARAMETERS };
   for (const assignment of values.parameter ?? []) {
     const at = assignment.indexOf('=');

@@ -78,8 +78,11 @@ export class CursorCodec {
   }
 }
 
+/** The shortest cursor secret that signs: HMAC-SHA256 keyed with fewer bytes is guessable. */
+export const MIN_CURSOR_SECRET_BYTES = 16;
+
 function sign(body: string, { value }: CursorSecret): Buffer {
-  if (Buffer.byteLength(value) < 16) throw new Error('The cursor secret must be at least 16 bytes.');
+  if (Buffer.byteLength(value) < MIN_CURSOR_SECRET_BYTES) throw new Error(`The cursor secret must be at least ${MIN_CURSOR_SECRET_BYTES} bytes.`);
   return createHmac('sha256', value).update(body).digest();
 }
 

@@ -2,7 +2,7 @@
  * The logical ids the stack had before it was split into constructs (infra/constructs/concern.ts).
  * A changed id is a replaced resource: a new, empty table, a new API at a new URL. Only the API
  * deployment (whose id hashes its content) and the Lambda permissions (which follow their target)
- * may change. (The cursor secret is gone on purpose: issue 9 moved it to the control table.)
+ * may change. (The cursor secret is gone on purpose: it moved to the control table.)
  */
 import { describe, expect, it } from 'vitest';
 import { CfnResource } from 'aws-cdk-lib';

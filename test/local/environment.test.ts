@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { prepareLocalEnvironment } from '../../local/environment.ts';
@@ -17,7 +17,7 @@ describe('the local environment', () => {
     await documents(first.store.endpoint).send(new PutCommand({ TableName: 'pets', Item: { id: 1, name: 'Kept', categoryId: 1 } }));
 
     const second = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
-    expect(second.store).toEqual({ endpoint: first.store.endpoint, embedded: false, persistent: true });
+    expect(second.store).toEqual({ endpoint: first.store.endpoint, embedded: false, persistent: true, sharedWith: resolve(dir) });
     expect(second.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
     expect(first.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
     expect(first.apiKeyFile).toBe(join(dir, 'api-key'));

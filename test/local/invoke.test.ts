@@ -1,5 +1,6 @@
 /** `npm run invoke` as a user runs it: one process per invocation, on the sample events. */
 import { execFile } from 'node:child_process';
+import { expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,12 @@ it('runs each sample event against the local store, which keeps its data between
 it('refuses an unknown operation or a missing event with its usage', async () => {
   await expect(invoke(['deletePet', '--event', 'events/getPet.json'])).rejects.toThrow(/Usage/);
   await expect(invoke(['listPets'])).rejects.toThrow(/Usage/);
+});
+
+it('refuses a cursor secret under 16 bytes in one line, exit 1, as npm start does', async () => {
+  const refused = await runCli('local/invoke.ts', ['listPets', '--event', 'events/listPets.json'], { PETSTORE_IN_MEMORY: '1', PETSTORE_CURSOR_SECRET: 'abc' });
+  expectOneLineRefusal(refused, /^PETSTORE_CURSOR_SECRET is 3 bytes: give one of at least 16/);
+  expect(refused).toMatchObject({ code: 1, stdout: '' });
 });
 
 describe('the Link of a page is absolute under invoke, and the typed client follows it', () => {

@@ -519,6 +519,16 @@ describe('keys as a command (npm run keys)', () => {
     expect(usage.err).toContain('list needs --stage');
   });
 
+  it('without AWS credentials: exit code 1, one line naming --table/--endpoint and logging in, no stack', async () => {
+    const run = await command(['create', '--stage', 'staging'], { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' });
+    expect(run.code).toBe(1);
+    expect(run.out).toBe('');
+    expect(run.err.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^keys: no AWS credentials \(.*\)\. For a deployed stage, log in to its account \(aws sso login --profile <profile>, then AWS_PROFILE=<profile> npm run keys -- \.\.\.\); for a stage run offline, give --table and --endpoint/),
+    ]);
+    expect(requests).toEqual([]);
+  });
+
   it('answers exit code 1 in one line, naming the region, when the stage has no stack there', async () => {
     CONTROL_TABLES['PetStore-staging'] = '';
     try {

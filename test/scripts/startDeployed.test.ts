@@ -36,6 +36,8 @@ describe('start:deployed arguments', () => {
     [[], /--stage is required/],
     [['--stage', 'qa'], /unknown stage "qa": the stages are staging and production/],
     [['--stage', 'staging', '--port', 'x'], /--port must be a port number/],
+    [['--stage', 'staging', '--port', ''], /--port must be a port number from 0 to 65535 \(0: any free port\), not empty/],
+    [['--stage', 'staging', '--port', '1e3'], /--port must be a port number .* not "1e3"/],
     [['--stage', 'staging', '--parameter', 'nothing'], /--parameter takes Name=Value/],
     [['--stage', 'staging', '--colour'], /Unknown option '--colour'/],
   ])('refuses %j', (argv, message) => {
