@@ -1,0 +1,208 @@
+/**
+ * The idempotency records' mechanics, on dynalite, driven through `IdempotentCreates` itself: what
+ * a request does with a record it finds, each branch forced by setting the record up by hand (the
+ * handler-level behaviour is in test/functions/idempotency.test.ts).
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { digestKey } from '../../../lib/domain/apiKeys.ts';
+import type { NewPet } from '../../../lib/domain/schemas.ts';
+import { serviceFromEnvironment, type Environment, type Service } from '../../../lib/service.ts';
+import { withDeadline } from '../../../lib/store/deadline.ts';
+import type { StoreTable } from '../../../lib/store/dynamo.ts';
+import { IdempotentCreates, RECORD_TTL_SECONDS, WAIT_FOR_CONCURRENT_MS, bodyHashOf, recordKey } from '../../../lib/store/idempotency.ts';
+import { getPet } from '../../../lib/store/petReads.ts';
+import { putPet } from '../../../lib/store/petWrites.ts';
+import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
+
+const endpoint = useEmbeddedStore();
+let env: Environment;
+let service: Service;
+
+beforeEach(async () => {
+  env = await freshEnvironment(endpoint());
+  service = serviceFromEnvironment(env);
+});
+
+const caller = digestKey('caller-key-0123456789');
+const rex: NewPet = { name: 'Rex', categoryId: 7, status: 'available' };
+const TOKEN = 'the-records-token';
+const pk = (key: string) => recordKey(caller, key);
+
+const record = async (key: string) =>
+  (await service.control.documents.send(new GetCommand({ TableName: env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }))).Item;
+
+/** A record as a request that claimed `key` leaves it while in progress. */
+const putRecord = (key: string, fields: Record<string, unknown>) =>
+  service.control.documents.send(
+    new PutCommand({
+      TableName: env.CONTROL_TABLE_NAME,
+      Item: {
+        pk: pk(key),
+        sk: 'record',
+        state: 'in_progress',
+        bodyHash: bodyHashOf(rex),
+        token: TOKEN,
+        petId: 1001,
+        leaseUntil: Date.now() - 1,
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+        ...fields,
+      },
+    }),
+  );
+
+const setRecord = (key: string, expression: string, values: Record<string, unknown>, names?: Record<string, string>) =>
+  service.control.documents.send(
+    new UpdateCommand({
+      TableName: env.CONTROL_TABLE_NAME,
+      Key: { pk: pk(key), sk: 'record' },
+      UpdateExpression: expression,
+      ExpressionAttributeValues: values,
+      ...(names ? { ExpressionAttributeNames: names } : {}),
+    }),
+  );
+
+const creates = (newId: () => number = () => 777) => new IdempotentCreates(service.control, service.pets, newId);
+
+describe('a fresh key', () => {
+  it('claims a record with its own token and id, a lease and a 24-hour expiry, then completes it with the pet', async () => {
+    const before = Date.now();
+    const { pet, replayed } = await creates(() => 4242).create(caller, 'fresh', rex);
+    expect({ pet, replayed }).toEqual({ pet: { ...rex, id: 4242 }, replayed: false });
+    const stored = await record('fresh');
+    expect(stored).toMatchObject({ state: 'completed', bodyHash: bodyHashOf(rex), petId: 4242, pet: { ...rex, id: 4242 } });
+    expect(stored?.token).toMatch(/^[0-9a-f-]{36}$/);
+    // Without a request deadline the lease is 5 s.
+    expect(stored?.leaseUntil).toBeGreaterThanOrEqual(before + 5_000);
+    expect(stored?.leaseUntil).toBeLessThanOrEqual(Date.now() + 5_000);
+    expect(stored?.expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) + RECORD_TTL_SECONDS);
+  });
+
+  it('leases until the request deadline when there is one', async () => {
+    const deadline = await withDeadline(2_000, async () => {
+      await creates(() => 4343).create(caller, 'bounded', rex);
+      return Date.now() + 2_000;
+    });
+    const stored = await record('bounded');
+    expect(stored?.leaseUntil).toBeLessThanOrEqual(deadline);
+    expect(stored?.leaseUntil).toBeGreaterThan(deadline - 1_000);
+  });
+});
+
+describe('a record in progress with a live lease', () => {
+  it('is waited for: when it completes within the wait, its pet is the answer, replayed', async () => {
+    await putRecord('live', { leaseUntil: Date.now() + 60_000, petId: 5151 });
+    await putPet(service.pets, { ...rex, id: 5151 }, TOKEN);
+    setTimeout(() => {
+      void setRecord('live', 'SET #state = :done, pet = :pet', { ':done': 'completed', ':pet': { ...rex, id: 5151 } }, { '#state': 'state' });
+    }, 200);
+    const started = Date.now();
+    expect(await creates().create(caller, 'live', rex)).toEqual({ pet: { ...rex, id: 5151 }, replayed: true });
+    expect(Date.now() - started).toBeLessThan(WAIT_FOR_CONCURRENT_MS);
+  });
+
+  it('is waited for about a second, then answered 409', async () => {
+    await putRecord('held', { leaseUntil: Date.now() + 60_000 });
+    const started = Date.now();
+    await expect(creates().create(caller, 'held', rex)).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_FOR_CONCURRENT_MS - 100);
+    expect(await getPet(service.pets, 1001)).toBeUndefined();
+  });
+
+  it('is taken over when its lease lapses during the wait', async () => {
+    await putRecord('lapsing', { leaseUntil: Date.now() + 300, petId: 6161 });
+    expect(await creates().create(caller, 'lapsing', rex)).toEqual({ pet: { ...rex, id: 6161 }, replayed: false });
+    expect(await record('lapsing')).toMatchObject({ state: 'completed', petId: 6161 });
+  });
+});
+
+describe('a record whose id another create holds', () => {
+  it('moves to a new id, conditional on the one it had', async () => {
+    await putRecord('taken', { petId: 7070 });
+    await putPet(service.pets, { ...rex, id: 7070 }, 'another-create');
+    expect(await creates(() => 7071).create(caller, 'taken', rex)).toEqual({ pet: { ...rex, id: 7071 }, replayed: false });
+    expect(await record('taken')).toMatchObject({ state: 'completed', petId: 7071, token: TOKEN });
+  });
+
+  it('follows the id another writer of the key moved it to first', async () => {
+    await putRecord('raced', { petId: 8080 });
+    await putPet(service.pets, { ...rex, id: 8080 }, 'another-create');
+    // Just before this request's move lands, another writer of the key moves the record to 8082.
+    const control = beforeMove(() => setRecord('raced', 'SET petId = :moved', { ':moved': 8082 }));
+    const answer = await new IdempotentCreates(control, service.pets, () => 8081).create(caller, 'raced', rex);
+    expect(answer).toEqual({ pet: { ...rex, id: 8082 }, replayed: false });
+    expect(await getPet(service.pets, 8081)).toBeUndefined();
+    expect(await record('raced')).toMatchObject({ state: 'completed', petId: 8082 });
+  });
+
+  it('answers 409 when the record became another claim meanwhile (expired and claimed again)', async () => {
+    await putRecord('reclaimed', { petId: 9090 });
+    await putPet(service.pets, { ...rex, id: 9090 }, 'another-create');
+    const control = beforeMove(() => setRecord('reclaimed', 'SET #token = :other', { ':other': 'a-new-claims-token' }, { '#token': 'token' }));
+    await expect(new IdempotentCreates(control, service.pets, () => 9091).create(caller, 'reclaimed', rex)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+    });
+    expect(await getPet(service.pets, 9091)).toBeUndefined();
+  });
+});
+
+/**
+ * The control table, with `concurrently` run once just before the first move of a record's id is
+ * sent: another writer of the same key, landing first.
+ */
+function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
+  const { documents, tableName } = service.control;
+  let done = false;
+  const send = async (command: { input: { UpdateExpression?: string } }, options?: unknown) => {
+    if (!done && command.input.UpdateExpression === 'SET petId = :next') {
+      done = true;
+      await concurrently();
+    }
+    return (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
+  };
+  return { tableName, documents: { send } as unknown as StoreTable['documents'] };
+}
+
+describe('a failed attempt', () => {
+  it('releases its lease, so that a retry need not wait for it', async () => {
+    // The pet's id is another create's and no new id is free: the attempt fails after its claim.
+    const ids = Array.from({ length: 9 }, (_, i) => 10_000 + i);
+    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    let next = 0;
+    await expect(creates(() => ids[next++] ?? 10_000).create(caller, 'failing', rex)).rejects.toThrow(/No free pet id/);
+    expect(await record('failing')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
+    expect(await creates(() => 10_100).create(caller, 'failing', rex)).toEqual({ pet: { ...rex, id: 10_100 }, replayed: false });
+  });
+
+  it('keeps its lease when the request deadline has passed (no store call after it)', async () => {
+    const ids = Array.from({ length: 9 }, (_, i) => 11_000 + i);
+    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    let next = 0;
+    const slowIds = () => {
+      const id = ids[next++] ?? 11_000;
+      // The last draw happens after the deadline: the release is skipped.
+      if (next === 8) {
+        const until = Date.now() + 300;
+        while (Date.now() < until);
+      }
+      return id;
+    };
+    await expect(withDeadline(250, () => creates(slowIds).create(caller, 'late', rex))).rejects.toBeDefined();
+    const stored = await record('late');
+    expect(stored?.state).toBe('in_progress');
+    expect(stored?.leaseUntil).not.toBe(0);
+  });
+});
+
+describe('a record found completed', () => {
+  it('answers its pet, replayed, writing nothing', async () => {
+    await putRecord('done', { state: 'completed', petId: 1212, pet: { ...rex, id: 1212 } });
+    expect(await creates(() => 3).create(caller, 'done', rex)).toEqual({ pet: { ...rex, id: 1212 }, replayed: true });
+    expect(await getPet(service.pets, 3)).toBeUndefined();
+  });
+
+  it('is ignored once expired, and the key creates anew', async () => {
+    await putRecord('stale', { state: 'completed', petId: 1313, pet: { ...rex, id: 1313 }, expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    expect(await creates(() => 1414).create(caller, 'stale', rex)).toEqual({ pet: { ...rex, id: 1414 }, replayed: false });
+  });
+});
