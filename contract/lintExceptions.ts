@@ -14,7 +14,7 @@ export const LINT_EXCEPTIONS = {
   },
   spectral: {
     'info-contact':
-      'The project has no contact address or page for its API to name; client teams are pointed to the README ' +
+      'The project has no contact address or page for its API to name; client teams are pointed to docs/clients.md ' +
       '("For client teams"). Add `info.contact` when a real one exists.',
   },
 } as const satisfies Record<'redocly' | 'spectral', Record<string, string>>;

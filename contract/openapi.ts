@@ -234,7 +234,7 @@ function servers(): Json[] {
     description: `${stage} (the ApiUrl output of PetStore-${stage})`,
     variables: {
       apiId: { default: 'your-api-id', description: `The REST API id of PetStore-${stage}.` },
-      region: { default: 'us-east-1', description: 'The AWS region it is deployed in (the CDK CLI\'s default; README "Region and account").' },
+      region: { default: 'us-east-1', description: 'The AWS region it is deployed in (the CDK CLI\'s default; docs/deploying.md "Region and account").' },
     },
   }));
 }

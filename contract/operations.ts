@@ -87,7 +87,7 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>
 // UNAUTHORIZED, FORBIDDEN, SERVICE_UNAVAILABLE, TOO_MANY_REQUESTS: the key authorizer refuses a missing or
 // invalid key before any function runs (and the production web ACL a malformed one), a key outside the
 // stage's usage plan, or answers 503 when it cannot read the keys; each key has its own throttle and
-// daily quota (README "Keyless traffic and per-key limits").
+// daily quota (docs/operating.md "Keyless traffic and per-key limits").
 export const GATEWAY_ERRORS: readonly ErrorCode[] = [
   'UNAUTHORIZED',
   'FORBIDDEN',

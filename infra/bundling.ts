@@ -60,7 +60,7 @@ export const esbuildSettings = {
    * Linked source maps (`index.mjs.map`) for `npm run build` only: the deployed zip carries none and
    * NODE_OPTIONS has no `--enable-source-maps` (it cost about 0.2x of the import on every cold start).
    * The build is deterministic, so the maps `npm run build` writes for a commit symbolicate the
-   * stack traces of that commit's deployed code offline (see README, Speed and size).
+   * stack traces of that commit's deployed code offline (see docs/performance.md, Speed and size).
    */
   sourcemap: true,
   /** Stack traces need names and positions only; leaving out the sources halves the map. */

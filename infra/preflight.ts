@@ -92,7 +92,7 @@ export function missingCredentials(
   return (
     `cdk ${command} needs AWS credentials and the CDK CLI found none that work: give a profile ` +
     `(--profile <name> or AWS_PROFILE; "aws sso login" first for SSO) or AWS_ACCESS_KEY_ID and ` +
-    `AWS_SECRET_ACCESS_KEY, and check "aws sts get-caller-identity" (README, "Deploy").`
+    `AWS_SECRET_ACCESS_KEY, and check "aws sts get-caller-identity" (docs/deploying.md, "Deploy").`
   );
 }
 

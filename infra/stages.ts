@@ -24,11 +24,11 @@ export interface StageSettings {
   readonly functionTimeout: Duration;
   /** Browser origins allowed by CORS (e.g. `https://app.example.com`); none by default. */
   readonly corsAllowedOrigins: readonly string[];
-  /** Alarm thresholds (infra/constructs/monitoring.ts; README "Alarms"). */
+  /** Alarm thresholds (infra/constructs/monitoring.ts; docs/operating.md "Alarms"). */
   readonly alarms: AlarmThresholds;
   /**
    * Refuse to deploy the stage unless its alarms reach someone: the stack's `AlarmEmail` parameter
-   * then has no default, so `cdk deploy` must be given one (README "Alarms"), unless `alarmEmails`
+   * then has no default, so `cdk deploy` must be given one (docs/operating.md "Alarms"), unless `alarmEmails`
    * or `alarmTopicArns` below already name a subscriber. Without it the parameter may stay empty.
    */
   readonly requireAlarmSubscriber: boolean;
@@ -48,11 +48,11 @@ export interface StageSettings {
    * 1,000 creates a second per shard, and each listing by status queries every shard. Keep
    * `throttling.burstLimit / statusIndexShards` at most half of 1,000 (test/infra/storage.test.ts).
    * Raising it needs no backfill if listPets reads the new count before createPet writes it;
-   * lowering it is a migration (README "The status index").
+   * lowering it is a migration (docs/performance.md "The status index").
    */
   readonly statusIndexShards: number;
   /**
-   * Each API key's own limits (README "Keyless traffic and per-key limits"): an API Gateway usage
+   * Each API key's own limits (docs/operating.md "Keyless traffic and per-key limits"): an API Gateway usage
    * plan whose keys the authorizer names (infra/constructs/keyLimits.ts), so one key cannot spend the
    * stage's whole throttle nor fill the shared inventory. API Gateway applies them best effort.
    */
@@ -140,7 +140,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     requireAlarmSubscriber: false,
     alarmEmails: [],
     alarmTopicArns: [],
-    // A cost decision (README "Costs"), not a safety one: staging is a public Regional endpoint like
+    // A cost decision (docs/deploying.md "Costs"), not a safety one: staging is a public Regional endpoint like
     // production, guarded by its throttle and the API keys only. Turn it on to rehearse production.
     webAcl: false,
     canaryDeploys: false,

@@ -41,7 +41,7 @@ export { API_KEY_FORMAT };
 const MAX_DESCRIPTION = 1024;
 const CREATE_ATTEMPTS = 3;
 
-/** When a created or revoked key takes effect in every instance: the README states the same words. */
+/** When a created or revoked key takes effect in every instance: docs/operating.md ("API keys") states the same words. */
 export const TAKES_EFFECT = `within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`;
 
 /** "5 minutes 30 seconds", "1 minute", "45 seconds". */
@@ -220,7 +220,7 @@ async function stackOutputsOf(stage: Stage, given: StackOutputsReader | undefine
     if (errorName(error) === 'ValidationError' && /does not exist/.test(String((error as Error).message))) {
       throw new KeysError(
         `there is no stack ${name}${region ? ` in ${region}` : ''} to find the ${stage} control table in: deploy it ` +
-          '(README "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.',
+          '(docs/deploying.md "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.',
       );
     }
     throw error;

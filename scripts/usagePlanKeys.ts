@@ -1,5 +1,5 @@
 /**
- * The API Gateway side of an API key (README "Keyless traffic and per-key limits"): an API Gateway
+ * The API Gateway side of an API key (docs/operating.md "Keyless traffic and per-key limits"): an API Gateway
  * API key named `petstore-<stage>-<keyId>` whose value is the key's SHA-256 hex digest (what the
  * authorizer returns as usageIdentifierKey), in the stage's usage plan. `npm run keys` creates it
  * with the control-table item and deletes it on revoke. The plaintext key never reaches API Gateway.

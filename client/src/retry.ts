@@ -1,5 +1,5 @@
 /**
- * The client's retry rules, the ones the API's README asks of every client:
+ * The client's retry rules, the ones the API's docs/clients.md asks of every client:
  * - retried: 503, 504, 429, 409 `IDEMPOTENCY_IN_PROGRESS`, and a request that got no answer
  *   (fetch's TypeError: refused, reset, DNS, TLS). Nothing else: another 4xx or 5xx is final.
  * - the wait: at least `Retry-After` when the answer gives it, plus capped exponential backoff

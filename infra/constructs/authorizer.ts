@@ -1,5 +1,5 @@
 /**
- * Keyless traffic and per-key limits (README "Keyless traffic and per-key limits"): a cached Lambda
+ * Keyless traffic and per-key limits (docs/operating.md "Keyless traffic and per-key limits"): a cached Lambda
  * REQUEST authorizer in front of every operation, and a usage plan that gives each key its own
  * throttle and daily quota. The authorizer returns the key's SHA-256 hex digest as
  * `usageIdentifierKey` (the API's key source is AUTHORIZER), which is the value of the key's API

@@ -232,7 +232,7 @@ function bodyRule(name: string, priority: number, method: string, maxBytes: numb
 }
 
 // ---------------------------------------------------------------------------------------------
-// Keyless traffic (README "Keyless traffic and per-key limits")
+// Keyless traffic (docs/operating.md "Keyless traffic and per-key limits")
 
 /** The rule refusing any request whose Authorization is not a well-formed bearer key; its metric name too. */
 export const BEARER_KEY_RULE = 'WellFormedBearerKey';

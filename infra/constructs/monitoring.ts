@@ -245,7 +245,7 @@ export class Monitoring extends Concern {
     const { stage, alarms } = this.#props.settings;
     const alarm = new cloudwatch.Alarm(this, id, {
       alarmName: `petstore-${stage}-${id.replace(/Alarm$/, '')}`,
-      alarmDescription: `${what} at or above ${threshold} ${unit} (${stage}). See the README, "Alarms".`,
+      alarmDescription: `${what} at or above ${threshold} ${unit} (${stage}). See docs/operating.md, "Alarms".`,
       metric,
       threshold,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -186,7 +186,7 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
  * it. A Regional API without one accepts TLS 1.0 and 1.1, with bearer keys on the wire. An
  * enhanced (`SecurityPolicy_`) policy needs an endpoint access mode: STRICT also refuses a request
  * whose SNI names another host or that reached the API through another endpoint type (domain
- * fronting). README "Deploy" says which clients this leaves out.
+ * fronting). docs/deploying.md "Deploy" says which clients this leaves out.
  */
 export const API_TLS = {
   securityPolicy: apigw.SecurityPolicy.TLS13_1_2_PFS_PQ_2025_09,

@@ -7,7 +7,7 @@
  * names the caller's key only by `keyId`, the id `npm run keys -- list` prints: never the key, a header or the body.
  *
  * Our own few lines rather than Powertools Logger: its ~23 KB would cost every bundle more than
- * the cold-start budget allows (README, "Per-request logs").
+ * the cold-start budget allows (docs/operating.md, "Per-request logs").
  */
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { OperationName } from '../domain/routes.ts';
@@ -15,7 +15,7 @@ import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** What one line holds (README, "Per-request logs"). */
+/** What one line holds (docs/operating.md, "Per-request logs"). */
 export interface RequestLogLine {
   level: 'INFO' | 'ERROR';
   message: 'request';

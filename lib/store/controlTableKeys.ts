@@ -20,7 +20,7 @@ export const KEYS_GRACE_MS = 30_000;
 /**
  * The longest a revoked (or newly created) key goes unseen by any instance, counted from the
  * revocation: digests read before it are never served past this age; a request then waits for a
- * read, and is answered 503 when the table cannot be read. The keys CLI and the README state it.
+ * read, and is answered 503 when the table cannot be read. The keys CLI and docs/operating.md state it.
  */
 export const KEY_REVOCATION_BOUND_MS = DEFAULT_KEYS_TTL_MS + KEYS_GRACE_MS;
 

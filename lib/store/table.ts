@@ -32,7 +32,7 @@ export const petsTable = {
 
 /**
  * The shard count when none is configured (local use, tests); both stages set theirs in
- * infra/stages.ts. Why 2: see the README ("The status index"): 2 shards lift one status's ceiling
+ * infra/stages.ts. Why 2: see the docs/performance.md ("The status index"): 2 shards lift one status's ceiling
  * from 1,000 to 2,000 creates a second, 10x production's API throttle, while a page of 1 still
  * reads no more index items than an unsharded index did (2 per pet). Raising it later needs no
  * backfill as long as listPets reads the new count before createPet writes it.

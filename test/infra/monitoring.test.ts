@@ -42,7 +42,7 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
 describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
   const settings = STAGE_SETTINGS[stage];
 
-  it('has exactly the alarms of the README, each with its threshold from infra/stages.ts', () => {
+  it('has exactly the alarms of docs/operating.md, each with its threshold from infra/stages.ts', () => {
     const s = of(stage);
     const alarms = Object.fromEntries(
       s.ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => {

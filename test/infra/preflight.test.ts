@@ -92,7 +92,7 @@ describe('missingCredentials', () => {
     const message = missingCredentials(RUN_BY_CLI_WITHOUT_ACCOUNT, () => ['--profile', 'ops', command, 'PetStore-staging']);
     expect(message).toMatch(new RegExp(`^cdk ${command} needs AWS credentials and the CDK CLI found none that work: `));
     expect(message).toContain('AWS_PROFILE');
-    expect(message).toContain('README, "Deploy"');
+    expect(message).toContain('docs/deploying.md, "Deploy"');
     expect(message).not.toContain('\n');
   });
 

@@ -1,9 +1,9 @@
 /**
- * The README's deploy runbook, held to the templates where it states facts about them: the cost
+ * The deploy runbook (docs/deploying.md, then docs/operating.md), held to the templates where it states facts about them: the cost
  * table's counts and sums, what a production teardown keeps, the web ACL's rules, the alarm
- * parameter's name. Prices themselves cannot be tested offline (the README says where to check).
+ * parameter's name. Prices themselves cannot be tested offline (docs/deploying.md says where to check).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundling.ts';
@@ -15,13 +15,12 @@ import { props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
-const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-/** From "## Deploy" to the SAM section: the runbook. */
-const runbook = readme.slice(readme.indexOf('\n## Deploy\n'), readme.indexOf('\n### With AWS SAM'));
+/** The runbook: deploying, then operating, each section a `##` heading. */
+const runbook = ['deploying.md', 'operating.md'].map((doc) => readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8')).join('\n');
 const section = (title: string): string => {
-  const start = runbook.indexOf(`\n### ${title}\n`);
-  if (start < 0) throw new Error(`no "### ${title}" in the README's Deploy section`);
-  const end = runbook.indexOf('\n### ', start + 1);
+  const start = runbook.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`no "## ${title}" in docs/deploying.md or docs/operating.md`);
+  const end = runbook.indexOf('\n## ', start + 1);
   return runbook.slice(start, end < 0 ? undefined : end);
 };
 /** A section's text with line breaks and runs of spaces as single spaces, for phrases that wrap. */
@@ -58,7 +57,7 @@ const retained = (stage: Stage) =>
     .filter((resource) => resource.DeletionPolicy === 'Retain')
     .map((resource) => resource.Type);
 
-describe('the README deploy runbook', () => {
+describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   it('has the sections a first-time deployer needs, in order', () => {
     const order = [
       'Before the first deploy',
@@ -70,7 +69,7 @@ describe('the README deploy runbook', () => {
       'Web firewall (production)',
       'Alarms',
       'API keys',
-    ].map((title) => runbook.indexOf(`\n### ${title}\n`));
+    ].map((title) => runbook.indexOf(`\n## ${title}\n`));
     expect(order.every((at) => at > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
@@ -178,7 +177,8 @@ describe('the README deploy runbook', () => {
   });
 
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
-    expect(readme).not.toContain('get-sampled-requests');
+    const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
+    for (const doc of everyDocument) expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
     const firewall = prose('Web firewall (production)');
     expect(firewall).toContain('`aws-waf-logs-petstore-production`');
     expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');

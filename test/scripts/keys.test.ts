@@ -136,14 +136,16 @@ const keyItem = async (table: string, keyId: string) =>
   (await documents.send(new GetCommand({ TableName: table, Key: { pk: 'apikeys', sk: keyId } }))).Item;
 
 describe('the revocation bound', () => {
-  it('is one number: the CLI says it, the README says it, the service holds to it (KEY_REVOCATION_BOUND_MS)', async () => {
+  it('is one number: the CLI says it, docs/operating.md says it, the service holds to it (KEY_REVOCATION_BOUND_MS)', async () => {
     expect(describeDuration(KEY_REVOCATION_BOUND_MS)).toBe('5 minutes 30 seconds');
     expect(TAKES_EFFECT).toBe(`within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`);
     expect(USAGE).toContain(TAKES_EFFECT);
     const { keyId } = await createKey('staging');
     expect((await keys('revoke', keyId, '--stage', 'staging')).out).toContain(`stops accepting it ${TAKES_EFFECT}.`);
-    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### API keys'), readme.indexOf('\n### ', readme.indexOf('### API keys') + 1));
+    const operating = readFileSync(resolve(import.meta.dirname, '../../docs/operating.md'), 'utf8');
+    const start = operating.indexOf('\n## API keys\n');
+    expect(start).toBeGreaterThan(0);
+    const section = operating.slice(start, operating.indexOf('\n## ', start + 1));
     expect(section.replace(/\s+/g, ' ')).toContain(`a key issued or revoked takes effect ${TAKES_EFFECT} in every instance`);
   });
 });
@@ -304,7 +306,7 @@ describe('keys create, list, revoke', () => {
     expect(run.code).toBe(EXIT_FAILED);
     expect(run.out).toBe('');
     expect(run.err).toBe(
-      'keys: there is no stack PetStore-staging to find the staging control table in: deploy it (README "Deploy"), ' +
+      'keys: there is no stack PetStore-staging to find the staging control table in: deploy it (docs/deploying.md "Deploy"), ' +
         'point AWS_REGION or AWS_PROFILE at its account and region, or give --table.',
     );
     expect(sent).toEqual([]);
@@ -537,7 +539,7 @@ describe('keys as a command (npm run keys)', () => {
       expect(run.out).toBe('');
       expect(run.err).toBe(
         'keys: there is no stack PetStore-staging in eu-west-1 to find the staging control table in: deploy it ' +
-          '(README "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.\n',
+          '(docs/deploying.md "Deploy"), point AWS_REGION or AWS_PROFILE at its account and region, or give --table.\n',
       );
     } finally {
       CONTROL_TABLES['PetStore-staging'] = STAGING;
@@ -545,7 +547,7 @@ describe('keys as a command (npm run keys)', () => {
   });
 });
 
-describe("each key's API Gateway API key in the stage's usage plan (README \"Keyless traffic and per-key limits\")", () => {
+describe("each key's API Gateway API key in the stage's usage plan (docs/operating.md \"Keyless traffic and per-key limits\")", () => {
   it("creates it with the key's digest as value, in the plan the stack outputs, and deletes it on revoke", async () => {
     const { key, keyId, run } = await createKey('production');
     expect([...gatewayKeys]).toEqual([[`petstore-production-${keyId}`, { value: digestKey(key).toString('hex'), planId: 'plan-PetStore-production' }]]);
