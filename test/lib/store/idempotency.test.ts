@@ -194,6 +194,53 @@ describe('a failed attempt', () => {
   });
 });
 
+describe('marking the record completed', () => {
+  it('does not fail the create when it fails: the pet is stored, and a retry finds it', async () => {
+    const control = failing('SET #state = :completed, pet = :pet');
+    expect(await new IdempotentCreates(control, service.pets, () => 1515).create(caller, 'unmarked', rex)).toEqual({
+      pet: { ...rex, id: 1515 },
+      replayed: false,
+    });
+    expect(await record('unmarked')).toMatchObject({ state: 'in_progress', petId: 1515 });
+    expect(await getPet(service.pets, 1515)).toEqual({ ...rex, id: 1515 });
+  });
+});
+
+describe('the body a key was first used with', () => {
+  it.each<[string, NewPet]>([
+    ['another name', { ...rex, name: 'Max' }],
+    ['another category', { ...rex, categoryId: 8 }],
+    ['another status', { ...rex, status: 'sold' }],
+    ['no status', { name: rex.name, categoryId: rex.categoryId }],
+  ])('is another body with %s: 422, and the first pet stays the key\'s', async (_case, other) => {
+    await creates(() => 1616).create(caller, 'first-body', rex);
+    await expect(creates(() => 1617).create(caller, 'first-body', other)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message: 'This Idempotency-Key was already used with a different body; use a new key for a new pet.',
+    });
+    expect(await getPet(service.pets, 1617)).toBeUndefined();
+  });
+
+  it('answers 409 in words that say to retry, with Retry-After', async () => {
+    await putRecord('busy', { leaseUntil: Date.now() + 60_000 });
+    await expect(creates().create(caller, 'busy', rex)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+      message: 'A request with this Idempotency-Key is still in progress; retry shortly.',
+      headers: { 'Retry-After': '1' },
+    });
+  });
+});
+
+/** The control table, with every update whose expression is `expression` failing as a store fault would. */
+function failing(expression: string): StoreTable {
+  const { documents, tableName } = service.control;
+  const send = async (command: { input: { UpdateExpression?: string } }, options?: unknown) => {
+    if (command.input.UpdateExpression === expression) throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
+    return (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
+  };
+  return { tableName, documents: { send } as unknown as StoreTable['documents'] };
+}
+
 describe('a record found completed', () => {
   it('answers its pet, replayed, writing nothing', async () => {
     await putRecord('done', { state: 'completed', petId: 1212, pet: { ...rex, id: 1212 } });
