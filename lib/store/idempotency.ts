@@ -42,12 +42,9 @@ const POLL_INTERVAL_MS = 50;
 const DEFAULT_LEASE_MS = 5_000;
 const CLAIM_ROUNDS = 3;
 
-type RecordState = 'in_progress' | 'completed';
-
-interface IdempotencyRecord {
+interface RecordFields {
   pk: string;
   sk: 'record';
-  state: RecordState;
   bodyHash: string;
   /** The claim's write token: the pet it stores carries it too. */
   token: string;
@@ -55,10 +52,12 @@ interface IdempotencyRecord {
   petId: number;
   /** Epoch ms until which the claiming request may still be working on it. */
   leaseUntil: number;
-  /** Epoch seconds; DynamoDB TTL deletes the record some time after, readers ignore it at once. */
+  /** Epoch seconds; DynamoDB TTL deletes the record some time after, and a claim overwrites it at once. */
   expiresAt: number;
-  pet?: Pet;
 }
+
+/** A record is in progress, or completed with its pet (written in the same update). */
+type IdempotencyRecord = (RecordFields & { state: 'in_progress' }) | (RecordFields & { state: 'completed'; pet: Pet });
 
 export interface IdempotentResult {
   pet: Pet;
@@ -79,9 +78,9 @@ export class IdempotentCreates {
     const pk = recordKey(caller, key);
     const bodyHash = bodyHashOf(newPet);
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      const claimed = await this.#claim(pk, bodyHash);
-      if (claimed) return this.#finish(claimed, newPet, false);
-      let found = await this.#read(pk);
+      const claim = await this.#claim(pk, bodyHash);
+      if ('claimed' in claim) return this.#finish(claim.claimed, newPet, false);
+      let { found } = claim;
       if (!found) continue;
       if (found.bodyHash !== bodyHash) {
         throw new ApiError(
@@ -89,8 +88,8 @@ export class IdempotentCreates {
           'This Idempotency-Key was already used with a different body; use a new key for a new pet.',
         );
       }
-      if (found.state === 'in_progress' && found.leaseUntil > Date.now()) found = await this.#awaitOther(found);
-      if (found.state === 'completed' && found.pet) return { pet: found.pet, replayed: true };
+      found = await this.#awaitOther(found);
+      if (found.state === 'completed') return { pet: found.pet, replayed: true };
       if (found.leaseUntil > Date.now()) throw inProgress();
       const taken = await this.#takeOver(found);
       if (taken) return this.#finish(taken, newPet, true);
@@ -99,10 +98,11 @@ export class IdempotentCreates {
   }
 
   /**
-   * Puts a fresh in-progress record unless a live one exists; the record, or undefined if taken.
-   * A refused put that finds its own token is this claim, landed on an attempt whose answer was lost.
+   * Puts a fresh in-progress record unless a live one exists: the record claimed, or the one found
+   * instead (undefined when it vanished meanwhile). A refused put that finds its own token is this
+   * claim, landed on an attempt whose answer was lost.
    */
-  async #claim(pk: string, bodyHash: string): Promise<IdempotencyRecord | undefined> {
+  async #claim(pk: string, bodyHash: string): Promise<{ claimed: IdempotencyRecord } | { found: IdempotencyRecord | undefined }> {
     const now = Date.now();
     const record: IdempotencyRecord = {
       pk,
@@ -120,8 +120,9 @@ export class IdempotentCreates {
       ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
     });
-    if (await succeeded(guarded(this.control.documents.send(put, bounded())))) return record;
-    return (await this.#read(pk))?.token === record.token ? record : undefined;
+    if (await succeeded(guarded(this.control.documents.send(put, bounded())))) return { claimed: record };
+    const found = await this.#read(pk);
+    return found?.token === record.token ? { claimed: record } : { found };
   }
 
   /**
@@ -179,8 +180,7 @@ export class IdempotentCreates {
 
   /** Ends the lease early after a failed attempt, so a retry need not wait for it (best effort). */
   async #release(record: IdempotencyRecord): Promise<void> {
-    const deadline = currentDeadline();
-    if (deadline !== undefined && deadline <= Date.now()) return;
+    if ((currentDeadline() ?? Infinity) <= Date.now()) return;
     await this.#update(record, 'SET leaseUntil = :zero', { ':zero': 0 }, true).catch(() => undefined);
   }
 
@@ -191,7 +191,7 @@ export class IdempotentCreates {
     return taken ? { ...record, leaseUntil } : undefined;
   }
 
-  /** Polls a record held by a live lease until it completes, its lease lapses, or the wait ends. */
+  /** Polls a record held by a live lease until it completes, its lease lapses, or the wait ends; any other record at once. */
   async #awaitOther(record: IdempotencyRecord): Promise<IdempotencyRecord> {
     const deadline = currentDeadline();
     const until = Math.min(Date.now() + WAIT_FOR_CONCURRENT_MS, deadline === undefined ? Infinity : deadline - 250);
@@ -203,12 +203,14 @@ export class IdempotentCreates {
     return latest;
   }
 
-  /** The live record under `pk`, or undefined when there is none or it has expired. */
+  /**
+   * The record under `pk`, or undefined when there is none. Read only after a claim found it live
+   * (a claim overwrites an expired record), so its expiry is not checked again.
+   */
   async #read(pk: string): Promise<IdempotencyRecord | undefined> {
     const get = new GetCommand({ TableName: this.control.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
     const { Item } = await guarded(this.control.documents.send(get, bounded()));
-    const record = Item as IdempotencyRecord | undefined;
-    return record && record.expiresAt > Date.now() / 1000 ? record : undefined;
+    return Item as IdempotencyRecord | undefined;
   }
 
   /** An update of `record`, conditional on its token (and, when `whileInProgress`, its current lease). */
@@ -247,7 +249,7 @@ const leaseEnd = (now: number): number => currentDeadline() ?? now + DEFAULT_LEA
 
 /** The record's key: the caller's key digest (32 bytes, so the pair is unambiguous) and the idempotency key, hashed. */
 export const recordKey = (caller: Buffer, key: string): string =>
-  `${IDEMPOTENCY_KEY_PREFIX}${createHash('sha256').update(caller).update(key, 'utf8').digest('hex')}`;
+  `${IDEMPOTENCY_KEY_PREFIX}${createHash('sha256').update(caller).update(key).digest('hex')}`;
 
 /** The body as validated (name trimmed), in a fixed field order: the same pet hashes the same. */
 export const bodyHashOf = (pet: NewPet): string =>

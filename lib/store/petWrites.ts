@@ -66,8 +66,7 @@ export async function storedToken({ documents, tableName }: PetsTable, id: numbe
     ExpressionAttributeNames: { '#token': petsTable.writeTokenAttribute },
   });
   const { Item } = await guarded(documents.send(get, bounded()));
-  const token = Item?.[petsTable.writeTokenAttribute];
-  return typeof token === 'string' ? token : undefined;
+  return Item?.[petsTable.writeTokenAttribute] as string | undefined;
 }
 
 /** The stored item: the pet, its write token, and its status-index shard key when it has a status. */

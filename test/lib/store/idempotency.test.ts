@@ -3,7 +3,7 @@
  * a request does with a record it finds, each branch forced by setting the record up by hand (the
  * handler-level behaviour is in test/functions/idempotency.test.ts).
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import type { NewPet } from '../../../lib/domain/schemas.ts';
@@ -65,6 +65,10 @@ const setRecord = (key: string, expression: string, values: Record<string, unkno
 const creates = (newId: () => number = () => 777) => new IdempotentCreates(service.control, service.pets, newId);
 
 describe('a fresh key', () => {
+  it('is remembered 24 hours', () => {
+    expect(RECORD_TTL_SECONDS).toBe(86_400);
+  });
+
   it('claims a record with its own token and id, a lease and a 24-hour expiry, then completes it with the pet', async () => {
     const before = Date.now();
     const { pet, replayed } = await creates(() => 4242).create(caller, 'fresh', rex);
@@ -101,6 +105,11 @@ describe('a record in progress with a live lease', () => {
     expect(Date.now() - started).toBeLessThan(WAIT_FOR_CONCURRENT_MS);
   });
 
+  it('is waited for no longer than the request deadline allows, and answered 409 (not a store timeout)', async () => {
+    await putRecord('short', { leaseUntil: Date.now() + 60_000 });
+    await expect(withDeadline(700, () => creates().create(caller, 'short', rex))).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
+  });
+
   it('is waited for about a second, then answered 409', async () => {
     await putRecord('held', { leaseUntil: Date.now() + 60_000 });
     const started = Date.now();
@@ -135,6 +144,15 @@ describe('a record whose id another create holds', () => {
     expect(await record('raced')).toMatchObject({ state: 'completed', petId: 8082 });
   });
 
+  it('answers 409 when the record vanished while this request moved it', async () => {
+    await putRecord('gone', { petId: 9595 });
+    await putPet(service.pets, { ...rex, id: 9595 }, 'another-create');
+    const control = beforeMove(() => deleteRecord('gone'));
+    await expect(new IdempotentCreates(control, service.pets, () => 9596).create(caller, 'gone', rex)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+    });
+  });
+
   it('answers 409 when the record became another claim meanwhile (expired and claimed again)', async () => {
     await putRecord('reclaimed', { petId: 9090 });
     await putPet(service.pets, { ...rex, id: 9090 }, 'another-create');
@@ -146,21 +164,102 @@ describe('a record whose id another create holds', () => {
   });
 });
 
+type Command = { constructor: { name: string }; input: { UpdateExpression?: string; ConditionExpression?: string; TableName?: string } };
+
 /**
- * The control table, with `concurrently` run once just before the first move of a record's id is
- * sent: another writer of the same key, landing first.
+ * `table` with `hook` run before each command it sends: another writer of the same key landing
+ * first, a fault, a count. What the hook answers (other than undefined) is the command's answer.
  */
-function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
-  const { documents, tableName } = service.control;
-  let done = false;
-  const send = async (command: { input: { UpdateExpression?: string } }, options?: unknown) => {
-    if (!done && command.input.UpdateExpression === 'SET petId = :next') {
-      done = true;
-      await concurrently();
-    }
-    return (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
-  };
+function intercepted(table: StoreTable, hook: (command: Command) => Promise<unknown> | undefined): StoreTable {
+  const { documents, tableName } = table;
+  const send = async (command: Command, options?: unknown) =>
+    (await hook(command)) ?? (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
   return { tableName, documents: { send } as unknown as StoreTable['documents'] };
+}
+
+/** The control table, with `concurrently` run once, just before the first move of a record's id is sent. */
+function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
+  let done = false;
+  return intercepted(service.control, async (command) => {
+    if (done || command.input.UpdateExpression !== 'SET petId = :next') return undefined;
+    done = true;
+    await concurrently();
+    return undefined;
+  });
+}
+
+/** The control table, with every update whose expression is `expression` failing as a store fault would. */
+function failing(expression: string): StoreTable {
+  return intercepted(service.control, async (command) => {
+    if (command.input.UpdateExpression === expression) throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
+    return undefined;
+  });
+}
+
+const conditionFailed = () => Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+const deleteRecord = (key: string) =>
+  service.control.documents.send(new DeleteCommand({ TableName: env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }));
+
+describe('the claim rounds', () => {
+  it('give up with 409 after three rounds in which another request took the record over first', async () => {
+    await putRecord('contended', {});
+    let takeovers = 0;
+    const control = intercepted(service.control, async (command) => {
+      if (command.input.UpdateExpression !== 'SET leaseUntil = :lease') return undefined;
+      takeovers++;
+      throw conditionFailed();
+    });
+    await expect(new IdempotentCreates(control, service.pets, () => 1).create(caller, 'contended', rex)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+    });
+    expect(takeovers).toBe(3);
+  });
+
+  it('claim again when the record vanished between the refused claim and its read (deleted by TTL)', async () => {
+    await putRecord('vanishing', { leaseUntil: Date.now() + 60_000 });
+    let reads = 0;
+    const control = intercepted(service.control, async (command) => {
+      if (command.constructor.name === 'GetCommand' && reads++ === 0) await deleteRecord('vanishing');
+      return undefined;
+    });
+    expect(await new IdempotentCreates(control, service.pets, () => 2020).create(caller, 'vanishing', rex)).toEqual({
+      pet: { ...rex, id: 2020 },
+      replayed: false,
+    });
+  });
+
+  it('answer a claim refused by a store fault with that fault (503), never as taken', async () => {
+    const control = intercepted(service.control, async (command) => {
+      if (command.constructor.name === 'PutCommand') throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
+      return undefined;
+    });
+    await expect(new IdempotentCreates(control, service.pets, () => 2121).create(caller, 'faulted', rex)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+    });
+  });
+});
+
+describe('store calls', () => {
+  it('a fresh key reads no pet before writing it, and a lapsed record is not polled', async () => {
+    const pets = { ...service.pets, ...countingReads(service.pets) };
+    await new IdempotentCreates(service.control, pets.table, () => 2222).create(caller, 'fresh-reads', rex);
+    expect(pets.reads()).toBe(0);
+
+    await putRecord('lapsed-reads', { petId: 2323 });
+    const control = countingReads(service.control);
+    await new IdempotentCreates(control.table, service.pets, () => 2424).create(caller, 'lapsed-reads', rex);
+    expect(control.reads()).toBe(1);
+  });
+});
+
+/** `table` counting the GetItem calls sent through it. */
+function countingReads<T extends StoreTable>(table: T): { table: T; reads: () => number } {
+  let reads = 0;
+  const counted = intercepted(table, (command) => {
+    if (command.constructor.name === 'GetCommand') reads++;
+    return undefined;
+  });
+  return { table: { ...table, documents: counted.documents }, reads: () => reads };
 }
 
 describe('a failed attempt', () => {
@@ -172,6 +271,22 @@ describe('a failed attempt', () => {
     await expect(creates(() => ids[next++] ?? 10_000).create(caller, 'failing', rex)).rejects.toThrow(/No free pet id/);
     expect(await record('failing')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
     expect(await creates(() => 10_100).create(caller, 'failing', rex)).toEqual({ pet: { ...rex, id: 10_100 }, replayed: false });
+  });
+
+  it('releases its lease within a request whose deadline has not passed', async () => {
+    const ids = Array.from({ length: 9 }, (_, i) => 12_000 + i);
+    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    let next = 0;
+    await expect(withDeadline(20_000, () => creates(() => ids[next++] ?? 12_000).create(caller, 'within', rex))).rejects.toThrow(/No free pet id/);
+    expect(await record('within')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
+  });
+
+  it('draws up to 8 ids for a key before it fails', async () => {
+    const ids = Array.from({ length: 7 }, (_, i) => 13_000 + i);
+    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    let next = 0;
+    const answer = await creates(() => ids[next++] ?? 13_100).create(caller, 'eighth', rex);
+    expect(answer).toEqual({ pet: { ...rex, id: 13_100 }, replayed: false });
   });
 
   it('keeps its lease when the request deadline has passed (no store call after it)', async () => {
@@ -230,16 +345,6 @@ describe('the body a key was first used with', () => {
     });
   });
 });
-
-/** The control table, with every update whose expression is `expression` failing as a store fault would. */
-function failing(expression: string): StoreTable {
-  const { documents, tableName } = service.control;
-  const send = async (command: { input: { UpdateExpression?: string } }, options?: unknown) => {
-    if (command.input.UpdateExpression === expression) throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
-    return (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
-  };
-  return { tableName, documents: { send } as unknown as StoreTable['documents'] };
-}
 
 describe('a record found completed', () => {
   it('answers its pet, replayed, writing nothing', async () => {
