@@ -91,7 +91,7 @@ describe('forced id collisions, on the local API', { timeout: BURST_TIMEOUT_MS }
     await inParallel(Array.from({ length: 1_000 }), 32, () => client.create(rex));
     const summary = client.history.summary();
     console.log(`collisions, keyless: ${JSON.stringify(summary)}, ${newId.drawn() - 1_000} ids drawn again`);
-    expect(newId.drawn() - 1_000).toBeGreaterThan(50); // the run forced collisions, or it proves nothing
+    expect(newId.drawn() - 1_000).toBeGreaterThan(10); // the run forced collisions, or it proves nothing (about 150 on an idle machine, 30 on a loaded one)
     expect(await violations(client)).toEqual([]);
     expect(summary).toMatchObject({ acknowledged: 1_000, failed: 0 });
     expect(await storedPets()).toHaveLength(1_000);
@@ -106,7 +106,7 @@ describe('forced id collisions, on the local API', { timeout: BURST_TIMEOUT_MS }
     await inParallel(keys, 32, (key) => client.create(rex, key));
     const summary = client.history.summary();
     console.log(`collisions, keyed: ${JSON.stringify(summary)}, ${drawnByFirst - 1_000} ids drawn again`);
-    expect(drawnByFirst - 1_000).toBeGreaterThan(50);
+    expect(drawnByFirst - 1_000).toBeGreaterThan(10);
     expect(await violations(client)).toEqual([]);
     expect(summary).toMatchObject({ acknowledged: 2_000, replayed: 1_000, failed: 0 });
     expect(await storedPets()).toHaveLength(1_000);
