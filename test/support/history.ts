@@ -240,12 +240,21 @@ export class RecordingClient {
     return walk;
   }
 
-  /** A pet as a client reads it by id; undefined on 404. */
+  /**
+   * A pet as a client reads it by id; undefined on 404. A 429 (the key's usage plan, under the
+   * checker's own burst of reads) or a 503 is retried after its Retry-After, as a careful client does.
+   */
   async read(id: number): Promise<Pet | undefined> {
-    const response = await fetch(`${this.base}/pets/${id}`, { headers: this.#auth() });
-    if (response.status === 404) return void (await response.body?.cancel());
-    if (response.status !== 200) throw new Error(`GET /pets/${id} answered ${response.status}`);
-    return (await response.json()) as Pet;
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.base}/pets/${id}`, { headers: this.#auth() });
+      if (response.status === 404) return void (await response.body?.cancel());
+      if (response.status === 200) return (await response.json()) as Pet;
+      if ((response.status !== 429 && response.status !== 503) || attempt === READ_ATTEMPTS) {
+        throw new Error(`GET /pets/${id} answered ${response.status}`);
+      }
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
+    }
   }
 
   async #post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
@@ -271,6 +280,9 @@ export class RecordingClient {
  * queued behind busy sandboxes on a loaded machine is slow, not lost.
  */
 const REQUEST_TIMEOUT_MS = 45_000;
+
+/** How often a read is tried before its refusal is the answer. */
+const READ_ATTEMPTS = 10;
 
 /** Runs `work` for each item with at most `width` in flight. */
 export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
