@@ -10,6 +10,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idAt, type IdGenerator } from '../../lib/domain/ids.ts';
 import { PET_STATUSES, type PetStatus } from '../../lib/domain/schemas.ts';
+import { ID_ATTEMPTS } from '../../lib/store/petWrites.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
@@ -20,12 +21,24 @@ import { TEST_API_KEY, TEST_CURSOR_SECRET, useEmbeddedStore } from '../support/s
 const endpoint = useEmbeddedStore();
 const proxy = useFaultProxy(endpoint);
 
-/** Ids that collide on purpose, counting how many were drawn. */
+/**
+ * Ids that collide on purpose, counting how many were drawn. The first draws of each tick come from
+ * its 2^bits narrow values; past ID_ATTEMPTS - 1 of them, draws land in the tick's other
+ * milliseconds, where ids are as sparse as production's. Narrowing every draw would let a fast
+ * machine fill a tick's 16 values and a create exhaust its 8 draws: a 500 production only gives when
+ * 8 draws from 2,048 values all collide (below 10^-25), not the behaviour under test.
+ */
 function collidingIds(bits = 4, tickMs = 50): IdGenerator & { drawn: () => number } {
+  const narrowPerTick = Math.min(ID_ATTEMPTS - 1, 2 ** bits - 1);
   let drawn = 0;
+  let tick = 0;
+  let narrowInTick = 0;
   const next = () => {
     drawn++;
-    return idAt(Math.floor(Date.now() / tickMs) * tickMs, randomInt(2 ** bits), bits);
+    const now = Math.floor(Date.now() / tickMs) * tickMs;
+    if (now !== tick) [tick, narrowInTick] = [now, 0];
+    if (narrowInTick++ < narrowPerTick) return idAt(tick, randomInt(2 ** bits), bits);
+    return idAt(tick + 1 + randomInt(tickMs - 1), randomInt(2 ** bits), bits);
   };
   return Object.assign(next, { drawn: () => drawn });
 }
