@@ -39,7 +39,19 @@ import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { FLOOR_LABELS, TARGETS, beyondFloor, buildAllBundles, type BuiltBundle, type FloorName } from './bundles.ts';
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' } } });
+const USAGE = 'Usage: npm run bench [-- --quick]';
+
+/** The flags, or one line and exit 2 for anything else (a positional too: the bench takes none). */
+function benchFlags(): { quick?: boolean | undefined } {
+  try {
+    return parseArgs({ options: { quick: { type: 'boolean' } } }).values;
+  } catch (error) {
+    console.error(`npm run bench: ${(error as Error).message} (${USAGE})`);
+    process.exit(2);
+  }
+}
+
+const flags = benchFlags();
 const COLD_IMPORTS = flags.quick ? 7 : 21;
 const WARM_REQUESTS = flags.quick ? 300 : 2_000;
 const WARM_UP = flags.quick ? 30 : 200;

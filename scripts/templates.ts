@@ -1,13 +1,12 @@
 /**
  * Prints what `cdk synth` wrote to cdk.out for every stack: its template file, resources by type,
  * parameters (what `cdk deploy` must be given), outputs, web ACLs (with their rules), alarms (with
- * thresholds), dashboards and canary deployment groups. `npm run synth` runs it after synthesizing
- * both stages.
+ * thresholds), dashboards and canary deployment groups. `npm run synth` (scripts/synth.ts) prints it
+ * after synthesizing both stages.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const outdir = process.argv[2] ?? 'cdk.out';
 interface Manifest {
   artifacts: Record<string, { type: string; properties?: { templateFile?: string }; environment?: string }>;
 }
@@ -20,19 +19,22 @@ interface Template {
 /** The CDK's own parameters (the bootstrap version), which nobody gives. */
 const CDK_PARAMETERS = new Set(['BootstrapVersion']);
 
-const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as Manifest;
-for (const [name, artifact] of Object.entries(manifest.artifacts)) {
-  if (artifact.type !== 'aws:cloudformation:stack' || !artifact.properties?.templateFile) continue;
-  const file = join(outdir, artifact.properties.templateFile);
-  const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
-  const counts = new Map<string, number>();
-  for (const resource of Object.values(template.Resources)) counts.set(resource.Type, (counts.get(resource.Type) ?? 0) + 1);
-  console.log(`\n${name} (${artifact.environment ?? 'environment-agnostic'}): ${file}`);
-  for (const [type, count] of [...counts].sort()) console.log(`  ${String(count).padStart(3)}  ${type}`);
-  for (const line of parameterSummary(template)) console.log(`  ${line}`);
-  for (const [output, { Description }] of Object.entries(template.Outputs ?? {})) console.log(`  output ${output}: ${Description ?? ''}`);
-  for (const line of webAclSummary(template)) console.log(`  ${line}`);
-  for (const line of monitoringSummary(template)) console.log(`  ${line}`);
+/** Prints every stack of the cloud assembly in `outdir`. */
+export function printTemplates(outdir: string): void {
+  const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as Manifest;
+  for (const [name, artifact] of Object.entries(manifest.artifacts)) {
+    if (artifact.type !== 'aws:cloudformation:stack' || !artifact.properties?.templateFile) continue;
+    const file = join(outdir, artifact.properties.templateFile);
+    const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
+    const counts = new Map<string, number>();
+    for (const resource of Object.values(template.Resources)) counts.set(resource.Type, (counts.get(resource.Type) ?? 0) + 1);
+    console.log(`\n${name} (${artifact.environment ?? 'environment-agnostic'}): ${file}`);
+    for (const [type, count] of [...counts].sort()) console.log(`  ${String(count).padStart(3)}  ${type}`);
+    for (const line of parameterSummary(template)) console.log(`  ${line}`);
+    for (const [output, { Description }] of Object.entries(template.Outputs ?? {})) console.log(`  output ${output}: ${Description ?? ''}`);
+    for (const line of webAclSummary(template)) console.log(`  ${line}`);
+    for (const line of monitoringSummary(template)) console.log(`  ${line}`);
+  }
 }
 
 /** Parameters as `parameter AlarmEmail (required: ...)` or `(optional, default "")`. */
