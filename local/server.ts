@@ -238,6 +238,12 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
 }
 
 async function main(): Promise<void> {
+  const given = process.argv.slice(2);
+  if (given.length > 0) {
+    // `npm start -- --port 4000` would otherwise start on 3000 and say nothing of the flag.
+    console.error(`npm start takes no arguments, not "${given.join(' ')}": its settings are environment variables, e.g. PORT=4000 npm start (docs/local-development.md#npm-start)`);
+    process.exit(2);
+  }
   let api: LocalApi;
   try {
     api = await startLocalApi({ port: parsePort(process.env.PORT, 3000, 'PORT') });

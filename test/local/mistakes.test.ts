@@ -24,6 +24,12 @@ describe('PORT', () => {
   }
 });
 
+it('an argument (npm start -- --port 4000): one line naming the environment variable, exit 2', async () => {
+  const run = await runCli('local/server.ts', ['--port', '4000'], { PORT: '0', PETSTORE_IN_MEMORY: '1' }, 30_000);
+  expectOneLineRefusal(run, 'npm start takes no arguments, not "--port 4000": its settings are environment variables, e.g. PORT=4000 npm start');
+  expect(run.code).toBe(2);
+});
+
 it('PETSTORE_DATA_DIR naming a file: one line naming it and the remedy', async () => {
   const file = join(dataDir(), 'a-file');
   writeFileSync(file, 'not a folder');
