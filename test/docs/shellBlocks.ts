@@ -1,5 +1,5 @@
 /**
- * The shell blocks of the README and docs/, each with the line before it: the mark that says which
+ * The shell blocks of the README, the client's README and docs/, each with the line before it: the mark that says which
  * test runs its commands, or why none can here. Read by test/docs/commands.test.ts (every block is
  * marked) and test/docs/walkthrough.test.ts (runs the blocks marked as run as written).
  */
@@ -7,7 +7,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const DOCUMENTED_FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+export const DOCUMENTED_FILES = [
+  'README.md',
+  'client/README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 /** `<!-- run by: tests -->`, `<!-- run as written by: test -->` or `<!-- not run here: why -->`. */
 export const MARK = /^<!-- (run by|run as written by|not run here): (.+) -->$/;
 
