@@ -81,7 +81,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   };
   // What never reaches a method (what Node's parser refuses, an unknown Expect, no Host, headers
   // too slow) is answered as the local API answers it, a JSON Error (local/httpEdges.ts): API
-  // Gateway's edge answers for these are not documented (docs/local-development.md).
+  // Gateway's edge answers for these are not documented (docs/api.md, "Requests Node refuses").
   const server = createServer(edgeServerOptions(options.headersTimeoutMs), (request, response) => {
     serveRequest(request, response).catch(() => response.destroy());
   });
