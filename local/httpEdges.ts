@@ -1,6 +1,7 @@
 /**
- * The local API's answers to requests that never reach a route: what Node's HTTP parser refuses
- * (`clientError`), an `Expect` it cannot meet, HTTP/1.1 without `Host`. Each is a JSON Error and
+ * The answers of the local API, and of the deployed runner's emulator, to requests that never
+ * reach a route: what Node's HTTP parser refuses (`clientError`), headers too slow (408), an
+ * `Expect` it cannot meet, HTTP/1.1 without `Host`. Each is a JSON Error and
  * the connection is closed, as a client of the deployed API never sees an empty, untyped answer.
  * Answers on one connection keep the order of its requests, these included.
  */
