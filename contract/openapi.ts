@@ -260,7 +260,35 @@ function unroutedResponses(): Json {
       },
       content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
     },
+    ...edgeResponses(),
   };
+}
+
+/**
+ * The local servers' answers to a request that is no HTTP they serve, before any route is looked
+ * up (local/httpEdges.ts; docs/api.md, "Requests Node refuses"). API Gateway's edge answers these itself, in
+ * shapes it does not document.
+ */
+const EDGE_ERRORS: readonly { code: ErrorCode; description: string }[] = [
+  { code: 'VALIDATION_FAILED', description: 'not valid HTTP/1.1 (a malformed chunk, `Content-Length` with `Transfer-Encoding` or negative, obsolete header folding, a control character in a header, HTTP/1.1 without `Host`), or a target that names no path' },
+  { code: 'REQUEST_TIMEOUT', description: 'the request line and headers did not all arrive in time' },
+  { code: 'EXPECTATION_FAILED', description: 'an `Expect` other than `100-continue`' },
+  { code: 'HEADERS_TOO_LARGE', description: 'the request line and headers are over the server\'s limit' },
+  { code: 'NOT_IMPLEMENTED', description: 'a method HTTP does not know (e.g. `BREW`)' },
+];
+
+function edgeResponses(): Json {
+  const requestId = headerObject({ name: 'X-Request-Id', required: false });
+  return Object.fromEntries(
+    EDGE_ERRORS.map(({ code, description }) => [
+      String(errorStatuses[code]),
+      {
+        description: `\`${code}\`: ${description}. The connection closes after it.`,
+        headers: { 'X-Request-Id': requestId },
+        content: { 'application/json': { schema: errorSchema([code], errorStatuses[code]) } },
+      },
+    ]),
+  );
 }
 
 /** Where the document keeps unroutedResponses(). */

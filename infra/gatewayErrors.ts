@@ -7,7 +7,7 @@
  */
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/domain/errors.ts';
-import { API_BASE_PATH, type HttpMethod } from '../lib/domain/routes.ts';
+import { methodNotAllowedMessage as messageFor, NOT_FOUND_MESSAGE, type HttpMethod } from '../lib/domain/routes.ts';
 import { AUTH_REALM } from '../lib/http/auth.ts';
 
 export const JSON_MEDIA_TYPE = 'application/json';
@@ -19,7 +19,7 @@ export interface GatewayError {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export const NOT_FOUND_MESSAGE = 'No resource exists at this path.';
+export { NOT_FOUND_MESSAGE };
 
 export const QUOTA_RETRY_AFTER_SECONDS = 3600;
 
@@ -128,7 +128,7 @@ export const errorTemplate = (code: ErrorCode, message: string): string => {
 
 /** The 405 message for a resource: the method comes from API Gateway, the rest is fixed. */
 export const methodNotAllowedMessage = (path: string, allow: readonly HttpMethod[]): string =>
-  `The method $context.httpMethod is not allowed on ${API_BASE_PATH}${path}; allowed: ${allow.join(', ')}.`;
+  messageFor('$context.httpMethod', path, allow);
 
 /** The `Allow` header value for a resource. */
 export const allowHeader = (allow: readonly HttpMethod[]): string => allow.join(', ');

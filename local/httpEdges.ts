@@ -1,11 +1,12 @@
 /**
- * The local API's answers to requests that never reach a route: what Node's HTTP parser refuses
- * (`clientError`), an `Expect` it cannot meet, HTTP/1.1 without `Host`. Each is a JSON Error and
+ * The answers of the local API, and of the deployed runner's emulator, to requests that never
+ * reach a route: what Node's HTTP parser refuses (`clientError`), headers too slow (408), an
+ * `Expect` it cannot meet, HTTP/1.1 without `Host`. Each is a JSON Error and
  * the connection is closed, as a client of the deployed API never sees an empty, untyped answer.
  * Answers on one connection keep the order of its requests, these included.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
@@ -19,7 +20,26 @@ const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string 
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'The request line or headers are too large.' },
   // The client half-closed (FIN) before all of its body, as its Content-Length or chunks promised, came.
   HPE_INVALID_EOF_STATE: { code: 'VALIDATION_FAILED', message: 'The connection was closed before the request was complete.' },
+  // Node's own (not llhttp's): the headers did not all arrive within headersTimeout, or the whole
+  // request within requestTimeout. Node answers it an empty 408 without a listener; this is its JSON form.
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time.' },
 };
+
+/** How long a client may take to send its request line and headers: Node's default. */
+export const HEADERS_TIMEOUT_MS = 60_000;
+
+/**
+ * Node's server options both local servers take: Host-less HTTP/1.1 requests let through (to get
+ * a JSON 400, see missingHost), and the time a client may take over its headers. Node checks that
+ * time every connectionsCheckingInterval (30 s by default), so a shorter time is checked more often.
+ */
+export function edgeServerOptions(headersTimeoutMs: number = HEADERS_TIMEOUT_MS): ServerOptions {
+  return {
+    requireHostHeader: false,
+    headersTimeout: headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(10, Math.floor(headersTimeoutMs / 4))),
+  };
+}
 
 /** A request line as RFC 9112 (3) writes it: a method token, a target, the version. */
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/\d\.\d$/;

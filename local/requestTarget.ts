@@ -21,3 +21,23 @@ export function targetUrl(target: string): URL | undefined {
     return undefined; // `http://[`: an absolute URL that is none
   }
 }
+
+/**
+ * The segments a request is routed by: the non-empty ones of its path (`/v1//pets/` routes as
+ * `/v1/pets`). Both local servers route by it; the event's `path` keeps the path as sent.
+ *
+ * Real API Gateway (REST) ignores a trailing slash: `/pets/` is served by `/pets`
+ * (aws/aws-sam-cli#1495, aws-powertools/powertools-lambda-python#1552, aws/chalice#65; localstack's
+ * REST router, "trailing slashes are ignored in APIGW"), and serves `/prod//orders` as
+ * `/prod/orders` (localstack/localstack#11253: "In the AWS service, both of these work
+ * correctly"). ministackorg/ministack#1423 measured REST routing on real API Gateway and routes on
+ * the non-empty segments too. An empty segment inside the path (`/v1/pets//7`) is measured nowhere
+ * public: it counts as none here as well, so one rule covers every place a slash doubles
+ * (docs/api.md, "Paths").
+ */
+export function routingSegments(pathname: string): string[] {
+  return pathname.split('/').filter(Boolean);
+}
+
+/** The routing path of `pathname` (see routingSegments): `/v1//pets/` is `/v1/pets`. */
+export const routingPath = (pathname: string): string => `/${routingSegments(pathname).join('/')}`;

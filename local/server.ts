@@ -13,17 +13,17 @@ import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/ht
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { errorResponse } from '../lib/http/responses.ts';
-import { API_BASE_PATH, matchRoute, routes, type Route, type RouteMatch } from '../lib/domain/routes.ts';
+import { API_BASE_PATH, matchRoute, methodNotAllowedMessage, NOT_FOUND_MESSAGE, routes, type Route, type RouteMatch } from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
-import { answerEdges, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
+import { answerEdges, edgeServerOptions, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { parsePort } from './port.ts';
 import { readRequestBody } from './requestBody.ts';
 import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
 import type { Service } from '../lib/service.ts';
-import { targetUrl } from './requestTarget.ts';
+import { routingPath, targetUrl } from './requestTarget.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 
 
@@ -39,6 +39,8 @@ export interface LocalApiOptions {
   quiet?: boolean;
   /** Parts of the functions' service to replace (tests only: ids that collide on purpose). */
   serviceOverrides?: Partial<Service>;
+  /** How long a client may take over its request line and headers before a 408 (default HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs?: number;
 }
 
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
@@ -62,8 +64,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     send(response, result);
     if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
   };
-  // requireHostHeader: false lets a Host-less HTTP/1.1 request through, to get a JSON 400 below.
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
+  const server = createServer(edgeServerOptions(options.headersTimeoutMs), (request, response) => {
     // Every answer, the local API's own included (400, 404, 405, 413, 500, 502), gets an id, as API Gateway's do.
     const requestId = randomUUID();
     guard(request, response, requestId, () => respond(request, response, requestId));
@@ -153,19 +154,27 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
 const notAPath = () =>
   new ApiError('VALIDATION_FAILED', 'The request target is not a path (such as /v1/pets) or an absolute http URL.');
 
-/** Where `url` leads for `method`: a route below the base path, or what the path names: nothing, or other methods. */
-function locate(method: string, url: URL): { below: string; match: RouteMatch } {
-  const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : undefined;
-  return below === undefined ? { below: url.pathname, match: { kind: 'notFound' } } : { below, match: matchRoute(method, below) };
+/**
+ * Where `url` leads for `method`: a route below the base path, or what the path names: nothing, or
+ * other methods. Routed by its routing path (`/v1//pets/` is `/v1/pets`, as on API Gateway):
+ * `routed` is that path below the base path, `below` the path below it as sent, which the event carries.
+ */
+function locate(method: string, url: URL): { below: string; routed: string; match: RouteMatch } {
+  const path = routingPath(url.pathname);
+  const routed = path.startsWith(`${API_BASE_PATH}/`) ? path.slice(API_BASE_PATH.length) : undefined;
+  if (routed === undefined) return { below: url.pathname, routed: path, match: { kind: 'notFound' } };
+  const below = url.pathname.startsWith(`${API_BASE_PATH}/`) ? url.pathname.slice(API_BASE_PATH.length) : routed;
+  return { below, routed, match: matchRoute(method, routed) };
 }
 
 /** The Error for a method and target no route serves (404, 405 with Allow), or undefined when one does. */
 function refusal(method: string, url: URL): ApiError | undefined {
-  const { match } = locate(method, url);
-  if (match.kind === 'notFound') return new ApiError('NOT_FOUND', `No resource at ${url.pathname}.`);
+  const { match, routed } = locate(method, url);
+  // The deployed API's messages (its 404 and 405 mocks), so a client reads the same on both.
+  if (match.kind === 'notFound') return new ApiError('NOT_FOUND', NOT_FOUND_MESSAGE);
   if (match.kind === 'methodNotAllowed') {
-    const allow = match.allow.join(', ');
-    return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow}.`, { Allow: allow });
+    const resource = routes.find((route) => matchRoute(route.method, routed, [route]).kind === 'found')?.path ?? routed;
+    return new ApiError('METHOD_NOT_ALLOWED', methodNotAllowedMessage(method, resource, match.allow), { Allow: match.allow.join(', ') });
   }
   return undefined;
 }

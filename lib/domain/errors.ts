@@ -8,6 +8,8 @@ export const errorStatuses = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** Local API only (headers not all in within the server's time); on AWS the gateway's edge answers it. */
+  REQUEST_TIMEOUT: 408,
   IDEMPOTENCY_IN_PROGRESS: 409,
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,

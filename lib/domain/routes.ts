@@ -73,6 +73,16 @@ export const routes: readonly Route[] = [
   },
 ];
 
+/** The 404 message for a path no route has, from the deployed API and the local API alike: fixed, echoing nothing sent. */
+export const NOT_FOUND_MESSAGE = 'No resource exists at this path.';
+
+/**
+ * The 405 message for a route resource (`path` below the base path, in `{param}` form): the
+ * deployed API's mock renders `method` from `$context.httpMethod`, the local API passes the request's.
+ */
+export const methodNotAllowedMessage = (method: string, path: string, allow: readonly HttpMethod[]): string =>
+  `The method ${method} is not allowed on ${API_BASE_PATH}${path}; allowed: ${allow.join(', ')}.`;
+
 /** The distinct resource paths, each with the methods it allows (for 405 and `Allow`). */
 export function resourcePaths(list: readonly Route[] = routes): Map<string, HttpMethod[]> {
   const paths = new Map<string, HttpMethod[]>();

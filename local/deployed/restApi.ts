@@ -10,8 +10,9 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { answerEdges, edgeServerOptions, missingHost, sendError } from '../httpEdges.ts';
 import { readRequestBody } from '../requestBody.ts';
-import { targetUrl } from '../requestTarget.ts';
+import { routingSegments, targetUrl } from '../requestTarget.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
 import {
@@ -39,6 +40,8 @@ export interface RestApiEmulatorOptions {
   host?: string;
   /** Where API Gateway's execution log lines (ERROR level) go; default stderr. */
   log?: (line: string) => void;
+  /** How long a client may take over its request line and headers before a 408 (default HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs?: number;
 }
 
 export interface RestApiEmulator {
@@ -67,6 +70,8 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   // listener and end the runner. A failure while answering is API Gateway's own 500 (DEFAULT_5XX);
   // one while sending just ends the connection.
   const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const refused = missingHost(request);
+    if (refused) return sendError(response, refused);
     const exchange = newExchange(request, api, domainName);
     const result = await answer(request, exchange, api, throttles, options, log).catch((error: unknown) => {
       log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
@@ -74,9 +79,13 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
     });
     send(response, exchange, result);
   };
-  const server = createServer((request, response) => {
+  // What never reaches a method (what Node's parser refuses, an unknown Expect, no Host, headers
+  // too slow) is answered as the local API answers it, a JSON Error (local/httpEdges.ts): API
+  // Gateway's edge answers for these are not documented (docs/api.md, "Requests Node refuses").
+  const server = createServer(edgeServerOptions(options.headersTimeoutMs), (request, response) => {
     serveRequest(request, response).catch(() => response.destroy());
   });
+  answerEdges(server);
   // A client that half-closes after its request (FIN) still gets its answer, then the connection
   // ends; Node's default drops the request being answered on FIN. (Node reads the property in
   // _http_server.js socketOnEnd; @types/node does not declare it.)
@@ -453,7 +462,8 @@ async function answer(
   options: RestApiEmulatorOptions,
   log: (line: string) => void,
 ): Promise<Answer> {
-  const segments = exchange.fullPath.split('/').filter(Boolean);
+  // Routed as API Gateway routes: `/v1//pets/` is `/v1/pets` (see routingSegments).
+  const segments = routingSegments(exchange.fullPath);
   const match = exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
   const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
   if (!match || !apiMethod) {

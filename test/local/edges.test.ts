@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
+import { assertDocumented } from '../support/contract.ts';
 
 const KEY = 'edges-test-key';
 let api: LocalApi;
@@ -21,9 +22,9 @@ afterAll(async () => {
 const auth = { Authorization: `Bearer ${KEY}` };
 
 /** Sends raw bytes and reads until the server closes (bounded by a timeout). */
-function raw(request: string): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
+function raw(request: string, to: number = port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const socket = connect(to, '127.0.0.1', () => socket.write(request));
     let data = '';
     const timer = setTimeout(() => {
       socket.destroy();
@@ -50,13 +51,43 @@ describe('requests Node refuses before any handler', () => {
     ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
     ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
     ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
-  ])('answers %s with a JSON Error and closes', async (_, request, status, code) => {
+    ['Content-Length: -1', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['a DEL in a header value', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['a DEL in a header name', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-\x7fA: b\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ])('answers %s with a JSON Error and an X-Request-Id, declared in openapi.json, and closes', async (_, request, status, code) => {
     const res = await raw(request);
-    expect(res.status).toBe(status);
-    expect(res.headers['content-type']).toBe('application/json');
-    expect(res.headers['connection']).toBe('close');
-    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
-    expect(JSON.parse(res.body)).toEqual({ code, message: expect.any(String), status });
+    expectEdgeError(res, status, code);
+  });
+});
+
+/** An edge answer: the JSON Error of `code`, with a request id, as openapi.json declares it, and the connection closed. */
+function expectEdgeError(res: Awaited<ReturnType<typeof raw>>, status: number, code: string): void {
+  expect(res.status, res.body).toBe(status);
+  expect(res.headers['content-type']).toBe('application/json');
+  expect(res.headers['connection']).toBe('close');
+  expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+  const body = JSON.parse(res.body) as unknown;
+  expect(body).toEqual({ code, message: expect.any(String), status });
+  assertDocumented('GET', undefined, { status, headers: res.headers, body });
+}
+
+describe('a client that sends its headers too slowly', () => {
+  const HEADERS_TIMEOUT_MS = 300;
+  let slow: LocalApi;
+  beforeAll(async () => {
+    slow = await startTestApi(KEY, {}, { headersTimeoutMs: HEADERS_TIMEOUT_MS });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  it('gets 408 REQUEST_TIMEOUT in the Error shape once the server\'s headers timeout passes, and the connection closes', async () => {
+    const started = Date.now();
+    // The request line and one header, then nothing: the blank line that ends the headers never comes.
+    const res = await raw('GET /v1/pets HTTP/1.1\r\nHost: x\r\n', Number(new URL(slow.url).port));
+    expectEdgeError(res, 408, 'REQUEST_TIMEOUT');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS);
   });
 });
 
@@ -126,6 +157,39 @@ describe('answers on one connection', () => {
   it.each(['hello\r\n\r\n', '{"name":"Rex"}\r\n\r\n', 'GET\r\n\r\n'])('answers bytes that are not a request line (%j) with 400', async (bytes) => {
     const got = await answers(bytes);
     expect(got).toEqual([{ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 }, connection: 'close' }]);
+  });
+});
+
+describe('doubled and trailing slashes, routed as API Gateway routes them (local/requestTarget.ts routingSegments)', () => {
+  it.each(['/v1/pets/', '/v1//pets', '/v1/pets//', '//v1/pets', '/v1///pets///'])('serves GET %s as GET /v1/pets', async (path) => {
+    const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(Array.isArray(res.body)).toBe(true);
+  });
+
+  it('serves GET /v1/pets/{petId}/ and /v1//pets//{petId} as GET /v1/pets/{petId}', async () => {
+    const created = await fetchApi(`${api.url}/pets`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Slashy', categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    for (const path of [`/v1/pets/${created.body.id}/`, `/v1//pets//${created.body.id}`]) {
+      const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+      expect(res.status, path).toBe(200);
+      expect(res.body).toMatchObject({ id: created.body.id, name: 'Slashy' });
+    }
+  });
+
+  it('answers another method on /v1/pets/ 405 with the deployed API\'s message, and an unknown path 404 with its message', async () => {
+    const refused = await fetchApi(`http://127.0.0.1:${port}/v1/pets/`, { method: 'DELETE', headers: auth });
+    expect(refused.status).toBe(405);
+    expect(refused.headers.get('allow')).toBe('GET, POST');
+    expect(refused.body.message).toBe('The method DELETE is not allowed on /v1/pets; allowed: GET, POST.');
+    const onPet = await fetchApi(`http://127.0.0.1:${port}/v1/pets/7/`, { method: 'PUT', headers: auth });
+    expect(onPet.body.message).toBe('The method PUT is not allowed on /v1/pets/{petId}; allowed: GET.');
+    const unknown = await fetchApi(`http://127.0.0.1:${port}/v1/nothing/`, { headers: auth });
+    expect(unknown.body).toEqual({ code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 });
   });
 });
 

@@ -9,6 +9,7 @@ import { OPENAPI_FILE } from '../../contract/files.ts';
 import { UNROUTED_RESPONSES } from '../../contract/openapi.ts';
 import { CHALLENGE_HEADERS } from '../../contract/operations.ts';
 import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
+import { routingPath } from '../../local/requestTarget.ts';
 
 interface HeaderObject {
   required?: boolean;
@@ -94,7 +95,8 @@ export function assertDocumented(method: string, resourcePath: string | undefine
 
 /** The document's path template for a request path under the base path, as the API routes it. */
 export function resourcePathOf(method: string, pathname: string): string | undefined {
-  if (!pathname.startsWith(`${API_BASE_PATH}/`)) return undefined;
-  const match = matchRoute(method, pathname.slice(API_BASE_PATH.length));
+  const routed = routingPath(pathname);
+  if (!routed.startsWith(`${API_BASE_PATH}/`)) return undefined;
+  const match = matchRoute(method, routed.slice(API_BASE_PATH.length));
   return match.kind === 'found' ? match.route.path : undefined;
 }

@@ -46,7 +46,7 @@ interface Recorded { functionArn: string; event: any }
 
 const okResult = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' };
 
-async function start(options: { template?: CfnTemplate; answer?: (event: any) => Promise<InvokeOutcome> | InvokeOutcome } = {}) {
+async function start(options: { template?: CfnTemplate; answer?: (event: any) => Promise<InvokeOutcome> | InvokeOutcome; headersTimeoutMs?: number } = {}) {
   const used = options.template ?? template;
   const resolver = new TemplateResolver({ stackName: 'PetStore-staging', template: used });
   const calls: Recorded[] = [];
@@ -55,6 +55,7 @@ async function start(options: { template?: CfnTemplate; answer?: (event: any) =>
     resolver,
     env: OFFLINE,
     log: () => undefined,
+    ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
     invoke: async (functionArn, event) => {
       calls.push({ functionArn, event });
       return options.answer ? options.answer(event) : { kind: 'ok', payload: okResult };
@@ -408,6 +409,64 @@ describe('the front door: any target, any method, half-closed connections', () =
     expect(calls[0]?.event.body).toBe(body);
   });
 });
+
+describe('doubled and trailing slashes (local/requestTarget.ts routingSegments, shared with the local API)', () => {
+  it.each([
+    ['/v1/pets/', '/pets/', '/pets'],
+    ['/v1//pets', '//pets', '/pets'],
+    ['/v1/pets//', '/pets//', '/pets'],
+    ['/v1/pets/7/', '/pets/7/', '/pets/{petId}'],
+    ['/v1//pets//7', '//pets//7', '/pets/{petId}'],
+  ])('routes %s to its method, and hands the function the path as sent', async (path, below, resource) => {
+    const { emulator, calls } = await start();
+    const reply = await send(`${emulator.origin}${path}`);
+    expect(reply.status, reply.text).toBe(200);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.event).toMatchObject({ resource, path: below });
+    if (resource === '/pets/{petId}') expect(calls[0]?.event.pathParameters).toEqual({ petId: '7' });
+  });
+
+  it('answers another method on /v1/pets/ with the 405 mock', async () => {
+    const { emulator, calls } = await start();
+    const reply = await send(`${emulator.origin}/v1/pets/`, { method: 'DELETE' });
+    expect(reply.status).toBe(405);
+    expect(reply.json().message).toBe('The method DELETE is not allowed on /v1/pets; allowed: GET, POST.');
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('edges: what never reaches a method is answered as the local API answers it (local/httpEdges.ts)', () => {
+  it.each([
+    ['a header too large', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    ['obsolete line folding', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  b\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['a malformed chunk size', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['Content-Length with Transfer-Encoding', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['Content-Length: -1', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['a DEL in a header', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+    ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
+    ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
+  ])('answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes', async (_, request, status, code) => {
+    const { emulator, calls } = await start();
+    const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
+    expectEdgeAnswer(answer, status, code);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers a client that sends its headers too slowly 408 REQUEST_TIMEOUT, not an empty 408', async () => {
+    const { emulator } = await start({ headersTimeoutMs: 300 });
+    const answer = await rawExchange(Number(new URL(emulator.origin).port), 'GET /v1/pets HTTP/1.1\r\nHost: x\r\n');
+    expectEdgeAnswer(answer, 408, 'REQUEST_TIMEOUT');
+  });
+});
+
+function expectEdgeAnswer(answer: Awaited<ReturnType<typeof rawExchange>>, status: number, code: string): void {
+  expect(answer.status, answer.body).toBe(status);
+  expect(answer.headers['content-type']).toBe('application/json');
+  expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(answer.headers.connection).toBe('close');
+  expect(JSON.parse(answer.body)).toEqual({ code, message: expect.any(String), status });
+}
 
 describe('startRestApiEmulator', () => {
   it('rejects with one line naming the port when it is taken', async () => {
