@@ -8,20 +8,20 @@ export const errorStatuses = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
-  /** Local API only (headers not all in within the server's time); on AWS the gateway's edge answers it. */
+  /** The local API and the emulator (headers not all in within the server's time); on AWS the gateway's edge answers it. */
   REQUEST_TIMEOUT: 408,
   IDEMPOTENCY_IN_PROGRESS: 409,
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
-  /** Local API only (an unknown `Expect`); on AWS the gateway's edge answers it. */
+  /** The local API and the emulator (an unknown `Expect`); on AWS the gateway's edge answers it. */
   EXPECTATION_FAILED: 417,
   IDEMPOTENCY_KEY_REUSED: 422,
   TOO_MANY_REQUESTS: 429,
-  /** Local API only (headers over Node's limit); on AWS the gateway's edge answers it. */
+  /** The local API and the emulator (headers over Node's limit); on AWS the gateway's edge answers it. */
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
-  /** Local API only (a method HTTP does not know, e.g. BREW); on AWS the gateway's edge answers it. */
+  /** The local API and the emulator (a method HTTP does not know, e.g. BREW); on AWS the gateway's edge answers it. */
   NOT_IMPLEMENTED: 501,
   BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
