@@ -68,7 +68,8 @@ beforeAll(async () => {
   const codec = cursorCodecFor(service);
   for (let id = 1; !genuineCursor; id += 1) {
     const cursor = await codec.encode(id, undefined);
-    if (/[-_]/.test(cursor) && cursor.split('.')[0]!.length % 4 !== 0) genuineCursor = cursor;
+    const [body, signature] = cursor.split('.') as [string, string];
+    if (/[-_]/.test(signature) && body.length % 4 !== 0) genuineCursor = cursor;
   }
 });
 
@@ -170,14 +171,14 @@ describe('the published schema and the service agree', () => {
   /** Spellings of the cursor the service gave: each decodes (leniently) to the same bytes. */
   const spellings: [string, (cursor: string) => string][] = [
     ['as given', (cursor) => cursor],
-    ['with = padding', (cursor) => cursor.split('.').map(padded).join('.')],
-    ['with = padding on its signature', (cursor) => padded(cursor)],
-    ['in the +/ alphabet', (cursor) => cursor.replaceAll('-', '+').replaceAll('_', '/')],
+    ['with = padding', (cursor) => eachPart(cursor, padded)],
+    ['with = padding on its signature', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? padded(part) : part))],
+    ['with its signature in the +/ alphabet', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? part.replaceAll('-', '+').replaceAll('_', '/') : part))],
     ['with a character outside the alphabet after it', (cursor) => `${cursor}!`],
     ['with a character outside the alphabet in its signature', (cursor) => cursor.replace('.', '.~')],
     ['with a space after', (cursor) => `${cursor} `],
-    ['with the unused low bits of its last character set', (cursor) => withLowBitsSet(cursor)],
-    ['with the body\'s unused low bits set', (cursor) => cursor.split('.').map((part, i) => (i === 0 ? withLowBitsSet(part) : part)).join('.')],
+    ['with the unused bits of its signature\'s last character set', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? withLowBitsSet(part) : part))],
+    ['with the unused bits of its body\'s last character set', (cursor) => eachPart(cursor, (part, i) => (i === 0 ? withLowBitsSet(part) : part))],
   ];
 
   it.each(spellings)('on a cursor the service gave, %s', async (_case, spell) => {
@@ -208,6 +209,8 @@ async function expectBodyAgreement(body: Record<string, unknown>) {
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+const eachPart = (cursor: string, respell: (part: string, index: number) => string): string => cursor.split('.').map(respell).join('.');
 
 const padded = (part: string): string => part + '='.repeat((4 - (part.length % 4)) % 4);
 
