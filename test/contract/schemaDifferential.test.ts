@@ -147,7 +147,7 @@ describe('the published schema and the service agree', () => {
   it.each([
     [['5', '500']], [['500', '5']], [['5', 'abc']], [['abc', '5']],
   ])('on a repeated limit, by its last value: %j', async (limits) => {
-    const query = new URLSearchParams(limits.map((limit) => ['limit', limit]));
+    const query = new URLSearchParams(limits.map((limit): [string, string] => ['limit', limit]));
     const res = await call(listPets, apiEvent('GET', `/pets?${query}`));
     expectAgreement(parameterAccepts('limit', limits.at(-1)!), res.status, [200]);
   });
