@@ -7,7 +7,7 @@
 import { errorStatuses, type ErrorCode } from '../lib/domain/errors.ts';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../lib/domain/routeDocs.ts';
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
-import { LIMIT, MAX_ID, jsonSchemas } from '../lib/domain/schemas.ts';
+import { INTEGER_TEXT, jsonSchemas } from '../lib/domain/schemas.ts';
 import { STAGES } from '../lib/domain/stages.ts';
 import {
   ERROR_HEADERS,
@@ -44,8 +44,6 @@ export function jsonSchemaOf(schema: object): Json {
   return convert(schema) as Json;
 }
 
-const petIdSchema: Json = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID };
-
 function componentSchemas(): Json {
   const withStatusRef = (schema: object) => {
     const converted = jsonSchemaOf(schema) as { properties: Record<string, Json>; required: string[] };
@@ -74,22 +72,36 @@ function componentSchemas(): Json {
   };
 }
 
-function componentParameters(): Json {
+const INTEGER_TEXT_DESCRIPTION =
+  'Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400.';
+
+/** A parameter whose schema lib/domain/schemas.ts declares; an integer one also says how it is written. */
+function declaredParameter(name: string, location: 'query' | 'path', description: string, declared: object): Json {
+  const schema = jsonSchemaOf(declared);
+  const integer = schema.type === 'integer';
   return {
-    limit: {
-      name: 'limit',
-      in: 'query',
-      description: 'Pets per page.',
-      schema: { type: 'integer', minimum: LIMIT.min, maximum: LIMIT.max, default: LIMIT.default },
-    },
+    name,
+    in: location,
+    ...(location === 'path' ? { required: true } : {}),
+    description: integer ? `${description} ${INTEGER_TEXT_DESCRIPTION}` : description,
+    ...(integer ? { 'x-text-pattern': INTEGER_TEXT } : {}),
+    schema,
+  };
+}
+
+function componentParameters(): Json {
+  const query = jsonSchemas.ListPetsQuery.properties;
+  return {
+    limit: declaredParameter('limit', 'query', 'Pets per page.', query.limit),
     status: { name: 'status', in: 'query', description: 'Only pets of this status.', schema: ref('schemas', 'PetStatus') },
-    cursor: {
-      name: 'cursor',
-      in: 'query',
-      description: 'Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`.',
-      schema: { type: 'string', minLength: 1 },
-    },
-    petId: { name: 'petId', in: 'path', required: true, description: 'The pet\'s id.', schema: petIdSchema },
+    cursor: declaredParameter(
+      'cursor',
+      'query',
+      'Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. Only the spelling the ' +
+        'service gave is taken (canonical base64url); one it did not give, or gave for another `status`, is 400.',
+      query.cursor,
+    ),
+    petId: declaredParameter('petId', 'path', "The pet's id.", jsonSchemas.PetIdPath.properties.petId),
     idempotencyKey: {
       name: 'Idempotency-Key',
       in: 'header',

@@ -18,6 +18,7 @@ export type HeaderName =
   | 'x-amzn-Remapped-WWW-Authenticate'
   | 'Retry-After'
   | 'Allow'
+  | 'Accept-Encoding'
   | 'Idempotent-Replayed'
   | 'X-Request-Id';
 
@@ -46,6 +47,12 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', example: '1' },
   Allow: { description: 'The methods the path allows.', example: 'GET, POST' },
+  'Accept-Encoding': {
+    description:
+      'On a 415 for a content-encoded body (`Content-Encoding` other than `identity`): the only coding the service ' +
+      'takes, `identity` (RFC 7694 section 3).',
+    example: 'identity',
+  },
   'X-Request-Id': {
     description:
       'The request id (API Gateway\'s): in the access log, the request log and every 5xx body as `requestId`; quote it ' +
@@ -76,6 +83,8 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>
   SERVICE_UNAVAILABLE: always('Retry-After'),
   IDEMPOTENCY_IN_PROGRESS: always('Retry-After'),
   METHOD_NOT_ALLOWED: always('Allow'),
+  // Only when the body's content coding was refused; a 415 for the media type has none.
+  UNSUPPORTED_MEDIA_TYPE: [{ name: 'Accept-Encoding', required: false }],
 };
 
 /**

@@ -82,13 +82,13 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Pets per page. */
+        /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
         limit: number;
         /** @description Only pets of this status. */
         status: components["schemas"]["PetStatus"];
-        /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. */
+        /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. Only the spelling the service gave is taken (canonical base64url); one it did not give, or gave for another `status`, is 400. */
         cursor: string;
-        /** @description The pet's id. */
+        /** @description The pet's id. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
         petId: number;
         /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
         idempotencyKey: string;
@@ -115,6 +115,8 @@ export interface components {
         "x-amzn-Remapped-WWW-Authenticate.optional": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": string;
+        /** @description On a 415 for a content-encoded body (`Content-Encoding` other than `identity`): the only coding the service takes, `identity` (RFC 7694 section 3). */
+        "Accept-Encoding.optional": string;
         /** @description The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead. */
         "X-Request-Id": string;
         /** @description The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead. */
@@ -129,11 +131,11 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Pets per page. */
+                /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
                 limit?: components["parameters"]["limit"];
                 /** @description Only pets of this status. */
                 status?: components["parameters"]["status"];
-                /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. */
+                /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. Only the spelling the service gave is taken (canonical base64url); one it did not give, or gave for another `status`, is 400. */
                 cursor?: components["parameters"]["cursor"];
             };
             header?: never;
@@ -403,6 +405,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE` */
             415: {
                 headers: {
+                    "Accept-Encoding": components["headers"]["Accept-Encoding.optional"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -514,7 +517,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The pet's id. */
+                /** @description The pet's id. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
                 petId: components["parameters"]["petId"];
             };
             cookie?: never;

@@ -64,18 +64,30 @@ export class CursorCodec {
   async decode(cursor: string, status: PetStatus | undefined): Promise<number> {
     const [body, signature, ...rest] = cursor.split('.');
     if (!body || !signature || rest.length > 0) throw invalidCursor();
+    const bodyBytes = canonicalBase64url(body);
+    const given = canonicalBase64url(signature);
+    if (!bodyBytes || !given) throw invalidCursor();
     // Read before the signature is checked only to pick the secret; nothing else of it is trusted until then.
-    const payload = parsePayload(Buffer.from(body, 'base64url').toString('utf8'));
+    const payload = parsePayload(bodyBytes.toString('utf8'));
     if (!payload) throw invalidCursor();
     const secretId = payload.v === 1 ? UNNAMED_SECRET_ID : payload.k;
     const secret = (await this.#secret()).accepted.find((each) => each.id === secretId);
     if (!secret) throw invalidCursor();
-    const given = Buffer.from(signature, 'base64url');
     const expected = sign(body, secret);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
     if (payload.status !== (status ?? null)) throw invalidCursor();
     return payload.id;
   }
+}
+
+/**
+ * The bytes `text` spells, only when it is their one canonical base64url spelling: Node's decoder
+ * skips characters outside the alphabet, takes padding and the `+/` alphabet, and ignores a last
+ * character's unused bits, so a cursor spelled otherwise would pass as the cursor it decodes to.
+ */
+function canonicalBase64url(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
 }
 
 /** The shortest cursor secret that signs: HMAC-SHA256 keyed with fewer bytes is guessable. */

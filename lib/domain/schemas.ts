@@ -4,11 +4,13 @@
  * them (`Infer`), and the OpenAPI document can embed them as they are. An interpreter of the few
  * keywords we use costs about 2 KB of bundle where zod/mini cost 22 KB (docs/performance.md, Speed and size).
  *
- * Keywords: `type` (object, string, integer), `enum`, `minLength`/`maxLength` (in characters),
- * `pattern` (Unicode), `minimum`/`maximum`, `default`, `properties`, `required`,
- * `additionalProperties: false`; and two extensions: `x-trim` (the string is trimmed before its
- * checks, and stored trimmed) and `x-patternMessage` (what a failed `pattern` tells the client).
- * Path and query parameters arrive as strings: an `integer` parameter must be written in decimal.
+ * Keywords: `type` (object, string, integer), `enum`, `minLength`/`maxLength` (in characters, that is
+ * code points, as JSON Schema counts), `pattern` (an ECMA-262 regex run with the `u` flag, as ajv runs
+ * it), `minimum`/`maximum`, `default`, `properties`, `required`, `additionalProperties: false`; and one
+ * extension, `x-patternMessage` (what a failed `pattern` tells the client). Strings are judged and
+ * stored exactly as sent, never trimmed, so a client validating with openapi.json agrees with the
+ * service on every value (test/contract/schemaDifferential.test.ts).
+ * Path and query parameters arrive as text: an `integer` one must be written as `INTEGER_TEXT` says.
  */
 import { ApiError } from './errors.ts';
 
@@ -20,14 +22,41 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 const PetStatusSchema = { type: 'string', enum: PET_STATUSES } as const;
 
+/**
+ * A name is stored as sent, so it must not start or end with whitespace (ECMA-262's `\s`: spaces,
+ * NBSP, U+FEFF, line separators...) nor contain a control character anywhere; nor a lone surrogate
+ * (valid in a JSON escape), which cannot be stored as UTF-8 and would come back as U+FFFD.
+ */
+const NAME_CHARACTER = '[^\\p{Cc}\\p{Cs}]';
+const NAME_EDGE = '[^\\s\\p{Cc}\\p{Cs}]';
+
 const PetNameSchema = {
   type: 'string',
-  'x-trim': true,
   minLength: 1,
   maxLength: NAME_MAX_CHARACTERS,
-  // A lone surrogate (valid in a JSON escape) cannot be stored as UTF-8: it would come back as U+FFFD.
-  pattern: '^[^\\p{Cc}\\p{Cs}]*$',
-  'x-patternMessage': 'must not contain control characters or lone surrogates',
+  pattern: `^${NAME_EDGE}(${NAME_CHARACTER}*${NAME_EDGE})?$`,
+  'x-patternMessage': 'must not start or end with whitespace, nor contain control characters or lone surrogates',
+} as const;
+
+/**
+ * How an integer parameter is written: decimal digits without sign or leading zero, as JSON writes
+ * an integer (`7`, never `07`, `+7`, `7.0`, `7e0` or ` 7`). openapi.json publishes it as the
+ * parameters' `x-text-pattern`.
+ */
+export const INTEGER_TEXT = '^(0|[1-9][0-9]*)$';
+
+/**
+ * A cursor is two parts of canonical base64url (RFC 4648 section 5, unpadded, the unused bits of a
+ * last character zero), joined by a dot: the spelling the service gives, and the only one it takes.
+ */
+const BASE64URL = '[A-Za-z0-9_-]';
+const BASE64URL_PART = `(${BASE64URL}{4})*(${BASE64URL}{4}|${BASE64URL}{2}[AEIMQUYcgkosw048]|${BASE64URL}[AQgw])`;
+
+const CursorSchema = {
+  type: 'string',
+  minLength: 1,
+  pattern: `^${BASE64URL_PART}\\.${BASE64URL_PART}$`,
+  'x-patternMessage': 'is not a cursor this service gave for this query',
 } as const;
 
 const IdSchema = { type: 'integer', minimum: 1, maximum: MAX_ID } as const;
@@ -51,7 +80,7 @@ const ListPetsQuerySchema = {
   properties: {
     limit: { type: 'integer', minimum: LIMIT.min, maximum: LIMIT.max, default: LIMIT.default },
     status: PetStatusSchema,
-    cursor: { type: 'string', minLength: 1 },
+    cursor: CursorSchema,
   },
   required: [],
 } as const;
@@ -93,7 +122,6 @@ interface ValueSchema {
   readonly maxLength?: number;
   readonly pattern?: string;
   readonly 'x-patternMessage'?: string;
-  readonly 'x-trim'?: boolean;
   readonly minimum?: number;
   readonly maximum?: number;
   readonly default?: unknown;
@@ -116,29 +144,27 @@ const compiled = (pattern: string): RegExp => {
   return regex;
 };
 
-/** Path and query parameters are strings: an integer one must be a plain decimal number. */
-const DECIMAL = /^\d{1,16}$/;
+const integerText = new RegExp(INTEGER_TEXT);
 
 function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): Checked {
   const fail = (problem: string): Checked => ({ ok: false, problem });
   if (schema.enum) return schema.enum.includes(given as string) ? { ok: true, value: given } : fail(`must be one of ${schema.enum.join(', ')}`);
   if (schema.type === 'integer') {
-    const value = fromString && typeof given === 'string' && DECIMAL.test(given) ? Number(given) : given;
+    const value = fromString && typeof given === 'string' && integerText.test(given) ? Number(given) : given;
     const { minimum = Number.MIN_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER } = schema;
     const inRange = typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum;
     return inRange ? { ok: true, value } : fail(`must be an integer from ${minimum} to ${maximum}`);
   }
   if (typeof given !== 'string') return fail('must be a string');
-  const value = schema['x-trim'] ? given.trim() : given;
-  const characters = schema.minLength !== undefined || schema.maxLength !== undefined ? [...value].length : 0;
+  const characters = schema.minLength !== undefined || schema.maxLength !== undefined ? [...given].length : 0;
   if (schema.minLength !== undefined && characters < schema.minLength) {
     return fail(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`);
   }
   if (schema.maxLength !== undefined && characters > schema.maxLength) return fail(`must be at most ${schema.maxLength} characters`);
-  if (schema.pattern !== undefined && !compiled(schema.pattern).test(value)) {
+  if (schema.pattern !== undefined && !compiled(schema.pattern).test(given)) {
     return fail(schema['x-patternMessage'] ?? `must match ${schema.pattern}`);
   }
-  return { ok: true, value };
+  return { ok: true, value: given };
 }
 
 /**

@@ -38,10 +38,23 @@ function bodyError(error: unknown): ApiError {
   return new ApiError('VALIDATION_FAILED', 'Invalid body: the body is not valid JSON.');
 }
 
-/** Checks what middy's parser does not: the exact media type, an empty body, the size limit. */
+/**
+ * A body in any content coding but identity (gzip, br...) is refused before it is read, whatever
+ * its bytes: 415 with `Accept-Encoding: identity`, as RFC 7694 section 3 says a server does.
+ */
+function assertIdentityEncoding(contentEncoding: string | undefined): void {
+  const codings = (contentEncoding ?? '').split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.every((coding) => coding === '' || coding === 'identity')) return;
+  throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must not be content-encoded: send it without Content-Encoding.', {
+    'Accept-Encoding': 'identity',
+  });
+}
+
+/** Checks what middy's parser does not: the content coding, the exact media type, an empty body, the size limit. */
 function requireJsonBody(): ProxyMiddleware {
   return {
     before: ({ event }) => {
+      assertIdentityEncoding(event.headers?.['content-encoding']);
       const contentType = event.headers?.['content-type'] ?? '';
       if (!JSON_MEDIA_TYPE.test(contentType.trim())) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent as Content-Type: application/json.');

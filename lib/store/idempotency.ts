@@ -251,7 +251,7 @@ const leaseEnd = (now: number): number => currentDeadline() ?? now + DEFAULT_LEA
 export const recordKey = (caller: Buffer, key: string): string =>
   `${IDEMPOTENCY_KEY_PREFIX}${createHash('sha256').update(caller).update(key).digest('hex')}`;
 
-/** The body as validated (name trimmed), in a fixed field order: the same pet hashes the same. */
+/** The body as validated (the name as sent), in a fixed field order: the same pet hashes the same. */
 export const bodyHashOf = (pet: NewPet): string =>
   createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status ?? null])).digest('hex');
 

@@ -37,7 +37,9 @@ describe('openapi.json', () => {
   });
 
   it('states limit with its bounds and default', () => {
-    expect(doc.components.parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(doc.components.parameters.limit.schema).toEqual({ type: 'integer', format: 'int64', minimum: 1, maximum: 100, default: 20 });
+    // How a client writes it in the query: as JSON writes an integer.
+    expect(doc.components.parameters.limit['x-text-pattern']).toBe('^(0|[1-9][0-9]*)$');
   });
 
   it('marks getPet deprecated with its sunset and successor, on every answer', () => {
@@ -61,12 +63,14 @@ describe('openapi.json', () => {
     ] as any[];
     const names = new Set(responses.flatMap((response) => Object.keys(response.headers ?? {})));
     expect([...names].sort()).toEqual(
-      ['Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate', 'X-Request-Id', 'x-amzn-Remapped-WWW-Authenticate'].sort(),
+      ['Accept-Encoding', 'Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate', 'X-Request-Id', 'x-amzn-Remapped-WWW-Authenticate'].sort(),
     );
     const createPet = doc.paths['/pets'].post;
     const required = (response: any, name: string) => headerOf(response.headers[name]).required;
     expect(required(createPet.responses['201'], 'Location')).toBe(true);
     expect(required(createPet.responses['201'], 'Idempotent-Replayed')).toBeUndefined();
+    // Only a 415 for the body's content coding carries it, not one for its media type.
+    expect(required(createPet.responses['415'], 'Accept-Encoding')).toBeUndefined();
     // Either name, never both required: API Gateway renames the function's challenge (test/support/contract.ts checks one is there).
     expect(required(createPet.responses['401'], 'WWW-Authenticate')).toBeUndefined();
     expect(required(createPet.responses['401'], 'x-amzn-Remapped-WWW-Authenticate')).toBeUndefined();

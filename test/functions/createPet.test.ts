@@ -1,4 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
@@ -51,9 +52,10 @@ describe('createPet', () => {
     expect((await storedItems())[0]).not.toHaveProperty('status');
   });
 
-  it('stores the name trimmed, and accepts the largest safe categoryId', async () => {
-    const res = await post({ name: '  Rex  ', categoryId: Number.MAX_SAFE_INTEGER });
-    expect(res.body).toMatchObject({ name: 'Rex', categoryId: Number.MAX_SAFE_INTEGER });
+  it('stores the name as sent, inner spaces included, and accepts the largest safe categoryId', async () => {
+    const res = await post({ name: 'Rex  \u00a0Max', categoryId: Number.MAX_SAFE_INTEGER });
+    expect(res.body).toMatchObject({ name: 'Rex  \u00a0Max', categoryId: Number.MAX_SAFE_INTEGER });
+    expect((await storedItems())[0]).toMatchObject({ name: 'Rex  \u00a0Max' });
   });
 
   it.each([
@@ -78,7 +80,9 @@ describe('createPet', () => {
     ['both missing', {}, 400, 'VALIDATION_FAILED', /'name' is required; 'categoryId' is required/],
     ['name with a lone surrogate', '{"name":"Re\\ud800x","categoryId":1}', 400, 'VALIDATION_FAILED', /lone surrogate/],
     ['name empty', { name: '', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not be empty/],
-    ['name blank', { name: '   ', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not be empty/],
+    ['name blank', { name: '   ', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not start or end with whitespace/],
+    ['name with a leading space', { name: ' Rex', categoryId: 1 }, 400, 'VALIDATION_FAILED', /whitespace/],
+    ['name with a trailing NBSP', { name: 'Rex\u00a0', categoryId: 1 }, 400, 'VALIDATION_FAILED', /whitespace/],
     ['name too long', { name: longName, categoryId: 1 }, 400, 'VALIDATION_FAILED', /at most 256/],
     ['name with a control character', { name: 'Re\u0000x', categoryId: 1 }, 400, 'VALIDATION_FAILED', /control/],
     ['name not a string', { name: 42, categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must be a string/],
@@ -140,6 +144,31 @@ describe('createPet', () => {
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.any(String), status: 415 });
     expect(await storedItems()).toEqual([]);
+  });
+
+  it.each([['gzip'], ['GZIP'], ['br'], ['deflate'], ['identity, gzip'], ['x-unknown']])(
+    'answers 415 with Accept-Encoding: identity to a body sent with Content-Encoding: %s (RFC 7694)',
+    async (contentEncoding) => {
+      const event = apiEvent('POST', '/pets', { body: '', headers: { 'Content-Encoding': contentEncoding } });
+      // The bytes a client would send: the JSON gzipped, which API Gateway hands over base64-encoded.
+      event.body = gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })).toString('base64');
+      event.isBase64Encoded = true;
+      const res = await call(createPet, event);
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringMatching(/Content-Encoding/), status: 415 });
+      expect(res.headers['accept-encoding']).toBe('identity');
+      expect(await storedItems()).toEqual([]);
+    },
+  );
+
+  it.each([['identity'], ['Identity'], ['']])('takes a body sent with Content-Encoding: %j', async (contentEncoding) => {
+    expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Encoding': contentEncoding })).status).toBe(201);
+  });
+
+  it('answers a 415 for the media type without Accept-Encoding', async () => {
+    const res = await post({ name: 'Rex', categoryId: 1 }, { 'Content-Type': 'text/plain' });
+    expect(res.status).toBe(415);
+    expect(res.headers).not.toHaveProperty('accept-encoding');
   });
 
   it('gives 500 concurrent creates 500 distinct ids, every one readable', async () => {

@@ -146,7 +146,7 @@ type Step =
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('create' as const),
-    pet: fc.record({ name: fc.constantFrom('Rex', 'Max', ' Rex '), categoryId: fc.constantFrom(1, 2), status: fc.constantFrom(...PET_STATUSES) }),
+    pet: fc.record({ name: fc.constantFrom('Rex', 'Max', 'Rex Max'), categoryId: fc.constantFrom(1, 2), status: fc.constantFrom(...PET_STATUSES) }),
     key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }),
   }),
   fc.record({ kind: fc.constant('walk' as const), status: fc.option(fc.constantFrom(...PET_STATUSES), { nil: undefined }), limit: fc.integer({ min: 1, max: 5 }) }),

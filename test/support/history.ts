@@ -6,7 +6,7 @@
  *
  * The invariants (`checkHistory`):
  * 1. acknowledged: every 201 is readable by its id, with the body it acknowledged, which is the
- *    body that was sent (the name trimmed);
+ *    body that was sent;
  * 2. not merged: no two 201s share an id unless they share the API key and the Idempotency-Key;
  * 3. one pet per key: every 201 of one (API key, Idempotency-Key) has the same id;
  * 4. nothing extra: the stored pets that no 201 names are at most the creates that got no 201
@@ -102,7 +102,7 @@ async function unreadable(acknowledged: CreateEvent[], state: StoredState): Prom
   const violations: string[] = [];
   for (const event of acknowledged) {
     const pet = event.pet as Pet;
-    const expected = { id: pet.id, name: event.sent.name.trim(), categoryId: event.sent.categoryId, ...(event.sent.status ? { status: event.sent.status } : {}) };
+    const expected = { id: pet.id, name: event.sent.name, categoryId: event.sent.categoryId, ...(event.sent.status ? { status: event.sent.status } : {}) };
     if (!samePet(pet, expected)) violations.push(`create ${describe(event)} acknowledged ${JSON.stringify(pet)}, not what was sent`);
     const extra = Object.keys(pet).filter((field) => !PET_FIELDS.has(field));
     if (extra.length > 0) violations.push(`create ${describe(event)} was answered fields beyond Pet: ${extra.join(', ')}`);

@@ -23,10 +23,35 @@ describe('CursorCodec', () => {
     await expect(attempt()).rejects.toBeInstanceOf(ApiError);
   });
 
+  /** The signature's spellings that Node's lenient decoder reads as the same 32 bytes. */
+  it.each<[string, (signature: string) => string]>([
+    ['padded', (signature) => `${signature}=`],
+    ['in the +/ alphabet', (signature) => signature.replaceAll('-', '+').replaceAll('_', '/')],
+    ['with a character outside the alphabet', (signature) => `${signature.slice(0, 10)}!${signature.slice(10)}`],
+    ['with a trailing space', (signature) => `${signature} `],
+    ['with its last character\'s unused bits set', (signature) => signature.slice(0, -1) + BASE64URL[BASE64URL.indexOf(signature.at(-1)!) | 0b11]],
+  ])('takes only the canonical spelling of a signature: rejects it %s', async (_case, respell) => {
+    const cursor = await firstCursorWith((signature) => respell(signature) !== signature);
+    const [body, signature] = cursor.split('.') as [string, string];
+    expect(Buffer.from(respell(signature), 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+    expect(await codec.decode(cursor, undefined)).toBeGreaterThan(0);
+    await expect(codec.decode(`${body}.${respell(signature)}`, undefined)).rejects.toMatchObject({ status: 400 });
+  });
+
   it('refuses a short secret', async () => {
     await expect(new CursorCodec(fixedSecret('short')).encode(1, undefined)).rejects.toThrow(/16 bytes/);
   });
 });
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The cursor of the first id whose signature `fits` (its bytes, so its characters, depend on the id). */
+async function firstCursorWith(fits: (signature: string) => boolean): Promise<string> {
+  for (let id = 1; ; id += 1) {
+    const cursor = await codec.encode(id, undefined);
+    if (fits(cursor.split('.')[1]!)) return cursor;
+  }
+}
 
 describe('nextPageLink', () => {
   it('keeps limit and status, then the cursor', () => {

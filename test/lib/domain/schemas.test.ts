@@ -25,16 +25,19 @@ describe('the schemas', () => {
       "Invalid body: 'name' must be a string; 'categoryId' is required; unknown field 'id', 'colour'.",
     );
     expect(problem(() => parseOrThrow(NewPet, { name: ' \t', categoryId: 0, status: 'lost' }, 'body'))).toBe(
-      `Invalid body: 'name' must not be empty; 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
+      `Invalid body: 'name' must not start or end with whitespace, nor contain control characters or lone surrogates; 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
     );
     expect(problem(() => parseOrThrow(NewPet, { name: 'a\u0007b', categoryId: 1 }, 'body'))).toBe(
-      "Invalid body: 'name' must not contain control characters or lone surrogates.",
+      "Invalid body: 'name' must not start or end with whitespace, nor contain control characters or lone surrogates.",
     );
     expect(problem(() => parseOrThrow(NewPet, ['x'], 'body'))).toBe('Invalid body: the body must be a JSON object.');
   });
 
-  it('trim the name, count characters rather than UTF-16 units, and keep only declared fields', () => {
-    expect(parseOrThrow(NewPet, { name: '  Rex ', categoryId: 3 }, 'body')).toEqual({ name: 'Rex', categoryId: 3 });
+  it('keep the name as sent, count characters rather than UTF-16 units, and keep only declared fields', () => {
+    expect(parseOrThrow(NewPet, { name: 'Rex\u00a0Max', categoryId: 3 }, 'body')).toEqual({ name: 'Rex\u00a0Max', categoryId: 3 });
+    for (const name of [' ', '\u00a0', ' Rex', 'Rex ', '\ufeffRex', 'Rex\u2028', `${' '.repeat(50)}${'x'.repeat(256)}`]) {
+      expect(problem(() => parseOrThrow(NewPet, { name, categoryId: 1 }, 'body'))).toContain("'name' must");
+    }
     const emoji = '🐕'.repeat(256);
     expect(parseOrThrow(NewPet, { name: emoji, categoryId: 1, status: 'sold' }, 'body')).toEqual({ name: emoji, categoryId: 1, status: 'sold' });
     expect(problem(() => parseOrThrow(NewPet, { name: `${emoji}x`, categoryId: 1 }, 'body'))).toContain('at most 256 characters');
@@ -42,9 +45,11 @@ describe('the schemas', () => {
 
   it('read parameters as decimal strings, with defaults', () => {
     expect(parseOrThrow(ListPetsQuery, {}, 'query')).toEqual({ limit: 20 });
-    expect(parseOrThrow(ListPetsQuery, { limit: '7', status: 'pending', cursor: 'c', other: 'x' }, 'query')).toEqual({ limit: 7, status: 'pending', cursor: 'c' });
+    expect(parseOrThrow(ListPetsQuery, { limit: '7', status: 'pending', cursor: 'eA.eA', other: 'x' }, 'query')).toEqual({ limit: 7, status: 'pending', cursor: 'eA.eA' });
+    // A cursor is canonical base64url: the same bytes spelled otherwise are not one.
+    for (const cursor of ['eB.eA', 'eA==.eA', 'eA.eA!', 'e+.eA', 'eA']) expect(problem(() => parseOrThrow(ListPetsQuery, { cursor }, 'query'))).toContain("'cursor'");
     expect(parseOrThrow(PetIdPath, { petId: '9007199254740991' }, 'path')).toEqual({ petId: Number.MAX_SAFE_INTEGER });
-    for (const petId of ['1e3', ' 1', '0x10', '1.0', '']) expect(problem(() => parseOrThrow(PetIdPath, { petId }, 'path'))).toContain("'petId'");
+    for (const petId of ['1e3', ' 1', '0x10', '1.0', '', '01', '+1', '00000000000000001']) expect(problem(() => parseOrThrow(PetIdPath, { petId }, 'path'))).toContain("'petId'");
     // A body integer must be a JSON number, never a string.
     expect(problem(() => parseOrThrow(NewPet, { name: 'Rex', categoryId: '1' }, 'body'))).toContain("'categoryId'");
   });
