@@ -8,7 +8,7 @@
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/domain/errors.ts';
 import { methodNotAllowedMessage as messageFor, NOT_FOUND_MESSAGE, type HttpMethod } from '../lib/domain/routes.ts';
-import { AUTH_REALM } from '../lib/http/auth.ts';
+import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../lib/http/authorizer.ts';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
@@ -23,9 +23,8 @@ export { NOT_FOUND_MESSAGE };
 
 export const QUOTA_RETRY_AFTER_SECONDS = 3600;
 
-/** The challenge of a 401, as lib/http/auth.ts sends it to a request without a key. */
-export const BEARER_CHALLENGE = `Bearer realm="${AUTH_REALM}"`;
-export const MISSING_OR_INVALID_KEY_MESSAGE = 'Missing or invalid API key; send "Authorization: Bearer <API_KEY>".';
+/** The key authorizer's refusal, declared with it (lib/http/authorizer.ts): the local API answers it too. */
+export { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE };
 
 /**
  * The key authorizer's answers and the usage plan's (constructs/authorizer.ts). A gateway response

@@ -100,13 +100,14 @@ export function resultHeaders(result: APIGatewayProxyResult): Record<string, str
 export const resultBody = (result: APIGatewayProxyResult): Buffer =>
   Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
 
+/**
+ * The body as API Gateway hands it to a proxy function when the API declares no binary media types
+ * (this one declares none): UTF-8 text, each sequence that is not UTF-8 replaced by U+FFFD ("Content
+ * type conversions in API Gateway"; the emulator does the same), so a bad byte meets the same
+ * refusal here as on AWS: the name's pattern refuses U+FFFD (lib/domain/schemas.ts).
+ */
 export function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
-  if (raw.length === 0) return { body: null, isBase64Encoded: false };
-  const text = raw.toString('utf8');
-  // Text that is not valid UTF-8 would be mangled as a string; API Gateway would send it base64.
-  return Buffer.from(text, 'utf8').equals(raw)
-    ? { body: text, isBase64Encoded: false }
-    : { body: raw.toString('base64'), isBase64Encoded: true };
+  return raw.length === 0 ? { body: null, isBase64Encoded: false } : { body: raw.toString('utf8'), isBase64Encoded: false };
 }
 
 export function pairs(flat: readonly string[]): [string, string][] {

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isAbsolute, relative } from 'node:path';
+import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../lib/http/authorizer.ts';
 import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/http/cors.ts';
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
@@ -221,13 +222,25 @@ async function serve(
   );
   const handler = handlers.get(route) as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
   try {
-    return (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
+    const result = (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
+    return result.statusCode === 401 ? keyAuthorizerRefusal(requestId) : result;
   } catch (error) {
     if (request.socket.destroyed) return undefined; // the client went away: nobody to answer
     // The function itself failed (API Gateway answers that 502 too); the local API is fine.
     console.error(JSON.stringify({ level: 'ERROR', message: 'function failed to answer', requestId, error: String(error) }));
     return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), requestId);
   }
+}
+
+/**
+ * On AWS a refused key never reaches a function: the key authorizer refuses it and API Gateway
+ * answers its UNAUTHORIZED gateway response, one message and the bare challenge whatever the reason
+ * (infra/gatewayErrors.ts). The local API has no authorizer in front; the function's own check
+ * (the same code) refuses the same keys, and its 401 is answered as the gateway would.
+ */
+function keyAuthorizerRefusal(requestId: string): APIGatewayProxyResult {
+  const refusal = errorResponse(new ApiError('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE), requestId);
+  return { ...refusal, headers: { ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE } };
 }
 
 /** What API Gateway adds in front of a function. */

@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, API_STAGE_NAME, resourcePaths, type OperationName } from '../../lib/domain/routes.ts';
+import { REQUEST_ID_HEADER } from '../../lib/http/requestLog.ts';
 import {
   GATEWAY_ERRORS,
   JSON_MEDIA_TYPE,
@@ -79,7 +80,11 @@ export class PetStoreApi extends Concern {
           methodResponses: [
             {
               statusCode: '405',
-              responseParameters: { 'method.response.header.Allow': true, 'method.response.header.Content-Type': true },
+              responseParameters: {
+                'method.response.header.Allow': true,
+                'method.response.header.Content-Type': true,
+                [`method.response.header.${REQUEST_ID_HEADER}`]: true,
+              },
             },
           ],
         }),
@@ -91,7 +96,12 @@ export class PetStoreApi extends Concern {
         resource.addMethod('ANY', notFoundIntegration(), {
           operationName: 'notFound',
           authorizationType: apigw.AuthorizationType.NONE,
-          methodResponses: [{ statusCode: '404', responseParameters: { 'method.response.header.Content-Type': true } }],
+          methodResponses: [
+            {
+              statusCode: '404',
+              responseParameters: { 'method.response.header.Content-Type': true, [`method.response.header.${REQUEST_ID_HEADER}`]: true },
+            },
+          ],
         }),
       );
     }
@@ -233,11 +243,13 @@ function mockIntegration(statusCode: number, body: string, headers: Record<strin
     integrationResponses: [
       {
         statusCode: String(statusCode),
-        responseParameters: mapValues(
-          { ...headers, 'Content-Type': JSON_MEDIA_TYPE },
-          quote,
-          (name) => `method.response.header.${name}`,
-        ),
+        responseParameters: {
+          ...mapValues({ ...headers, 'Content-Type': JSON_MEDIA_TYPE }, quote, (name) => `method.response.header.${name}`),
+          // The request id, as every function answer carries it. Integration responses may map a
+          // context variable (docs: "Parameter mapping source reference for REST APIs"); gateway
+          // responses may not, so the gateway's own answers carry only x-amzn-RequestId.
+          [`method.response.header.${REQUEST_ID_HEADER}`]: 'context.requestId',
+        },
         responseTemplates: { [JSON_MEDIA_TYPE]: body },
       },
     ],

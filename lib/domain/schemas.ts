@@ -25,17 +25,21 @@ const PetStatusSchema = { type: 'string', enum: PET_STATUSES } as const;
 /**
  * A name is stored as sent, so it must not start or end with whitespace (ECMA-262's `\s`: spaces,
  * NBSP, U+FEFF, line separators...) nor contain a control character anywhere; nor a lone surrogate
- * (valid in a JSON escape), which cannot be stored as UTF-8 and would come back as U+FFFD.
+ * (valid in a JSON escape), which cannot be stored as UTF-8 and would come back as U+FFFD; nor
+ * U+FFFD itself, the mark of bytes lost on the way: API Gateway hands the function a body that is
+ * not UTF-8 as text with U+FFFD in place of each bad sequence (the API declares no binary media
+ * types; docs "Content type conversions in API Gateway"), so refusing U+FFFD is what keeps a
+ * corrupted name out of the store on AWS, and the local API decodes bodies the same way.
  */
-const NAME_CHARACTER = '[^\\p{Cc}\\p{Cs}]';
-const NAME_EDGE = '[^\\s\\p{Cc}\\p{Cs}]';
+const NAME_CHARACTER = '[^\\p{Cc}\\p{Cs}\\uFFFD]';
+const NAME_EDGE = '[^\\s\\p{Cc}\\p{Cs}\\uFFFD]';
 
 const PetNameSchema = {
   type: 'string',
   minLength: 1,
   maxLength: NAME_MAX_CHARACTERS,
   pattern: `^${NAME_EDGE}(${NAME_CHARACTER}*${NAME_EDGE})?$`,
-  'x-patternMessage': 'must not start or end with whitespace, nor contain control characters or lone surrogates',
+  'x-patternMessage': 'must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8)',
 } as const;
 
 /**

@@ -9,10 +9,18 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { ApiKeyStore } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
-import { authenticateCaller } from './auth.ts';
+import { AUTH_REALM, authenticateCaller } from './auth.ts';
 
 /** The one error message API Gateway answers with its UNAUTHORIZED gateway response (401). */
 export const UNAUTHORIZED = 'Unauthorized';
+
+/**
+ * What a client is told when this authorizer refuses its key: the UNAUTHORIZED gateway response's
+ * message and challenge (infra/gatewayErrors.ts), which the local API answers too. A gateway
+ * response cannot tell a missing key from a wrong one, so both get one message and the bare challenge.
+ */
+export const MISSING_OR_INVALID_KEY_MESSAGE = 'Missing or invalid API key; send "Authorization: Bearer <API_KEY>".';
+export const BEARER_CHALLENGE = `Bearer realm="${AUTH_REALM}"`;
 
 export const createAuthorizer =
   (keys: ApiKeyStore) =>

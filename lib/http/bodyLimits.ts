@@ -1,11 +1,13 @@
 /**
  * What a request may carry as a body, by method, checked in front of the functions before any key
  * is: by production's web ACL (infra/constructs/firewall.ts) and by the local API (local/server.ts),
- * so a client is not read 10 MB to learn that its key is wrong. createPet checks again itself
- * (./jsonBody.ts), which is what staging (no web ACL) relies on.
+ * so a client is not read 10 MB to learn that its key is wrong. The functions check again themselves
+ * (createPet in ./jsonBody.ts, the GET operations with `noBody`), which is what staging (no web
+ * ACL) relies on: every stage and the local API answer a body alike.
  */
 import type { ErrorCode } from '../domain/errors.ts';
 import { ApiError } from '../domain/errors.ts';
+import type { ProxyMiddleware } from './proxy.ts';
 
 /** The largest createPet body we accept; a pet is a few hundred bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -25,3 +27,12 @@ export function bodyRefusal(method: string, bytes: number): ApiError | undefined
   const { code, message } = method === 'GET' ? BODY_REFUSALS.BodyOnGet : BODY_REFUSALS.PayloadTooLarge;
   return new ApiError(code, message);
 }
+
+/** For an operation that reads no body (the GETs): refuses one, as the local API and the web ACL do. */
+export const noBody = (): ProxyMiddleware => ({
+  before: ({ event }) => {
+    const bytes = event.body ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
+    const refusal = bodyRefusal(event.httpMethod, bytes);
+    if (refusal) throw refusal;
+  },
+});

@@ -1,6 +1,6 @@
 /**
  * The one middy pipeline every handler runs in:
- *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> [body]
+ *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> body or no body
  *   -> operation, all within the request's store budget (the key store's read counts too).
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
@@ -13,6 +13,7 @@ import { logError } from '../domain/log.ts';
 import { routes, type OperationName } from '../domain/routes.ts';
 import { storeBudget, withDeadline } from '../store/deadline.ts';
 import { bearerAuth } from './auth.ts';
+import { noBody } from './bodyLimits.ts';
 import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { lowerCaseHeaders } from './headers.ts';
@@ -31,7 +32,8 @@ export interface PipelineService {
 export interface PipelineOptions {
   /**
    * What reads the body (createPet passes lib/http/jsonBody.ts's `jsonBody()`). Given by the function's
-   * entry rather than imported here, so the GET functions bundle no body parser.
+   * entry rather than imported here, so the GET functions bundle no body parser; without it, a body
+   * is refused (`noBody`).
    */
   body?: readonly ProxyMiddleware[];
 }
@@ -50,7 +52,7 @@ export function httpHandler(
     .use(lowerCaseHeaders())
     .use(bearerAuth(service.keys));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
-  for (const middleware of options.body ?? []) pipeline.use(middleware);
+  for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
   const handler = pipeline.handler(handle);
   // The deadline starts before authentication: reading the keys spends the same budget as the operation.
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> =>

@@ -95,6 +95,8 @@ const names: [string, unknown][] = [
   ['leading BOM', '\ufeffRex'],
   ['space inside', 'Rex Max'],
   ['NBSP inside', 'Rex\u00a0Max'],
+  ['U+FFFD inside (bytes that were not UTF-8, as API Gateway hands them on)', 'R\ufffdx'],
+  ['U+FFFD alone', '\ufffd'],
   ['one character', 'R'],
   ['256 characters', 'x'.repeat(256)],
   ['257 characters', 'x'.repeat(257)],

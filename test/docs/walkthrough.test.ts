@@ -58,9 +58,13 @@ class Shell {
     }
   }
 
-  /** SIGTERM to the process group (npm and what it started), as a terminal's Ctrl-C would; the exit code. */
+  /**
+   * SIGTERM to the command (bash runs a lone command in its own place: npm), as a process manager
+   * sends it; npm passes it on to what it started (test/local/signals.test.ts). The exit code; the
+   * whole process group is killed if it has not stopped within 10 s.
+   */
   async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(-this.child.pid!, 'SIGTERM');
+    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.child.pid!, 'SIGTERM');
     const stopped = await Promise.race([this.exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000))]);
     if (stopped === 'late') {
       process.kill(-this.child.pid!, 'SIGKILL');

@@ -129,6 +129,16 @@ describe('createPet', () => {
     expect(await storedItems()).toEqual([]);
   });
 
+  it('answers 400 for a body API Gateway decoded with U+FFFD in place of bytes that were not UTF-8, storing nothing', async () => {
+    // What the function gets on AWS for {"name":"R<FF>x",...}: the API declares no binary media types.
+    const event = apiEvent('POST', '/pets', { body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, ...Buffer.from('x","categoryId":1}')]).toString('utf8') });
+    expect(event.body).toContain('\ufffd');
+    const res = await call(createPet, event);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: expect.stringContaining('U+FFFD'), status: 400 });
+    expect(await storedItems()).toEqual([]);
+  });
+
   it.each([
     ['missing', undefined],
     ['text/plain', 'text/plain'],

@@ -33,6 +33,12 @@ describe('getPet', () => {
     expect(res.body).toEqual({ id: rex.id, name: 'Rex', categoryId: 3, status: 'sold' });
   });
 
+  it('refuses a body, as the local API and production\'s web ACL do (staging has no web ACL), reading nothing', async () => {
+    const res = await get(`/pets/${rex.id}`, { body: '{}' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.', status: 400 });
+  });
+
   it('answers 404 NOT_FOUND for an unknown id', async () => {
     const res = await get(`/pets/${rex.id + 1}`);
     expect(res.status).toBe(404);

@@ -53,6 +53,12 @@ async function walk(query: string): Promise<Pet[][]> {
 const ids = (list: Pet[]) => list.map((pet) => pet.id);
 
 describe('listPets', () => {
+  it('refuses a body, as the local API and production\'s web ACL do (staging has no web ACL)', async () => {
+    const res = await call(listPets, apiEvent('GET', '/pets', { body: { limit: 1 } }));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.', status: 400 });
+  });
+
   it('answers a plain JSON array of Pets, 20 by default', async () => {
     const res = await list();
     expect(res.status).toBe(200);

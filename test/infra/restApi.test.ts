@@ -112,6 +112,7 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         expect(response.ResponseParameters).toEqual({
           'method.response.header.Allow': `'${allow.join(', ')}'`,
           'method.response.header.Content-Type': "'application/json'",
+          'method.response.header.X-Request-Id': 'context.requestId',
         });
         const body = parseErrorBody(response.ResponseTemplates['application/json']);
         expect(body).toEqual({ code: 'METHOD_NOT_ALLOWED', status: errorStatuses.METHOD_NOT_ALLOWED, message: expect.any(String) });
@@ -120,7 +121,11 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         expect(MethodResponses).toEqual([
           {
             StatusCode: '405',
-            ResponseParameters: { 'method.response.header.Allow': true, 'method.response.header.Content-Type': true },
+            ResponseParameters: {
+              'method.response.header.Allow': true,
+              'method.response.header.Content-Type': true,
+              'method.response.header.X-Request-Id': true,
+            },
           },
         ]);
       }
@@ -137,13 +142,18 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         expect(JSON.parse(Integration.RequestTemplates['application/json'])).toEqual({ statusCode: 404 });
         const [response] = Integration.IntegrationResponses;
         expect(response.StatusCode).toBe('404');
-        expect(response.ResponseParameters).toEqual({ 'method.response.header.Content-Type': "'application/json'" });
+        expect(response.ResponseParameters).toEqual({
+          'method.response.header.Content-Type': "'application/json'",
+          'method.response.header.X-Request-Id': 'context.requestId',
+        });
         expect(parseErrorBody(response.ResponseTemplates['application/json'])).toEqual({
           code: 'NOT_FOUND',
           status: errorStatuses.NOT_FOUND,
           message: expect.any(String),
         });
-        expect(MethodResponses).toEqual([{ StatusCode: '404', ResponseParameters: { 'method.response.header.Content-Type': true } }]);
+        expect(MethodResponses).toEqual([
+          { StatusCode: '404', ResponseParameters: { 'method.response.header.Content-Type': true, 'method.response.header.X-Request-Id': true } },
+        ]);
       }
     });
 

@@ -25,10 +25,10 @@ describe('the schemas', () => {
       "Invalid body: 'name' must be a string; 'categoryId' is required; unknown field 'id', 'colour'.",
     );
     expect(problem(() => parseOrThrow(NewPet, { name: ' \t', categoryId: 0, status: 'lost' }, 'body'))).toBe(
-      `Invalid body: 'name' must not start or end with whitespace, nor contain control characters or lone surrogates; 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
+      `Invalid body: 'name' must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8); 'categoryId' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}; 'status' must be one of available, pending, sold.`,
     );
     expect(problem(() => parseOrThrow(NewPet, { name: 'a\u0007b', categoryId: 1 }, 'body'))).toBe(
-      "Invalid body: 'name' must not start or end with whitespace, nor contain control characters or lone surrogates.",
+      "Invalid body: 'name' must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8).",
     );
     expect(problem(() => parseOrThrow(NewPet, ['x'], 'body'))).toBe('Invalid body: the body must be a JSON object.');
   });
