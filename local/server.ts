@@ -223,7 +223,7 @@ async function serve(
   const handler = handlers.get(route) as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
   try {
     const result = (await handler(event, localContext(route.operation), () => undefined)) as APIGatewayProxyResult;
-    return result.statusCode === 401 ? keyAuthorizerRefusal(requestId) : result;
+    return result.statusCode === 401 ? asKeyAuthorizerRefusal(result, requestId) : result;
   } catch (error) {
     if (request.socket.destroyed) return undefined; // the client went away: nobody to answer
     // The function itself failed (API Gateway answers that 502 too); the local API is fine.
@@ -238,9 +238,10 @@ async function serve(
  * (infra/gatewayErrors.ts). The local API has no authorizer in front; the function's own check
  * (the same code) refuses the same keys, and its 401 is answered as the gateway would.
  */
-function keyAuthorizerRefusal(requestId: string): APIGatewayProxyResult {
+function asKeyAuthorizerRefusal(functionAnswer: APIGatewayProxyResult, requestId: string): APIGatewayProxyResult {
   const refusal = errorResponse(new ApiError('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE), requestId);
-  return { ...refusal, headers: { ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE } };
+  // The function's other headers (CORS for an allowed origin) stay: the gateway response has them too.
+  return { ...refusal, headers: { ...functionAnswer.headers, ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE } };
 }
 
 /** What API Gateway adds in front of a function. */
