@@ -525,6 +525,8 @@ async function answer(
   const segments = routingSegments(exchange.fullPath);
   const match = exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
   const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
+  // AWS, "Gateway response types for API Gateway": MISSING_AUTHENTICATION_TOKEN also answers "an
+  // unsupported API method or resource" (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html).
   if (!match || !apiMethod) {
     request.resume();
     return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token', exchange, api);
@@ -641,6 +643,10 @@ async function proxyAnswer(
     log(`(${exchange.requestId}) Execution failed: ${outcome.errorMessage}`);
     return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api, 413);
   }
+  // A function error, its own timeout included, is no proxy result: 502 through INTEGRATION_FAILURE
+  // (AWS, "Set up Lambda proxy integrations in API Gateway": "If the function output is of a
+  // different format, API Gateway returns a 502 Bad Gateway error response";
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
   if (outcome.kind !== 'ok') {
     log(`(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`);
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);

@@ -141,7 +141,8 @@ describe('routing and the mock methods', () => {
 
   // AWS, "Gateway response types for API Gateway"
   // (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
-  // MISSING_AUTHENTICATION_TOKEN, 403 by default, answers a method and path the API has no method for.
+  // MISSING_AUTHENTICATION_TOKEN, 403, "including the cases when the client attempts to invoke an
+  // unsupported API method or resource"; the template's own response of that type is used.
   it('answers paths outside the stage through MISSING_AUTHENTICATION_TOKEN (the template makes it a 404)', async () => {
     const { emulator, calls } = await start();
     for (const path of ['/', '/v2/pets', '/pets', '/v1x/pets']) {
@@ -228,8 +229,9 @@ describe('AWS_PROXY integrations', () => {
 
   // AWS, "Set up Lambda proxy integrations in API Gateway", section "Input format of a Lambda function
   // for proxy integration" (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format):
-  // every value in multiValueHeaders / multiValueQueryStringParameters; "If the same key-value pair is
-  // specified multiple times, only the last value will be included" in headers / queryStringParameters.
+  // "The `headers` key can only contain single-value headers. The `multiValueHeaders` key can contain
+  // multi-value headers" (and the same of the query). Which value the single map keeps the page does
+  // not word; the last, as the local API (local/proxyEvent.ts headersAndQuery) keeps it.
   it('passes repeated headers and query parameters as multi-value maps, the last one as the single value', async () => {
     const { emulator, calls } = await start();
     await send(`${emulator.url}/pets?status=sold&limit=3&status=pending`, { headers: { 'X-Multi': ['a', 'b'] } });
@@ -428,12 +430,13 @@ describe("API Gateway's and Lambda's documented limits", () => {
   });
 });
 
-// AWS, "Lambda quotas" (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
-// "Function timeout: 900 seconds"; the function's own `Timeout` ends an invocation with a
-// "Task timed out" error. A Lambda error reaches a proxy integration as "Lambda execution failed
-// with status 200 due to customer function error", answered 502 (AWS, "Handle Lambda errors in API
-// Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/handle-errors-in-lambda-integration.html;
-// "Gateway response types for API Gateway": INTEGRATION_FAILURE).
+// A function that outlives its own `Timeout` ends with Lambda's error ("Task timed out after 1.00
+// seconds"), not a proxy result: AWS, "Set up Lambda proxy integrations in API Gateway"
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-output-format):
+// "If the function output is of a different format, API Gateway returns a 502 Bad Gateway error
+// response"; AWS, "Gateway response types for API Gateway"
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
+// INTEGRATION_FAILURE, "the gateway response for an integration failed error".
 describe("a function's own timeout, shorter than the integration's", () => {
   it('answers 502 through INTEGRATION_FAILURE when the function outlasts its Timeout from the template', async () => {
     const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-timeout-'));
