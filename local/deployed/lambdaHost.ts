@@ -43,10 +43,14 @@ export type InvokeOutcome =
   | { kind: 'error'; errorType: string; errorMessage: string }
   | { kind: 'timeout'; errorMessage: string };
 
-/** A definition this host cannot run; the message is one line for the user. */
-/** Lambda's quota on a synchronous invocation's request payload (6 MB). */
+/**
+ * Lambda's quota on a synchronous invocation's request payload: AWS, "Lambda quotas"
+ * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html), "Invocation payload
+ * (request and response): 6 MB each for request and response (synchronous)".
+ */
 export const INVOKE_PAYLOAD_LIMIT_BYTES = 6_291_456;
 
+/** A definition this host cannot run; the message is one line for the user. */
 export class LambdaHostError extends Error {
   override name = 'LambdaHostError';
 }

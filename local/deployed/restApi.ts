@@ -10,6 +10,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { groupPairs, headersAndQuery, lastValues, localIdentity, pairs } from '../proxyEvent.ts';
+import { ApiError } from '../../lib/domain/errors.ts';
 import { answerEdges, edgeServerOptions, missingHost, sendError } from '../httpEdges.ts';
 import { readRequestBody } from '../requestBody.ts';
 import { routingSegments, targetUrl } from '../requestTarget.ts';
@@ -57,7 +58,27 @@ export class RestApiTemplateError extends Error {}
 /** The port is taken; the message is one line naming it. */
 export class RestApiPortInUseError extends Error {}
 
+/**
+ * An AWS_PROXY integration's timeout when the template sets no `TimeoutInMillis`: "Integration
+ * timeout for Regional APIs: 50 milliseconds - 29 seconds for all integration types, including
+ * Lambda, Lambda proxy ..." (AWS, "Quotas for configuring and running a REST API in API Gateway",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html).
+ */
 const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * What API Gateway takes of a request's URL and headers, by the API's endpoint type (AWS, "Quotas
+ * for configuring and running a REST API in API Gateway",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html):
+ * "Length, in characters, of the URL for a Regional API: 10240" (edge-optimized and private: 8192);
+ * "Total combined size of all header values, including header names, values, any line terminators,
+ * and whitespaces: 10240 Bytes" (private API: 8000).
+ */
+export const REQUEST_LIMITS: Readonly<Record<string, { urlCharacters: number; headerBytes: number }>> = {
+  REGIONAL: { urlCharacters: 10_240, headerBytes: 10_240 },
+  EDGE: { urlCharacters: 8_192, headerBytes: 10_240 },
+  PRIVATE: { urlCharacters: 8_192, headerBytes: 8_000 },
+};
 /** The account-level limits API Gateway applies when nothing narrower is set. */
 const ACCOUNT_THROTTLING = { rateLimit: 10_000, burstLimit: 5_000 };
 
@@ -70,8 +91,11 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   // listener and end the runner. A failure while answering is API Gateway's own 500 (DEFAULT_5XX);
   // one while sending just ends the connection.
   const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const refused = missingHost(request);
-    if (refused) return sendError(response, refused);
+    const refused = missingHost(request) ?? overLimits(request, requestLimits(api));
+    if (refused) {
+      request.resume();
+      return sendError(response, refused);
+    }
     const exchange = newExchange(request, api, domainName);
     const result = await answer(request, exchange, api, throttles, options, log).catch((error: unknown) => {
       log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
@@ -82,7 +106,11 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   // What never reaches a method (what Node's parser refuses, an unknown Expect, no Host, headers
   // too slow) is answered as the local API answers it, a JSON Error (local/httpEdges.ts): API
   // Gateway's edge answers for these are not documented (docs/api.md, "Requests Node refuses").
-  const server = createServer(edgeServerOptions(options.headersTimeoutMs), (request, response) => {
+  // Node's own header limit (16 KB by default) is raised above the API's, so that a request over
+  // the API's limits reaches overLimits rather than Node's parser.
+  const limits = requestLimits(api);
+  const maxHeaderSize = limits.urlCharacters + limits.headerBytes + 1024;
+  const server = createServer({ ...edgeServerOptions(options.headersTimeoutMs), maxHeaderSize }, (request, response) => {
     serveRequest(request, response).catch(() => response.destroy());
   });
   answerEdges(server);
@@ -105,6 +133,34 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function requestLimits(api: RestApi): (typeof REQUEST_LIMITS)[string] {
+  return REQUEST_LIMITS[api.endpointType] ?? (REQUEST_LIMITS.EDGE as (typeof REQUEST_LIMITS)[string]);
+}
+
+/**
+ * A request over the API's URL or header quota (REQUEST_LIMITS). How API Gateway answers one is not
+ * documented, and no gateway response type covers it (AWS, "Gateway response types for API
+ * Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
+ * the template cannot shape it. It gets what a request line or headers over Node's own limit get
+ * here, the 431 HEADERS_TOO_LARGE Error (local/httpEdges.ts), and the connection closes.
+ * The URL is counted as the client's `https://host/path?query`; each header as `name: value` and
+ * its CRLF, in bytes as sent (the blank line that ends the headers is no header).
+ */
+function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[string]): ApiError | undefined {
+  const url = `https://${request.headers.host ?? ''}${request.url ?? ''}`;
+  if (url.length > limits.urlCharacters) {
+    return new ApiError('HEADERS_TOO_LARGE', `The request URL is longer than the ${limits.urlCharacters} characters API Gateway takes.`);
+  }
+  const headerBytes = pairs(request.rawHeaders).reduce(
+    (total, [name, value]) => total + Buffer.byteLength(name, 'latin1') + 2 + Buffer.byteLength(value, 'latin1') + 2,
+    0,
+  );
+  if (headerBytes > limits.headerBytes) {
+    return new ApiError('HEADERS_TOO_LARGE', `The request headers are larger than the ${limits.headerBytes} bytes API Gateway takes.`);
+  }
+  return undefined;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -179,6 +235,8 @@ interface RestApi {
   stageVariables: Record<string, string> | null;
   root: ApiResource;
   binaryMediaTypes: string[];
+  /** REGIONAL, EDGE or PRIVATE: the API's EndpointConfiguration (API Gateway's default: EDGE). */
+  endpointType: string;
   gatewayResponses: Map<string, GatewayResponseDefinition>;
   permissions: LambdaPermission[];
   methodSettings: MethodSetting[];
@@ -214,6 +272,7 @@ function readRestApi(template: CfnTemplate, resolver: RestApiEmulatorOptions['re
     stageName: String(field(stage, 'StageName')),
     stageVariables: stringRecordOrNull(field(stage, 'Variables')),
     root,
+    endpointType: String(((field(apiResource, 'EndpointConfiguration') as { Types?: string[] } | undefined)?.Types ?? ['EDGE'])[0]),
     binaryMediaTypes: ((field(apiResource, 'BinaryMediaTypes') as string[] | undefined) ?? []).map((type) => type.replace('~1', '/')),
     gatewayResponses: new Map(
       ofApi('AWS::ApiGateway::GatewayResponse').map(([, resource]) => [
@@ -466,6 +525,8 @@ async function answer(
   const segments = routingSegments(exchange.fullPath);
   const match = exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
   const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
+  // AWS, "Gateway response types for API Gateway": MISSING_AUTHENTICATION_TOKEN also answers "an
+  // unsupported API method or resource" (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html).
   if (!match || !apiMethod) {
     request.resume();
     return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', 'Missing Authentication Token', exchange, api);
@@ -582,6 +643,10 @@ async function proxyAnswer(
     log(`(${exchange.requestId}) Execution failed: ${outcome.errorMessage}`);
     return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api, 413);
   }
+  // A function error, its own timeout included, is no proxy result: 502 through INTEGRATION_FAILURE
+  // (AWS, "Set up Lambda proxy integrations in API Gateway": "If the function output is of a
+  // different format, API Gateway returns a 502 Bad Gateway error response";
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
   if (outcome.kind !== 'ok') {
     log(`(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`);
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
@@ -698,7 +763,10 @@ function proxyResult(payload: unknown, decodeBinary: boolean): Answer | undefine
   if (!merged.has('content-type')) merged.set('content-type', ['Content-Type', ['application/json']]);
   return {
     status,
-    headers: [...merged.values()].flatMap(([name, values]) => values.map((value) => [remappedName(name), value] as [string, string])),
+    headers: [...merged.values()].flatMap(([name, values]) => {
+      const sent = proxyHeaderName(name);
+      return sent === undefined ? [] : values.map((value) => [sent, value] as [string, string]);
+    }),
     body: Buffer.from(body ?? '', isBase64Encoded && decodeBinary ? 'base64' : 'utf8'),
   };
 }
@@ -711,31 +779,40 @@ const isHeaderValue = (value: unknown): boolean =>
 const isHeaderName = (name: string): boolean => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name);
 
 /**
- * Response headers a REST API does not pass on from a Lambda proxy integration under their own name:
- * API Gateway sends them as `x-amzn-Remapped-<name>` (AWS, "Amazon API Gateway important notes for
- * REST APIs"). `WWW-Authenticate` is one: a function's 401 challenge reaches clients as
- * `x-amzn-Remapped-WWW-Authenticate`, which API Gateway does to keep browsers from showing a login prompt.
+ * What a REST API does to a Lambda proxy integration's response headers, from the table in AWS,
+ * "Amazon API Gateway important notes for REST APIs"
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-known-issues.html#api-gateway-known-issues-rest-apis),
+ * column "Response (http/http_proxy/lambda)", its `lambda` entry: `remapped` headers reach the
+ * client as `x-amzn-Remapped-<name>` ("Remapped Overwritten" ones, Date and Server, too: the value
+ * under the original name is API Gateway's, e.g. its own Date), `dropped` ones not at all. Every
+ * other header passes through (Content-Length is always API Gateway's own, see answerHeaders).
+ * `WWW-Authenticate` is remapped: a function's 401 challenge reaches clients as
+ * `x-amzn-Remapped-WWW-Authenticate`.
  */
-export const REMAPPED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'connection',
-  'content-md5',
-  'date',
-  'expect',
-  'host',
-  'max-forwards',
-  'proxy-authenticate',
-  'server',
-  'te',
-  'trailer',
-  'upgrade',
-  'user-agent',
-  'via',
-  'warn',
-  'www-authenticate',
-]);
+export const PROXY_RESPONSE_HEADER_RULES: Readonly<Record<string, 'remapped' | 'dropped'>> = {
+  authorization: 'remapped',
+  connection: 'remapped',
+  'content-md5': 'remapped',
+  date: 'remapped',
+  expect: 'dropped',
+  host: 'dropped',
+  'max-forwards': 'remapped',
+  'proxy-authenticate': 'dropped',
+  server: 'remapped',
+  te: 'dropped',
+  'transfer-encoding': 'dropped',
+  trailer: 'dropped',
+  upgrade: 'dropped',
+  'user-agent': 'remapped',
+  via: 'dropped',
+  'www-authenticate': 'remapped',
+};
 
-const remappedName = (name: string): string => (REMAPPED_RESPONSE_HEADERS.has(name.toLowerCase()) ? `x-amzn-Remapped-${name}` : name);
+/** The name a proxy response header goes out under, or undefined when API Gateway drops it. */
+function proxyHeaderName(name: string): string | undefined {
+  const rule = PROXY_RESPONSE_HEADER_RULES[name.toLowerCase()];
+  return rule === 'dropped' ? undefined : rule === 'remapped' ? `x-amzn-Remapped-${name}` : name;
+}
 
 // ---------------------------------------------------------------------------------------------
 // MOCK

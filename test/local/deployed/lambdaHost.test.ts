@@ -164,6 +164,8 @@ describe('handler resolution', () => {
 });
 
 describe('invocation', () => {
+  // AWS, "Lambda quotas" (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
+  // "Invocation payload (request and response): 6 MB each for request and response (synchronous)".
   it("refuses an event over Lambda's 6 MB invoke payload limit before any instance sees it", async () => {
     const { host } = startHost({ timeoutSeconds: 3 });
     const outcome = await host.invoke({ body: 'x'.repeat(INVOKE_PAYLOAD_LIMIT_BYTES) });

@@ -2,13 +2,16 @@
  * The deployed runner's REST API emulator, serving the synthesized staging template (no bundling)
  * over real HTTP on loopback, with a recording stand-in for the functions.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CfnTemplate } from '../../../local/deployed/cloudAssembly.ts';
 import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../../../local/deployed/intrinsics.ts';
-import type { InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
-import { startRestApiEmulator, type RestApiEmulator } from '../../../local/deployed/restApi.ts';
+import { LambdaFunctionHost, type InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
+import { PROXY_RESPONSE_HEADER_RULES, REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../../../local/deployed/restApi.ts';
 import { testApp, synthesize } from '../../infra/synth.ts';
 import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
 import { rawExchange } from '../../support/rawHttp.ts';
@@ -136,6 +139,10 @@ describe('routing and the mock methods', () => {
     expect(listed.status).toBe(405);
   });
 
+  // AWS, "Gateway response types for API Gateway"
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
+  // MISSING_AUTHENTICATION_TOKEN, 403, "including the cases when the client attempts to invoke an
+  // unsupported API method or resource"; the template's own response of that type is used.
   it('answers paths outside the stage through MISSING_AUTHENTICATION_TOKEN (the template makes it a 404)', async () => {
     const { emulator, calls } = await start();
     for (const path of ['/', '/v2/pets', '/pets', '/v1x/pets']) {
@@ -220,6 +227,11 @@ describe('AWS_PROXY integrations', () => {
     expect(event.requestContext).not.toHaveProperty('authorizer');
   });
 
+  // AWS, "Set up Lambda proxy integrations in API Gateway", section "Input format of a Lambda function
+  // for proxy integration" (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format):
+  // "The `headers` key can only contain single-value headers. The `multiValueHeaders` key can contain
+  // multi-value headers" (and the same of the query). Which value the single map keeps the page does
+  // not word; the last, as the local API (local/proxyEvent.ts headersAndQuery) keeps it.
   it('passes repeated headers and query parameters as multi-value maps, the last one as the single value', async () => {
     const { emulator, calls } = await start();
     await send(`${emulator.url}/pets?status=sold&limit=3&status=pending`, { headers: { 'X-Multi': ['a', 'b'] } });
@@ -299,6 +311,10 @@ describe('AWS_PROXY integrations', () => {
     expect(reply.json()).toMatchObject({ code: 'BAD_GATEWAY', requestId: reply.headers['x-amzn-requestid'] });
   });
 
+  // AWS, "Quotas for configuring and running a REST API in API Gateway"
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html):
+  // "Integration timeout ... 50 milliseconds - 29 seconds", the template's TimeoutInMillis; AWS,
+  // "Gateway response types for API Gateway": INTEGRATION_TIMEOUT, 504.
   it('answers 504 through INTEGRATION_TIMEOUT when the function outlasts the integration timeout', async () => {
     const changed = copy();
     const listPets = logicalIdOf(changed.Resources, 'AWS::ApiGateway::Method', (p) => p.OperationName === 'listPets');
@@ -331,12 +347,136 @@ describe('AWS_PROXY integrations', () => {
     expect((await send(`${emulator.url}/pets`)).status).toBe(200);
   });
 
+  // AWS, "Quotas for configuring and running a REST API in API Gateway"
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html):
+  // "Payload size: 10 MB"; AWS, "Gateway response types for API Gateway": REQUEST_TOO_LARGE, 413.
   it('answers a body over 10 MB 413 through REQUEST_TOO_LARGE without invoking', async () => {
     const { emulator, calls } = await start();
     const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20) });
     expect(reply.status).toBe(413);
     expect(reply.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
     expect(calls).toEqual([]);
+  });
+});
+
+describe("API Gateway's and Lambda's documented limits", () => {
+  const port = (emulator: RestApiEmulator) => Number(new URL(emulator.origin).port);
+  // The staging API is Regional (infra/constructs/restApi.ts).
+  const limits = REQUEST_LIMITS.REGIONAL!;
+
+  // AWS, "Quotas for configuring and running a REST API in API Gateway"
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html):
+  // "Total combined size of all header values, including header names, values, any line
+  // terminators, and whitespaces: 10240 Bytes". API Gateway's answer past it is not documented.
+  it('takes headers of exactly 10240 bytes, and answers one byte more 431 HEADERS_TOO_LARGE without invoking', async () => {
+    const { emulator, calls } = await start();
+    // `Host: x` CRLF is 9 bytes, `X-Pad: ` and its CRLF 9 more.
+    const request = (pad: number) => `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(pad)}\r\n\r\n`;
+    const atLimit = await rawExchange(port(emulator), request(limits.headerBytes - 18));
+    expect(atLimit.status, atLimit.body).toBe(200);
+    expect(calls).toHaveLength(1);
+    const over = await rawExchange(port(emulator), request(limits.headerBytes - 17));
+    expectEdgeAnswer(over, 431, 'HEADERS_TOO_LARGE');
+    expect(calls).toHaveLength(1);
+  });
+
+  // Same page: "Length, in characters, of the URL for a Regional API: 10240".
+  it('takes a URL of exactly 10240 characters, and answers one more 431 HEADERS_TOO_LARGE without invoking', async () => {
+    const { emulator, calls } = await start();
+    const target = (length: number) => `/v1/pets?q=${'a'.repeat(length - '/v1/pets?q='.length)}`;
+    // The URL is https://x<target>: 9 characters before the target.
+    const atLimit = await rawExchange(port(emulator), `GET ${target(limits.urlCharacters - 9)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(atLimit.status, atLimit.body).toBe(200);
+    expect(calls).toHaveLength(1);
+    const over = await rawExchange(port(emulator), `GET ${target(limits.urlCharacters - 8)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expectEdgeAnswer(over, 431, 'HEADERS_TOO_LARGE');
+    expect(calls).toHaveLength(1);
+  });
+
+  // AWS, "Lambda quotas" (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
+  // "Invocation payload (request and response): 6 MB each for request and response (synchronous)";
+  // Lambda refuses a larger event with RequestEntityTooLargeException (lambdaHost.test.ts).
+  it("answers an event Lambda refuses as over its 6 MB invoke payload 413 through REQUEST_TOO_LARGE", async () => {
+    const { emulator } = await start({
+      answer: () => ({ kind: 'error', errorType: 'RequestEntityTooLargeException', errorMessage: 'Request must be smaller than 6291456 bytes' }),
+    });
+    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(reply.status).toBe(413);
+    expect(reply.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+  });
+
+  // AWS, "Amazon API Gateway important notes for REST APIs"
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-known-issues.html#api-gateway-known-issues-rest-apis):
+  // the table of headers "dropped, remapped, or otherwise modified ... sent back by your integration
+  // endpoint", its Lambda response column, declared once in PROXY_RESPONSE_HEADER_RULES.
+  it.each(Object.entries(PROXY_RESPONSE_HEADER_RULES))('a proxy response header %s is %s', async (name, rule) => {
+    const value = 'from-the-function';
+    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { [name]: value }, body: 'ok' } }) });
+    const reply = await send(`${emulator.url}/pets`);
+    expect(reply.status).toBe(200);
+    expect(reply.text).toBe('ok');
+    expect(reply.headers[`x-amzn-remapped-${name}`]).toBe(rule === 'remapped' ? value : undefined);
+    expect(reply.headers[name]).not.toBe(value);
+  });
+
+  it('passes every other proxy response header as the function set it (Warn, Accept, Age, Content-Encoding...)', async () => {
+    const headers = { Warn: '199 - "x"', Accept: 'text/plain', Age: '3', 'Content-Encoding': 'identity', Pragma: 'no-cache', 'X-Custom': 'c' };
+    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: 'ok' } }) });
+    const reply = await send(`${emulator.url}/pets`);
+    for (const [name, value] of Object.entries(headers)) {
+      expect(reply.headers[name.toLowerCase()], name).toBe(value);
+      expect(reply.headers[`x-amzn-remapped-${name.toLowerCase()}`], name).toBeUndefined();
+    }
+  });
+});
+
+// A function that outlives its own `Timeout` ends with Lambda's error ("Task timed out after 1.00
+// seconds"), not a proxy result: AWS, "Set up Lambda proxy integrations in API Gateway"
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-output-format):
+// "If the function output is of a different format, API Gateway returns a 502 Bad Gateway error
+// response"; AWS, "Gateway response types for API Gateway"
+// (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
+// INTEGRATION_FAILURE, "the gateway response for an integration failed error".
+describe("a function's own timeout, shorter than the integration's", () => {
+  it('answers 502 through INTEGRATION_FAILURE when the function outlasts its Timeout from the template', async () => {
+    const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-timeout-'));
+    writeFileSync(join(assetDir, 'index.mjs'), 'export const handler = async () => { await new Promise((r) => setTimeout(r, 10_000)); return { statusCode: 200, body: "late" }; };');
+    const changed = copy();
+    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
+    changed.Resources[listPets]!.Properties!.Timeout = 1;
+    const host = new LambdaFunctionHost({
+      functionName: 'PetStore-timeout-fixture',
+      assetDir,
+      handler: 'index.handler',
+      runtime: 'nodejs22.x',
+      memoryMiB: 128,
+      timeoutSeconds: Number(changed.Resources[listPets]!.Properties!.Timeout),
+      region: 'us-east-1',
+      environment: {},
+      credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
+      endpointOverrides: {},
+      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-timeout-fixture:live',
+      functionVersion: '1',
+      logGroupName: '/aws/lambda/PetStore-timeout-fixture',
+      log: () => undefined,
+    });
+    try {
+      const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
+      const started = Date.now();
+      const reply = await send(`${emulator.url}/pets`);
+      expect(reply.status).toBe(502);
+      expect(reply.json()).toEqual({
+        code: 'BAD_GATEWAY',
+        message: 'The pet store failed to answer; retry later.',
+        status: 502,
+        requestId: reply.headers['x-amzn-requestid'],
+      });
+      // The function's 1 s, not the integration's 29 s nor the handler's 10 s.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await host.close();
+      rmSync(assetDir, { recursive: true, force: true });
+    }
   });
 });
 
