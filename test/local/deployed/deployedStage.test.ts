@@ -10,8 +10,11 @@ import { STAGES } from '../../../lib/domain/stages.ts';
 import type { DeployedApi } from '../../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
 import { readStack } from '../../../local/deployed/cloudAssembly.ts';
+import { evaluateCheck } from '../../../local/deployed/grantUsage.ts';
+import { rolePolicies, type PolicyStatement } from '../../../local/deployed/iamGate.ts';
+import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../../../local/deployed/intrinsics.ts';
 import { runSmoke } from '../../../scripts/smoke.ts';
-import { driveEveryGrantedPath, startStage, type RunningStage } from '../../support/deployedStage.ts';
+import { DEPLOY_PARAMETERS, driveEveryGrantedPath, startStage, type RunningStage } from '../../support/deployedStage.ts';
 import { fetchApi, validatingFetch } from '../../support/http.ts';
 
 /**
@@ -131,5 +134,30 @@ describe('the IAM gate bites', () => {
     expect(page.body.requestId).toBeTruthy();
     expect(decisionSummaries(running.api, 'denied')).toEqual(['ListPets dynamodb:GetItem ControlTable cursor-secret']);
     expect(running.logs.join('\n')).toContain('AccessDeniedException');
+  });
+
+  it('logs, beside the denial, the statement that would allow the call and where the role is written', async () => {
+    const denial = running.logs.find((line) => line.startsWith('IAM ListPetsFunction: AccessDeniedException'));
+    expect(denial).toMatch(/ for dynamodb:GetItem on ControlTable \(dynamodb:LeadingKeys cursor-secret\)\. /);
+    expect(denial).toMatch(/ListPetsRole's grants are written in infra\/constructs\/functions\.ts \(PetStore-staging\/Functions\/ListPetsRole\)/);
+    expect(denial).toMatch(/its statements: Table at infra\/constructs\/permissions\.ts:\d+, StatusIndex at /);
+    const statement = JSON.parse(/would allow it: (\{.*\})\. /.exec(denial ?? '')?.[1] ?? 'null') as PolicyStatement;
+    const listPets = running.api.functions.find((fn) => fn.logicalId.startsWith('ListPetsFunction'))!;
+    const controlArn = listPets.gate.decisions.find((decision) => !decision.allowed)!.resource;
+    expect(statement).toEqual({
+      Effect: 'Allow',
+      Action: 'dynamodb:GetItem',
+      Resource: controlArn,
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['cursor-secret'] } },
+    });
+    // And it is the statement that was missing: the role as it runs is denied the call, with it allowed.
+    const resolver = new TemplateResolver(running.api.stack, OFFLINE_ENVIRONMENT, DEPLOY_PARAMETERS);
+    const policies = rolePolicies(running.api.stack.template, resolver, listPets.roleLogicalId);
+    const check = { action: 'dynamodb:GetItem', resource: controlArn, leadingKeys: ['cursor-secret'] };
+    const principal = `arn:aws:sts::${OFFLINE_ENVIRONMENT.accountId}:assumed-role/ListPetsRole/session`;
+    expect((await evaluateCheck(policies, check, principal, OFFLINE_ENVIRONMENT)).allowed).toBe(false);
+    const amended = [...policies, { Version: '2012-10-17', Statement: [statement] }];
+    expect((await evaluateCheck(amended, check, principal, OFFLINE_ENVIRONMENT)).allowed).toBe(true);
+    expect(running.api.iamReport().functions.find((fn) => fn.function === 'ListPetsFunction')?.denied).toBe(1);
   });
 });
