@@ -108,7 +108,10 @@ async function main(): Promise<void> {
   }
   printBanner(args.stage, api, args.parameters, args.iamReport);
   const { iamReport } = args;
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     // Written before close(), which prints the same report's lines and stops the gates.
     let code = 0;
     try {
@@ -119,8 +122,10 @@ async function main(): Promise<void> {
     }
     void api.close().then(() => process.exit(code));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
+  // before close() had printed the report (test/scripts/startDeployed.test.ts saw exit by signal).
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /** The errors whose message is written for the user, one line each. */
