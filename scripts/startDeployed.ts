@@ -3,8 +3,11 @@
  * localhost exactly as deployed, offline (local/deployed/deployedApi.ts): API Gateway from the
  * template, each function from its cdk.out asset in its own Node 22 process, each function's IAM role
  * enforced on its DynamoDB calls, tables from the template, on an in-memory dynalite. Synthesizes
- * first when cdk.out is missing or older than the sources. Exit codes: 0 stopped, 1 failed, 2 bad usage.
+ * first when cdk.out is missing or older than the sources. At stop (Ctrl-C), prints one IAM line per
+ * function: its calls allowed and denied, and the grants of its role no call used; `--iam-report
+ * <file>` also writes that report as JSON. Exit codes: 0 stopped, 1 failed, 2 bad usage.
  */
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ALARM_EMAIL_PARAMETER } from '../infra/constructs/monitoring.ts';
 import { stackName } from '../infra/stages.ts';
@@ -17,7 +20,7 @@ import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/de
 import { isEntryPoint } from '../local/entryPoint.ts';
 import { parsePort } from '../local/port.ts';
 
-export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...]`;
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>]`;
 const DEFAULT_PORT = 3100;
 /**
  * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
@@ -32,6 +35,8 @@ export interface StartDeployedArguments {
   port: number;
   outdir: string;
   parameters: Record<string, string>;
+  /** Where the IAM report is written as JSON at stop. */
+  iamReport?: string;
 }
 
 export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
@@ -45,6 +50,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
         port: { type: 'string' },
         'cdk-out': { type: 'string' },
         parameter: { type: 'string', multiple: true },
+        'iam-report': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -67,7 +73,14 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
     if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
     parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
   }
-  return { stage: values.stage, port, outdir: values['cdk-out'] ?? DEFAULT_OUTDIR, parameters };
+  if (values['iam-report'] === '') throw new UsageError('--iam-report takes a file name.');
+  return {
+    stage: values.stage,
+    port,
+    outdir: values['cdk-out'] ?? DEFAULT_OUTDIR,
+    parameters,
+    ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -82,26 +95,51 @@ async function main(): Promise<void> {
   let api: DeployedApi;
   try {
     await ensureCloudAssembly(args.outdir);
-    api = await startDeployedApi({ stackName: stackName(args.stage), outdir: args.outdir, port: args.port, parameters: args.parameters });
+    api = await startDeployedApi({
+      stackName: stackName(args.stage),
+      outdir: args.outdir,
+      port: args.port,
+      parameters: args.parameters,
+      report: (line) => console.log(line),
+    });
   } catch (error) {
     console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
-  printBanner(args.stage, api, args.parameters);
-  const stop = () => void api.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  printBanner(args.stage, api, args.parameters, args.iamReport);
+  const { iamReport } = args;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // Written before close(), which prints the same report's lines and stops the gates.
+    let code = 0;
+    try {
+      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(api.iamReport(), null, 2)}\n`);
+    } catch (error) {
+      console.error(`start:deployed: cannot write the IAM report: ${(error as Error).message}`);
+      code = 1;
+    }
+    void api.close().then(() => process.exit(code));
+  };
+  // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
+  // before close() had printed the report (test/scripts/startDeployed.test.ts saw exit by signal).
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /** The errors whose message is written for the user, one line each. */
 const isOneLineError = (error: unknown): error is Error =>
   [CloudAssemblyError, SynthesisError, RestApiPortInUseError, RestApiTemplateError, LambdaHostError].some((kind) => error instanceof kind);
 
-function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>): void {
+function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>, iamReportFile: string | undefined): void {
   console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
   const used = Object.keys(api.stack.template.Parameters ?? {}).filter((name) => name in parameters);
   if (used.length) console.log(`  parameters: ${used.map((name) => `${name}=${parameters[name]}`).join(', ')} (--parameter Name=Value to change)`);
   console.log(`  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`);
+  console.log(`  IAM: every DynamoDB call checked against its function's role; at stop, each function's calls and unused grants${
+    iamReportFile ? ` (JSON in ${iamReportFile})` : ''
+  }`);
   console.log(`  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`);
   console.log('No API key exists yet. Issue one as an operator would after a deploy:');
   console.log(`  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`);

@@ -3,13 +3,17 @@
  * template (./restApi.ts), each function from its own cdk.out asset in its own Node 22 process
  * (./lambdaHost.ts), each function's DynamoDB calls through a gate that enforces its IAM role from
  * the template (./iamGate.ts), and the tables from the template's own definitions (./tables.ts), on
- * an in-memory dynalite. Nothing here reads lib/'s definitions of routes, tables or grants: what runs
+ * an in-memory dynalite. Each gate accounts for its role's grants (./grantUsage.ts): `iamReport()`
+ * says which DynamoDB grants no call used, `close()` prints it, and every denial is logged with the
+ * statement that would have allowed it and where the role's grants are written. Nothing here reads lib/'s definitions of routes, tables or grants: what runs
  * is what CloudFormation would create, so a drift between the two shows.
  */
 import { randomBytes } from 'node:crypto';
 import { startEmbeddedStore, type EmbeddedStore } from '../store.ts';
 import { readStack, type CfnResource, type CfnTemplate, type StackArtifact } from './cloudAssembly.ts';
-import { rolePolicies, startIamGate, type IamGate } from './iamGate.ts';
+import { describeRoleSource, roleSource, type RoleSource } from './grantSources.ts';
+import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
+import { rolePolicies, startIamGate, type Denial, type IamGate, type PolicyDocument } from './iamGate.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
 import { LambdaFunctionHost } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
@@ -25,8 +29,10 @@ export interface DeployedApiOptions {
   template?: CfnTemplate;
   /** Values of template parameters that have no default, as `cdk deploy --parameters` gives them. */
   parameters?: Record<string, string>;
-  /** Where the functions' log lines go (default: stderr). */
+  /** Where the functions' log lines, and the IAM gates' denials, go (default: stderr). */
   log?: (line: string) => void;
+  /** Where `close()` prints the IAM report, one line per function (default: `log`). */
+  report?: (line: string) => void;
   /** Keep every gate's decisions and signature checks (tests read them); off, nothing grows with traffic. */
   recordDecisions?: boolean;
   /**
@@ -44,6 +50,9 @@ export interface DeployedApiOptions {
 export interface DeployedFunction {
   logicalId: string;
   functionName: string;
+  roleLogicalId: string;
+  /** Where the role's grants are written in infra/. */
+  roleSource: RoleSource;
   gate: IamGate;
   host: LambdaFunctionHost;
 }
@@ -58,6 +67,9 @@ export interface DeployedApi {
   /** The control table's physical name (the stack's `ControlTableName` output). */
   controlTableName: string;
   functions: DeployedFunction[];
+  /** Each function's calls allowed and denied, and each DynamoDB grant of its role with whether a call used it. */
+  iamReport(): IamReport;
+  /** Prints the IAM report (`report`), then stops everything; again, it does nothing. */
   close(): Promise<void>;
 }
 
@@ -66,7 +78,9 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
   const resolver = new TemplateResolver(read, OFFLINE_ENVIRONMENT, options.parameters);
   const stack = { ...read, template: withConditionsApplied(read.template, resolver) };
   const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
+  // The gates' lines; the functions' own default to stderr too, prefixed by the host.
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const stopAll = async () => {
     for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
   };
   try {
@@ -80,6 +94,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         upstream,
         tables,
         log: options.log,
+        iamLog: log,
         recordDecisions: options.recordDecisions ?? false,
         sandboxPreload: options.sandboxPreload,
         onStarted: (closer) => closers.push(closer),
@@ -94,6 +109,9 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       ...(options.port === undefined ? {} : { port: options.port }),
     });
     closers.push(api.close);
+    const iamReport = (): IamReport => ({ stack: stack.stackName, functions: functions.map(functionReport) });
+    const report = options.report ?? log;
+    let closing: Promise<void> | undefined;
     return {
       url: api.url,
       stack,
@@ -101,10 +119,16 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       tables,
       controlTableName: controlTableOf(stack, resolver),
       functions,
-      close,
+      iamReport,
+      // Once: a second close() neither prints the report again nor stops what is stopped.
+      close: () =>
+        (closing ??= (async () => {
+          for (const line of iamReportLines(iamReport())) report(line);
+          await stopAll();
+        })()),
     };
   } catch (error) {
-    await close();
+    await stopAll();
     throw error;
   }
 }
@@ -113,6 +137,8 @@ interface FunctionWiring {
   upstream: string;
   tables: TableKeys[];
   log: ((line: string) => void) | undefined;
+  /** Where a gate's denials are logged. */
+  iamLog: (line: string) => void;
   recordDecisions: boolean;
   sandboxPreload: string | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
@@ -125,21 +151,24 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, recordDecisions, sandboxPreload, onStarted }: FunctionWiring,
+  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
   const roleId = logicalIdOf(properties.Role);
   const credentials = sessionCredentials();
+  const policies = rolePolicies(stack.template, resolver, roleId);
+  const source = roleSource(stack.template, roleId, sidsOf(policies));
   const gate = await startIamGate({
     upstream,
     roleArn: resolver.getAtt(roleId, 'Arn'),
     sessionName: functionName,
-    policies: rolePolicies(stack.template, resolver, roleId),
+    policies,
     tables,
     credentials,
     env: OFFLINE_ENVIRONMENT,
     recordDecisions,
+    onDenied: (denial) => iamLog(denialLine(withoutHash(logicalId), roleId, source, denial, tables)),
   });
   onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
@@ -161,8 +190,40 @@ async function startFunction(
     ...(sandboxPreload ? { sandboxPreload } : {}),
   });
   onStarted(() => host.close());
-  return { logicalId, functionName, gate, host };
+  return { logicalId, functionName, roleLogicalId: roleId, roleSource: source, gate, host };
 }
+
+function functionReport(deployed: DeployedFunction): IamReport['functions'][number] {
+  const grants = grantReports(deployed.gate.usage, deployed.roleSource.statements);
+  return {
+    function: withoutHash(deployed.logicalId),
+    role: deployed.roleLogicalId,
+    writtenIn: describeRoleSource(deployed.roleSource),
+    allowed: deployed.gate.usage.allowed,
+    denied: deployed.gate.usage.denied,
+    unusedGrants: grants.filter((grant) => !grant.used).map((grant) => grant.grant),
+    grants,
+  };
+}
+
+/**
+ * What a denial is logged as, beside the AccessDeniedException the function logs: the call, the
+ * least statement that would allow it, and where the role's grants are written.
+ */
+function denialLine(fn: string, roleId: string, source: RoleSource, denial: Denial, tables: TableKeys[]): string {
+  const { check } = denial;
+  const keys = check.leadingKeys ? ` (dynamodb:LeadingKeys ${check.leadingKeys.join(', ')})` : '';
+  const statements = Object.entries(source.statements).map(([sid, at]) => `${sid} at ${at}`);
+  return (
+    `IAM ${fn}: AccessDeniedException for ${check.action} on ${resourceName(check.resource, tables)}${keys}. ` +
+    `The statement that would allow it: ${JSON.stringify(denial.wouldAllow)}. ` +
+    `${withoutHash(roleId)}'s grants are written in ${describeRoleSource(source)}` +
+    (statements.length ? `; its statements: ${statements.join(', ')}.` : '.')
+  );
+}
+
+const sidsOf = (policies: PolicyDocument[]): string[] =>
+  policies.flatMap((policy) => (Array.isArray(policy.Statement) ? policy.Statement : [policy.Statement]).flatMap((s) => (s.Sid ? [s.Sid] : [])));
 
 /**
  * What API Gateway's integration URIs name: a function's `live` alias (or the function itself),

@@ -5,14 +5,17 @@
  * calls and table queries, evaluated by @cloud-copilot/iam-simulate. A denied call is answered
  * exactly as DynamoDB answers it (AccessDeniedException); an allowed one is forwarded byte for byte
  * to the real store (dynalite). With credentials, every request's SigV4 signature is verified too.
+ * Every gate keeps its function's grant usage (./grantUsage.ts): calls allowed and denied, and which
+ * of the role's DynamoDB grants an allowed call used; a denial is also told, with the statement
+ * that would have allowed it, to `onDenied`.
  */
-import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac, randomBytes, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
+import { evaluateCheck, grantsOf, markUsed, wouldAllow, type Check, type GrantUsage } from './grantUsage.ts';
 import { OFFLINE_ENVIRONMENT, type DeployedEnvironment, type TemplateResolver } from './intrinsics.ts';
 import type { TableKeys } from './tables.ts';
 
@@ -42,6 +45,8 @@ export interface GateDecision {
 export interface IamGate {
   endpoint: string;
   decisions: GateDecision[];
+  /** Calls allowed and denied, and the role's DynamoDB grants with whether a call used each; never grows with traffic. */
+  usage: GrantUsage;
   /** With `credentials`: how many requests carried a valid signature, and the ones refused (never forwarded). */
   signatures: { verified: number; refused: { type: string; message: string }[] };
   close(): Promise<void>;
@@ -68,13 +73,16 @@ export interface IamGateOptions {
   env?: DeployedEnvironment;
   /** Keep `decisions` and `signatures` (default true; the CLI turns it off so nothing grows with traffic). */
   recordDecisions?: boolean;
+  /** Told every denial, beside the AccessDeniedException the function gets. */
+  onDenied?: (denial: Denial) => void;
 }
 
-/** One authorization the request needs: IAM evaluates each. */
-interface Check {
-  action: string;
-  resource: string;
-  leadingKeys?: string[];
+export interface Denial {
+  check: Check;
+  /** The AccessDeniedException's message, as the function gets it. */
+  message: string;
+  /** The least statement that would have allowed the call. */
+  wouldAllow: PolicyStatement;
 }
 
 /** What @smithy/signature-v4 hands a hash. */
@@ -95,7 +103,7 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const decisions: GateDecision[] = [];
   const signatures: IamGate['signatures'] = { verified: 0, refused: [] };
   const sessionArn = assumedRoleSessionArn(options.roleArn, options.sessionName, env);
-  const identityPolicies = options.policies.map((policy, index) => ({ name: `policy${index + 1}`, policy }));
+  const usage: GrantUsage = { allowed: 0, denied: 0, grants: grantsOf(options.policies, options.tables) };
   const upstream = new URL(options.upstream);
 
   // The policies never change while the gate runs, so a decision holds for the same request shape.
@@ -113,24 +121,11 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
     return verdict.then((decision) => ({ ...decision }));
   };
 
+  // Once per request shape (the verdict cache): which grants the shape uses never changes either.
   const simulate = async (check: Check): Promise<GateDecision> => {
-    const result = await runSimulation(
-      {
-        request: {
-          principal: sessionArn,
-          action: check.action,
-          resource: { resource: check.resource, accountId: env.accountId },
-          contextVariables: check.leadingKeys ? { 'dynamodb:LeadingKeys': check.leadingKeys } : {},
-        },
-        identityPolicies,
-        serviceControlPolicies: [],
-        resourceControlPolicies: [],
-      },
-      {},
-    );
-    const base = { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}) };
-    if (result.resultType === 'error') return { ...base, allowed: false, reason: `simulation refused the request: ${result.errors.message}` };
-    return result.overallResult === 'Allowed' ? { ...base, allowed: true } : { ...base, allowed: false, reason: result.overallResult };
+    const verdict = await evaluateCheck(options.policies, check, sessionArn, env);
+    if (verdict.allowed) await markUsed(usage.grants, check, sessionArn, env);
+    return { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}), ...verdict };
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -152,13 +147,13 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
           decision.reason === 'ExplicitlyDenied'
             ? 'with an explicit deny in an identity-based policy'
             : `because no identity-based policy allows the ${check.action} action`;
-        return answerError(
-          res,
-          'AccessDeniedException',
-          `User: ${sessionArn} is not authorized to perform: ${check.action} on resource: ${check.resource} ${because}`,
-        );
+        const message = `User: ${sessionArn} is not authorized to perform: ${check.action} on resource: ${check.resource} ${because}`;
+        usage.denied++;
+        options.onDenied?.({ check, message, wouldAllow: wouldAllow(check) });
+        return answerError(res, 'AccessDeniedException', message);
       }
     }
+    usage.allowed++;
     forward(req, body, upstream, res);
   };
 
@@ -176,6 +171,7 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     decisions,
+    usage,
     signatures,
     close: () =>
       new Promise<void>((resolve) => {

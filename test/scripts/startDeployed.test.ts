@@ -2,8 +2,8 @@
  * `npm run start:deployed` on bad input: one clear line and a non-zero exit, never a stack trace.
  * (Serving a stage as deployed is tested in test/local/deployed/deployedStage.test.ts.)
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,8 +32,14 @@ describe('start:deployed arguments', () => {
     });
   });
 
+  it('reads where the IAM report goes', () => {
+    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'])).toMatchObject({ stage: 'staging', iamReport: 'iam.json' });
+    expect(parseStartDeployed(['--stage', 'staging'])).not.toHaveProperty('iamReport');
+  });
+
   it.each([
     [[], /--stage is required/],
+    [['--stage', 'staging', '--iam-report', ''], /--iam-report takes a file name/],
     [['--stage', 'qa'], /unknown stage "qa": the stages are staging and production/],
     [['--stage', 'staging', '--port', 'x'], /--port must be a port number/],
     [['--stage', 'staging', '--port', ''], /--port must be a port number from 0 to 65535 \(0: any free port\), not empty/],
@@ -75,5 +81,33 @@ describe('start:deployed on bad input', () => {
     } finally {
       server.close();
     }
+  }, 120_000);
+});
+
+describe('start:deployed --iam-report', () => {
+  it('at Ctrl-C prints one IAM line per function and writes the report as JSON', async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    const file = join(mkdtempSync(join(tmpdir(), 'iam-report-')), 'iam.json');
+    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--import', 'tsx', 'scripts/startDeployed.ts', '--stage', 'staging', '--port', '0', '--iam-report', file], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    let stopped = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      // Once, as a Ctrl-C: the report lines that follow are more data.
+      if (!stopped && stdout.includes('npm run keys')) stopped = child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, stdout).toBe(0);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { stack: string; functions: { function: string; unusedGrants: string[] }[] };
+    expect(report.stack).toBe('PetStore-staging');
+    const lines = stdout.split('\n').filter((line) => line.startsWith('IAM '));
+    // Nothing was called: every function's every grant is unused, and each line says so.
+    expect(lines).toEqual(
+      report.functions.map((fn) => expect.stringMatching(new RegExp(`^IAM ${fn.function}: 0 calls allowed, 0 denied; unused grants: dynamodb:`))),
+    );
+    expect(report.functions.every((fn) => fn.unusedGrants.length > 0)).toBe(true);
   }, 120_000);
 });

@@ -7,7 +7,9 @@ import type { Stage } from '../../lib/domain/stages.ts';
 import { startDeployedApi, type DeployedApi, type DeployedApiOptions } from '../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../local/deployed/freshAssembly.ts';
 import { runKeys } from '../../scripts/keys.ts';
+import { expect } from 'vitest';
 import { startFaultProxy, type FaultProxy } from './faultProxy.ts';
+import { fetchApi } from './http.ts';
 
 /** What `cdk deploy` is given for parameters without a default (production's alarm subscriber). */
 export const DEPLOY_PARAMETERS = { AlarmEmail: 'ops@example.com' };
@@ -57,4 +59,48 @@ export async function issueKey(stage: Stage, api: DeployedApi): Promise<string> 
   const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
   if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
   return key;
+}
+
+/**
+ * Every path through the stage that needs a DynamoDB grant, each checked as it goes: creates without
+ * and with an Idempotency-Key and a replay (the idempotency record's put, read and update), a create
+ * whose put answer is lost (the pet read back), status pages (the status index, the cursor secret
+ * created on first use and read after) and an unfiltered listing (the scan); every call passes the
+ * key authorizer and the function's own key check (the API keys' query). `tag` keeps keys distinct.
+ */
+export async function driveEveryGrantedPath(running: RunningStage, tag: string): Promise<void> {
+  const base = running.api.url;
+  const auth = { Authorization: `Bearer ${running.key}` };
+  const json = { ...auth, 'Content-Type': 'application/json' };
+  const create = (body: object, headers: Record<string, string> = {}) =>
+    fetchApi(`${base}/pets`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) });
+
+  const plain = await create({ name: 'Plain', categoryId: 1, status: 'available' });
+  expect(plain.status).toBe(201);
+  const keyed = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${tag}` });
+  const replay = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${tag}` });
+  expect([keyed.status, replay.status]).toEqual([201, 201]);
+  expect(replay.body.id).toBe(keyed.body.id);
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+
+  // A put whose answer is lost: the SDK retries, finds the pet stored and reads it back (GetItem).
+  running.proxy.fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: '"Lost"', times: 1 };
+  const lost = await create({ name: 'Lost', categoryId: 2, status: 'available' });
+  running.proxy.fault = undefined;
+  expect(lost.status).toBe(201);
+  const read = await fetchApi(`${base}/pets/${lost.body.id}`, { headers: auth });
+  expect(read.body).toEqual(lost.body);
+
+  // Status pages: the cursor secret is created on first use and read after; every page follows the contract.
+  const seen: number[] = [];
+  let next: string | undefined = `${base}/pets?status=available&limit=1`;
+  while (next) {
+    const page = await fetchApi(next, { headers: auth });
+    expect(page.status).toBe(200);
+    seen.push(...page.body.map((pet: { id: number }) => pet.id));
+    next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
+  }
+  expect(seen).toEqual([plain.body.id, keyed.body.id, lost.body.id].sort((a, b) => a - b));
+  const all = await fetchApi(`${base}/pets?limit=100`, { headers: auth });
+  expect(all.body.length).toBeGreaterThanOrEqual(3);
 }

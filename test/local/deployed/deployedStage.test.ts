@@ -10,8 +10,11 @@ import { STAGES } from '../../../lib/domain/stages.ts';
 import type { DeployedApi } from '../../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
 import { readStack } from '../../../local/deployed/cloudAssembly.ts';
+import { evaluateCheck } from '../../../local/deployed/grantUsage.ts';
+import { rolePolicies, type PolicyStatement } from '../../../local/deployed/iamGate.ts';
+import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../../../local/deployed/intrinsics.ts';
 import { runSmoke } from '../../../scripts/smoke.ts';
-import { startStage, type RunningStage } from '../../support/deployedStage.ts';
+import { DEPLOY_PARAMETERS, driveEveryGrantedPath, startStage, type RunningStage } from '../../support/deployedStage.ts';
 import { fetchApi, validatingFetch } from '../../support/http.ts';
 
 /**
@@ -77,40 +80,7 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
   });
 
   it('runs every DynamoDB path that needs a grant, each allowed by its own role', async () => {
-    const base = running.api.url;
-    const json = { ...auth(), 'Content-Type': 'application/json' };
-    const create = (body: object, headers: Record<string, string> = {}) =>
-      fetchApi(`${base}/pets`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) });
-
-    // Creates without and with an Idempotency-Key, and a replay of the latter.
-    const plain = await create({ name: 'Plain', categoryId: 1, status: 'available' });
-    expect(plain.status).toBe(201);
-    const keyed = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${stage}` });
-    const replay = await create({ name: 'Keyed', categoryId: 1, status: 'available' }, { 'Idempotency-Key': `k-${stage}` });
-    expect([keyed.status, replay.status]).toEqual([201, 201]);
-    expect(replay.body.id).toBe(keyed.body.id);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-
-    // A put whose answer is lost: the SDK retries, finds the pet stored and reads it back (GetItem).
-    running.proxy.fault = { kind: 'dropAnswer', operations: ['PutItem'], bodyIncludes: '"Lost"', times: 1 };
-    const lost = await create({ name: 'Lost', categoryId: 2, status: 'available' });
-    running.proxy.fault = undefined;
-    expect(lost.status).toBe(201);
-    const read = await fetchApi(`${base}/pets/${lost.body.id}`, { headers: auth() });
-    expect(read.body).toEqual(lost.body);
-
-    // Status pages: the cursor secret is created on first use and read after; every page follows the contract.
-    const seen: number[] = [];
-    let next: string | undefined = `${base}/pets?status=available&limit=1`;
-    while (next) {
-      const page = await fetchApi(next, { headers: auth() });
-      expect(page.status).toBe(200);
-      seen.push(...page.body.map((pet: { id: number }) => pet.id));
-      next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
-    }
-    expect(seen).toEqual([plain.body.id, keyed.body.id, lost.body.id].sort((a, b) => a - b));
-    const all = await fetchApi(`${base}/pets?limit=100`, { headers: auth() });
-    expect(all.body.length).toBeGreaterThanOrEqual(3);
+    await driveEveryGrantedPath(running, stage);
 
     expect(decisionSummaries(running.api, 'denied')).toEqual([]);
     expect(decisionSummaries(running.api, 'allowed')).toEqual([
@@ -164,5 +134,30 @@ describe('the IAM gate bites', () => {
     expect(page.body.requestId).toBeTruthy();
     expect(decisionSummaries(running.api, 'denied')).toEqual(['ListPets dynamodb:GetItem ControlTable cursor-secret']);
     expect(running.logs.join('\n')).toContain('AccessDeniedException');
+  });
+
+  it('logs, beside the denial, the statement that would allow the call and where the role is written', async () => {
+    const denial = running.logs.find((line) => line.startsWith('IAM ListPetsFunction: AccessDeniedException'));
+    expect(denial).toMatch(/ for dynamodb:GetItem on ControlTable \(dynamodb:LeadingKeys cursor-secret\)\. /);
+    expect(denial).toMatch(/ListPetsRole's grants are written in infra\/constructs\/functions\.ts \(PetStore-staging\/Functions\/ListPetsRole\)/);
+    expect(denial).toMatch(/its statements: Table at infra\/constructs\/permissions\.ts:\d+, StatusIndex at /);
+    const statement = JSON.parse(/would allow it: (\{.*\})\. /.exec(denial ?? '')?.[1] ?? 'null') as PolicyStatement;
+    const listPets = running.api.functions.find((fn) => fn.logicalId.startsWith('ListPetsFunction'))!;
+    const controlArn = listPets.gate.decisions.find((decision) => !decision.allowed)!.resource;
+    expect(statement).toEqual({
+      Effect: 'Allow',
+      Action: 'dynamodb:GetItem',
+      Resource: controlArn,
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['cursor-secret'] } },
+    });
+    // And it is the statement that was missing: the role as it runs is denied the call, with it allowed.
+    const resolver = new TemplateResolver(running.api.stack, OFFLINE_ENVIRONMENT, DEPLOY_PARAMETERS);
+    const policies = rolePolicies(running.api.stack.template, resolver, listPets.roleLogicalId);
+    const check = { action: 'dynamodb:GetItem', resource: controlArn, leadingKeys: ['cursor-secret'] };
+    const principal = `arn:aws:sts::${OFFLINE_ENVIRONMENT.accountId}:assumed-role/ListPetsRole/session`;
+    expect((await evaluateCheck(policies, check, principal, OFFLINE_ENVIRONMENT)).allowed).toBe(false);
+    const amended = [...policies, { Version: '2012-10-17', Statement: [statement] }];
+    expect((await evaluateCheck(amended, check, principal, OFFLINE_ENVIRONMENT)).allowed).toBe(true);
+    expect(running.api.iamReport().functions.find((fn) => fn.function === 'ListPetsFunction')?.denied).toBe(1);
   });
 });
