@@ -69,6 +69,15 @@ function componentSchemas(): Json {
       required: ['code', 'message', 'status'],
       additionalProperties: false,
     },
+    GatewayMessage: {
+      type: 'object',
+      description:
+        'API Gateway\'s own body, on the one answer it does not let an API shape: 413 for a request over its 10 MB or ' +
+        'Lambda\'s 6 MB invoke payload ("Customizing the default gateway response for 413 REQUEST_TOO_LARGE isn\'t currently supported").',
+      properties: { message: { type: 'string', examples: ['Request Too Long'] } },
+      required: ['message'],
+      additionalProperties: false,
+    },
   };
 }
 
@@ -178,11 +187,17 @@ function errorResponses(route: Route, headerComponents: HeaderComponents): Recor
     responses[String(status)] = {
       description: statusCodes.map((code) => `\`${code}\``).join(', ') + answeredBy,
       ...(headerRefs ? { headers: headerRefs } : {}),
-      content: { 'application/json': { schema: errorSchema(statusCodes, status) } },
+      content: { 'application/json': { schema: withGatewayMessage(errorSchema(statusCodes, status), status) } },
     };
   }
   return responses;
 }
+
+/** Statuses whose answer may be API Gateway's own `{message}` rather than the Error body. */
+const GATEWAY_MESSAGE_STATUSES: ReadonlySet<number> = new Set([errorStatuses.PAYLOAD_TOO_LARGE]);
+
+const withGatewayMessage = (schema: Json, status: number): Json =>
+  GATEWAY_MESSAGE_STATUSES.has(status) ? { oneOf: [schema, ref('schemas', 'GatewayMessage')] } : schema;
 
 const errorSchema = (codes: readonly ErrorCode[], status: number): Json => ({
   allOf: [

@@ -92,7 +92,8 @@ export const ERROR_HEADERS: Partial<Record<ErrorCode, readonly OptionalHeader[]>
  * (infra/gatewayErrors.ts). They carry the Error body but none of the function's own headers.
  */
 // PAYLOAD_TOO_LARGE: a body over API Gateway's 10 MB, or over Lambda's 6 MB invoke limit (found by
-// npm run start:deployed), never reaches the function, whatever the operation.
+// npm run start:deployed), never reaches the function, whatever the operation; API Gateway answers
+// it with its own {"message":"Request Too Long"}, which it does not let an API shape (GatewayMessage).
 // UNAUTHORIZED, FORBIDDEN, SERVICE_UNAVAILABLE, TOO_MANY_REQUESTS: the key authorizer refuses a missing or
 // invalid key before any function runs (and the production web ACL a malformed one), a key outside the
 // stage's usage plan, or answers 503 when it cannot read the keys; each key has its own throttle and

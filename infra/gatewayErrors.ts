@@ -71,7 +71,9 @@ export const GATEWAY_ERRORS: readonly GatewayError[] = [
   { type: ResponseType.RESOURCE_NOT_FOUND, code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE },
   { type: ResponseType.BAD_REQUEST_BODY, code: 'VALIDATION_FAILED', message: 'Invalid body.' },
   { type: ResponseType.BAD_REQUEST_PARAMETERS, code: 'VALIDATION_FAILED', message: 'Invalid request parameters.' },
-  { type: ResponseType.REQUEST_TOO_LARGE, code: 'PAYLOAD_TOO_LARGE', message: 'The request is too large.' },
+  // No REQUEST_TOO_LARGE: "Customizing the default gateway response for 413 REQUEST_TOO_LARGE isn't
+  // currently supported" (API Gateway, "Important notes for REST APIs"). A request over 10 MB, or
+  // over Lambda's 6 MB invoke payload, gets API Gateway's own {"message":"Request Too Long"}.
   {
     type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
     code: 'UNSUPPORTED_MEDIA_TYPE',

@@ -79,6 +79,11 @@ export interface components {
             /** @description On 5xx answers: the request id to quote (as in `X-Request-Id`). */
             requestId?: string;
         };
+        /** @description API Gateway's own body, on the one answer it does not let an API shape: 413 for a request over its 10 MB or Lambda's 6 MB invoke payload ("Customizing the default gateway response for 413 REQUEST_TOO_LARGE isn't currently supported"). */
+        GatewayMessage: {
+            /** @example Request Too Long */
+            message: string;
+        };
     };
     responses: never;
     parameters: {
@@ -209,12 +214,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": (components["schemas"]["Error"] & {
                         /** @constant */
                         code?: "PAYLOAD_TOO_LARGE";
                         /** @constant */
                         status?: 413;
-                    };
+                    }) | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
@@ -394,12 +399,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": (components["schemas"]["Error"] & {
                         /** @constant */
                         code?: "PAYLOAD_TOO_LARGE";
                         /** @constant */
                         status?: 413;
-                    };
+                    }) | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description `UNSUPPORTED_MEDIA_TYPE` */
@@ -639,12 +644,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": (components["schemas"]["Error"] & {
                         /** @constant */
                         code?: "PAYLOAD_TOO_LARGE";
                         /** @constant */
                         status?: 413;
-                    };
+                    }) | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */

@@ -920,13 +920,22 @@ const ERROR_TYPES: Partial<Record<ResponseType, string>> = {
 const BUILT_IN_TEMPLATE = '{"message":$context.error.messageString}';
 
 /**
+ * Gateway responses a template cannot change: "Customizing the default gateway response for 413
+ * REQUEST_TOO_LARGE isn't currently supported" (API Gateway, "Amazon API Gateway important notes for
+ * REST APIs", https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-known-issues.html).
+ */
+const UNCUSTOMIZABLE: ReadonlySet<ResponseType> = new Set(['REQUEST_TOO_LARGE']);
+
+/**
  * The template's gateway response of this type, else its DEFAULT_4XX/DEFAULT_5XX, else API
  * Gateway's built-in one. The status: the response's own, else what the situation gives
  * (`observedStatus`, e.g. 502 for a function error), else the type's default.
  */
 function gatewayResponse(type: ResponseType, message: string, exchange: Exchange, api: RestApi, observedStatus?: number): Answer {
   const defaultStatus = observedStatus ?? DEFAULT_STATUS[type];
-  const definition = api.gatewayResponses.get(type) ?? api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
+  const definition = UNCUSTOMIZABLE.has(type)
+    ? undefined
+    : (api.gatewayResponses.get(type) ?? api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX'));
   const status = definition?.statusCode ? Number(definition.statusCode) : defaultStatus;
   const context = { ...contextVariables(exchange, api), error: { message, messageString: JSON.stringify(message), responseType: type } };
   const variables = { ...templateVariables(exchange, api), context };
