@@ -7,11 +7,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../local/deployed/freshAssembly.ts';
 import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+import { freePort } from '../support/ports.ts';
 
 const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
 
@@ -21,14 +21,6 @@ function newcomerEnvironment(extra: Record<string, string> = {}): NodeJS.Process
     Object.entries(process.env).filter(([name]) => !/^(PETSTORE_|AWS_|DYNAMODB_|STORE_|VITEST|NODE_OPTIONS$|TEST$|PORT$)/.test(name)),
   );
   return { ...env, ...extra };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** A command run through bash in its own process group, its output kept. */

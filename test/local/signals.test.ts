@@ -5,8 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../support/ports.ts';
 
 const STOP_BOUND_MS = 2_000;
 
@@ -46,14 +47,6 @@ function descendants(pid: number): number[] {
     }
   });
   return children.flatMap((child) => [child, ...descendants(child)]);
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 function refuses(port: number): Promise<boolean> {

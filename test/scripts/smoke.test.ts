@@ -3,13 +3,13 @@
  * nothing, a wrong base is refused, and a failure says its cause.
  */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { petStoreClient, PetStoreError } from '../../client/src/index.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { SMOKE_KEY_VARIABLE, runSmoke } from '../../scripts/smoke.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { validatingFetch } from '../support/http.ts';
+import { freePort } from '../support/ports.ts';
 
 const KEY = 'smoke-test-key';
 let api: LocalApi;
@@ -50,15 +50,6 @@ function cliWith(env: Record<string, string>, ...args: string[]) {
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('--read-only', () => {
@@ -137,7 +128,7 @@ describe('as npm run smoke', () => {
   });
 
   it('says why a request failed: the connection was refused, and where', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const run = await cli('--base', `http://127.0.0.1:${port}/v1`, '--key', KEY, '--read-only', '--retry-budget', '300');
     expect(run.code).toBe(1);
     const lines = run.stdout.trim().split('\n');
