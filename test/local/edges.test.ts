@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
+import { PARSER_EDGE_REQUESTS } from '../support/rawHttp.ts';
 import { assertDocumented } from '../support/contract.ts';
 
 const KEY = 'edges-test-key';
@@ -43,18 +44,7 @@ function raw(request: string, to: number = port): Promise<{ status: number; head
 }
 
 describe('requests Node refuses before any handler', () => {
-  it.each([
-    ['a header too large', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
-    ['obsolete line folding', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  b\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['a malformed chunk size', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['Content-Length with Transfer-Encoding', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
-    ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
-    ['Content-Length: -1', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['a DEL in a header value', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['a DEL in a header name', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-\x7fA: b\r\n\r\n', 400, 'VALIDATION_FAILED'],
-  ])('answers %s with a JSON Error and an X-Request-Id, declared in openapi.json, and closes', async (_, request, status, code) => {
+  it.each(PARSER_EDGE_REQUESTS)('answers %s with a JSON Error and an X-Request-Id, declared in openapi.json, and closes', async (_, request, status, code) => {
     const res = await raw(request);
     expectEdgeError(res, status, code);
   });

@@ -63,3 +63,20 @@ function parse(text: string, closed: boolean): RawAnswer | undefined {
   const body = Buffer.from(length === undefined ? rest : rest.slice(0, length), 'latin1').toString('utf8');
   return { status: Number(statusLine.split(' ')[1]), headers, body, closedByServer: closed };
 }
+
+/**
+ * Requests Node's HTTP parser refuses before any handler, each with the status and code both servers
+ * answer (local/httpEdges.ts): the local API's and the emulator's tests share them.
+ */
+export const PARSER_EDGE_REQUESTS: readonly (readonly [name: string, request: string, status: number, code: string])[] = [
+  ['a header too large', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+  ['obsolete line folding', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  b\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['a malformed chunk size', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['Content-Length with Transfer-Encoding', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
+  ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
+  ['Content-Length: -1', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['a DEL in a header value', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n', 400, 'VALIDATION_FAILED'],
+  ['a DEL in a header name', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-\x7fA: b\r\n\r\n', 400, 'VALIDATION_FAILED'],
+];

@@ -14,7 +14,7 @@ import { LambdaFunctionHost, type InvokeOutcome } from '../../../local/deployed/
 import { PROXY_RESPONSE_HEADER_RULES, REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../../../local/deployed/restApi.ts';
 import { testApp, synthesize } from '../../infra/synth.ts';
 import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
-import { rawExchange } from '../../support/rawHttp.ts';
+import { PARSER_EDGE_REQUESTS, rawExchange } from '../../support/rawHttp.ts';
 
 type Resources = CfnTemplate['Resources'];
 
@@ -584,17 +584,7 @@ describe('doubled and trailing slashes (local/requestTarget.ts routingSegments, 
 });
 
 describe('edges: what never reaches a method is answered as the local API answers it (local/httpEdges.ts)', () => {
-  it.each([
-    ['a header too large', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
-    ['obsolete line folding', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  b\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['a malformed chunk size', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['Content-Length with Transfer-Encoding', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['Content-Length: -1', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['a DEL in a header', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['an unknown Expect', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 0\r\n\r\n', 417, 'EXPECTATION_FAILED'],
-    ['an unregistered method', 'BREW /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
-  ])('answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes', async (_, request, status, code) => {
+  it.each(PARSER_EDGE_REQUESTS)('answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes', async (_, request, status, code) => {
     const { emulator, calls } = await start();
     const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
     expectEdgeAnswer(answer, status, code);
