@@ -103,6 +103,17 @@ function expectGatewayHeaders(reply: Reply): void {
   expect(reply.headers['content-length']).toBe(String(reply.body.length));
 }
 
+
+/** INTEGRATION_FAILURE through the template's gateway response: 502 BAD_GATEWAY with API Gateway's request id. */
+function expectBadGateway(reply: { status: number; json(): unknown; headers: Record<string, string | string[] | undefined> }): void {
+  expect(reply.status).toBe(502);
+  expect(reply.json()).toEqual({
+    code: 'BAD_GATEWAY',
+    message: 'The pet store failed to answer; retry later.',
+    status: 502,
+    requestId: reply.headers['x-amzn-requestid'],
+  });
+}
 describe('routing and the mock methods', () => {
   it('answers an unknown path with the {proxy+} mock: the 404 Error body', async () => {
     const { emulator, calls } = await start();
@@ -289,13 +300,7 @@ describe('AWS_PROXY integrations', () => {
   it('answers a function error 502 through INTEGRATION_FAILURE, with the request id in the body', async () => {
     const { emulator } = await start({ answer: () => ({ kind: 'error', errorType: 'Error', errorMessage: 'boom' }) });
     const reply = await send(`${emulator.url}/pets`);
-    expect(reply.status).toBe(502);
-    expect(reply.json()).toEqual({
-      code: 'BAD_GATEWAY',
-      message: 'The pet store failed to answer; retry later.',
-      status: 502,
-      requestId: reply.headers['x-amzn-requestid'],
-    });
+    expectBadGateway(reply);
   });
 
   it.each([
@@ -472,13 +477,7 @@ describe("a function's own timeout, shorter than the integration's", () => {
       const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
       const started = Date.now();
       const reply = await send(`${emulator.url}/pets`);
-      expect(reply.status).toBe(502);
-      expect(reply.json()).toEqual({
-        code: 'BAD_GATEWAY',
-        message: 'The pet store failed to answer; retry later.',
-        status: 502,
-        requestId: reply.headers['x-amzn-requestid'],
-      });
+      expectBadGateway(reply);
       // The function's 1 s, not the integration's 29 s nor the handler's 10 s.
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
