@@ -73,10 +73,70 @@ export interface DeployedApi {
   close(): Promise<void>;
 }
 
-export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
+/** The stack as CloudFormation would create it, and the resolver of its intrinsics. */
+function readDeployedStack(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'template' | 'parameters'>) {
   const read = readStack(options.outdir, options.stackName, options.template);
   const resolver = new TemplateResolver(read, OFFLINE_ENVIRONMENT, options.parameters);
-  const stack = { ...read, template: withConditionsApplied(read.template, resolver) };
+  return { resolver, stack: { ...read, template: withConditionsApplied(read.template, resolver) } };
+}
+
+/** The names a function answers to: its operation (`listPets`, `authorizer`), case aside, or its logical id. */
+export function functionMatches(logicalId: string, name: string): boolean {
+  const short = withoutHash(logicalId).replace(/Function$/, '');
+  return [logicalId, withoutHash(logicalId), short].some((candidate) => candidate.toLowerCase() === name.toLowerCase());
+}
+
+/** The names `functionMatches` takes, one per function of the stack (for a usage line). */
+export function functionNamesOf(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'parameters'>): string[] {
+  const { stack } = readDeployedStack(options);
+  return resourcesOf(stack.template, 'AWS::Lambda::Function').map(([id]) => lowerFirst(withoutHash(id).replace(/Function$/, '')));
+}
+
+const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
+
+export interface DeployedFunctionRun {
+  deployed: DeployedFunction;
+  storeEndpoint: string;
+  controlTableName: string;
+  close(): Promise<void>;
+}
+
+/**
+ * One function of the stage, as start:deployed runs it but without the API (`npm run invoke --
+ * --stage`): the stage's tables on an in-memory dynalite, the function's IAM gate and its host.
+ * Undefined when no function of the stack answers to `name`.
+ */
+export async function startDeployedFunction(options: DeployedApiOptions & { name: string }): Promise<DeployedFunctionRun | undefined> {
+  const { stack, resolver } = readDeployedStack(options);
+  const found = resourcesOf(stack.template, 'AWS::Lambda::Function').find(([id]) => functionMatches(id, options.name));
+  if (!found) return undefined;
+  const closers: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    const store = await startEmbeddedStore();
+    closers.push(store.close);
+    const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
+    const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    const deployed = await startFunction(stack, resolver, found[0], found[1], {
+      upstream: store.endpoint,
+      tables,
+      log: options.log,
+      iamLog: log,
+      recordDecisions: options.recordDecisions ?? false,
+      sandboxPreload: options.sandboxPreload,
+      onStarted: (closer) => closers.push(closer),
+    });
+    return { deployed, storeEndpoint: store.endpoint, controlTableName: controlTableOf(stack, resolver), close: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
+  const { stack, resolver } = readDeployedStack(options);
   const closers: (() => Promise<void>)[] = [];
   // The gates' lines; the functions' own default to stderr too, prefixed by the host.
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
