@@ -45,6 +45,8 @@ export interface DeployedApiOptions {
    * before the runtime (`node --import`), e.g. a coarser clock. Default: none, as on Lambda.
    */
   sandboxPreload?: string;
+  /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
+  idleTimeoutMs?: number;
 }
 
 export interface DeployedFunction {
@@ -157,6 +159,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         iamLog: log,
         recordDecisions: options.recordDecisions ?? false,
         sandboxPreload: options.sandboxPreload,
+        idleTimeoutMs: options.idleTimeoutMs,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -201,6 +204,7 @@ interface FunctionWiring {
   iamLog: (line: string) => void;
   recordDecisions: boolean;
   sandboxPreload: string | undefined;
+  idleTimeoutMs?: number | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -211,7 +215,7 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, onStarted }: FunctionWiring,
+  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -248,6 +252,8 @@ async function startFunction(
     logGroupName: logGroupOf(properties, resolver, functionName),
     ...(log ? { log } : {}),
     ...(sandboxPreload ? { sandboxPreload } : {}),
+    ...(properties.ReservedConcurrentExecutions === undefined ? {} : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
+    ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
   });
   onStarted(() => host.close());
   return { logicalId, functionName, roleLogicalId: roleId, roleSource: source, gate, host };
