@@ -15,7 +15,8 @@ import { describeRoleSource, roleSource, type RoleSource } from './grantSources.
 import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
 import { rolePolicies, startIamGate, type Denial, type IamGate, type PolicyDocument } from './iamGate.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
-import { LambdaFunctionHost } from './lambdaHost.ts';
+import { buildInspectBundle, entryOf, type InspectTarget } from './inspectBundle.ts';
+import { LambdaFunctionHost, LambdaHostError } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
 import { createTablesFromTemplate, type TableKeys } from './tables.ts';
 
@@ -47,6 +48,8 @@ export interface DeployedApiOptions {
   sandboxPreload?: string;
   /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
   idleTimeoutMs?: number;
+  /** The function whose sandbox runs under the Node inspector, from a source-mapped bundle (./inspectBundle.ts). */
+  inspect?: InspectTarget;
 }
 
 export interface DeployedFunction {
@@ -151,6 +154,10 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
     const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
     const functions: DeployedFunction[] = [];
+    const inspect = options.inspect;
+    if (inspect && !resourcesOf(stack.template, 'AWS::Lambda::Function').some(([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name))) {
+      throw new LambdaHostError(`--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`);
+    }
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
       const deployed = await startFunction(stack, resolver, logicalId, resource, {
         upstream,
@@ -160,6 +167,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         recordDecisions: options.recordDecisions ?? false,
         sandboxPreload: options.sandboxPreload,
         idleTimeoutMs: options.idleTimeoutMs,
+        inspect: options.inspect,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -205,6 +213,7 @@ interface FunctionWiring {
   recordDecisions: boolean;
   sandboxPreload: string | undefined;
   idleTimeoutMs?: number | undefined;
+  inspect?: InspectTarget | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -215,7 +224,7 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, onStarted }: FunctionWiring,
+  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, inspect, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -236,9 +245,12 @@ async function startFunction(
   });
   onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
+  const inspected = inspect && functionMatches(logicalId, inspect.name) ? inspect : undefined;
+  const entry = inspected ? entryOf(inspected.name) : undefined;
+  const assetDir = entry ? await buildInspectBundle(logicalId, entry) : stack.assetDir(logicalId);
   const host = new LambdaFunctionHost({
     functionName,
-    assetDir: stack.assetDir(logicalId),
+    assetDir,
     handler: String(properties.Handler),
     runtime: String(properties.Runtime),
     memoryMiB: Number(properties.MemorySize ?? 128),
@@ -254,6 +266,7 @@ async function startFunction(
     ...(sandboxPreload ? { sandboxPreload } : {}),
     ...(properties.ReservedConcurrentExecutions === undefined ? {} : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
+    ...(inspected ? { inspectPort: inspected.port } : {}),
   });
   onStarted(() => host.close());
   return { logicalId, functionName, roleLogicalId: roleId, roleSource: source, gate, host };

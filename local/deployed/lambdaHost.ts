@@ -41,6 +41,11 @@ export interface FunctionDefinition {
   sandboxPreload?: string;
   /** The template's `ReservedConcurrentExecutions`: at most this many environments at once. */
   reservedConcurrency?: number;
+  /**
+   * `start:deployed --inspect`: the sandbox runs with the Node inspector on 127.0.0.1:<port>. One
+   * port, so one sandbox at a time; and no timeout, since a debugger may pause it for any time.
+   */
+  inspectPort?: number;
   /** How long an environment may sit idle before it is recycled (default DEFAULT_IDLE_TIMEOUT_MS). */
   idleTimeoutMs?: number;
 }
@@ -181,7 +186,7 @@ interface PendingInvocation {
   started: number;
   outcome?: InvokeOutcome;
   reported: boolean;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   resolve(outcome: InvokeOutcome): void;
 }
 
@@ -207,7 +212,8 @@ class FunctionInstance {
     this.#definition = definition;
     this.#log = log;
     const preload = definition.sandboxPreload ? ['--import', pathToFileURL(definition.sandboxPreload).href] : [];
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...preload, RUNTIME_SCRIPT], {
+    const inspector = definition.inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${definition.inspectPort}`];
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT], {
       cwd: definition.assetDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -244,7 +250,7 @@ class FunctionInstance {
         requestId,
         started: performance.now(),
         reported: false,
-        timer: setTimeout(() => this.#kill('timeout'), timeoutMs),
+        timer: this.#timeoutTimer(timeoutMs),
         resolve,
       };
       this.#child.send({
@@ -256,6 +262,11 @@ class FunctionInstance {
         invokedFunctionArn: this.#definition.invokedFunctionArn,
       });
     });
+  }
+
+  /** Kills the sandbox after `ms`, unless it runs under the inspector (then the timer never fires). */
+  #timeoutTimer(ms: number): NodeJS.Timeout | undefined {
+    return this.#definition.inspectPort === undefined ? setTimeout(() => this.#kill('timeout'), ms) : undefined;
   }
 
   async kill(): Promise<void> {
@@ -272,7 +283,7 @@ class FunctionInstance {
   /** Init ends with `ready`, or with the child's exit (an init error: the child exits after its log lines). */
   #awaitInit(): Promise<InitResult> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.#kill('timeout'), INIT_TIMEOUT_MS);
+      const timer = this.#timeoutTimer(INIT_TIMEOUT_MS);
       let initError: InvokeOutcome | undefined;
       this.#child.on('message', (message: ChildMessage) => {
         if (message.type === 'ready') {
@@ -390,6 +401,7 @@ export class LambdaFunctionHost {
 
   /** The most environments this function runs at once: its reserved concurrency, capped by the runner's. */
   get concurrencyLimit(): number {
+    if (this.#definition.inspectPort !== undefined) return Math.min(this.#definition.reservedConcurrency ?? 1, 1);
     return Math.min(this.#definition.reservedConcurrency ?? MAX_INSTANCES, MAX_INSTANCES);
   }
 
