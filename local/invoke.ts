@@ -1,7 +1,8 @@
 /**
  * SAM-style invocation: `npm run invoke -- <operation> --event <file> [--path name=value]`.
  * Runs one deployed handler module on an event file (the JSON `sam local invoke -e` takes)
- * against the local store, and prints the Lambda result.
+ * against the local store, and prints the Lambda result. With `--stage <stage>`, runs the
+ * function from the stage's cdk.out asset instead, as start:deployed does (./deployed/invokeDeployed.ts).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,12 @@ import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from './proxyEvent.ts';
+import { OFFLINE_PARAMETERS } from '../scripts/startDeployed.ts';
+import { STAGES, isStage } from '../lib/domain/stages.ts';
+import { invokeDeployed, invokeResponse, UnknownFunctionError } from './deployed/invokeDeployed.ts';
+import { CloudAssemblyError } from './deployed/cloudAssembly.ts';
+import { SynthesisError } from './deployed/freshAssembly.ts';
+import { LambdaHostError } from './deployed/lambdaHost.ts';
 
 /**
  * The address an event without `requestContext.domainName` is given, as API Gateway always gives one:
@@ -22,20 +29,22 @@ export const localDomainName = (env: NodeJS.ProcessEnv = process.env): string =>
 /** The key the sample events in events/ carry; trusted only when PETSTORE_API_KEYS is unset. */
 export const SAMPLE_EVENT_API_KEY = 'local-sample-key';
 
-const USAGE = `Usage: npm run invoke -- <${routes.map((r) => r.operation).join('|')}> --event <file> [--path name=value]`;
+const USAGE =
+  `Usage: npm run invoke -- <${routes.map((r) => r.operation).join('|')}> --event <file> [--path name=value]\n` +
+  `       npm run invoke -- --stage <${STAGES.join('|')}> <function> --event <file> [--path name=value]`;
+
+/** A function's error, as Lambda's Invoke answers it: its `{errorType, errorMessage}` goes to stdout, exit 1. */
+class FunctionError {
+  constructor(readonly response: unknown) {}
+}
 
 export async function invoke(argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArguments(argv);
   if (values.help) return new HelpRequest();
+  if (values.stage !== undefined) return invokeStage(values.stage, positionals, values);
   const route = routes.find((r) => r.operation === positionals[0]);
   if (!route || !values.event) throw new UsageError(USAGE);
-  const event = readEvent(values.event);
-  for (const assignment of values.path ?? []) {
-    const [name, value] = assignment.split('=', 2);
-    if (!name || value === undefined) throw new UsageError(`--path takes name=value, not ${assignment}`);
-    event.pathParameters = { ...event.pathParameters, [name]: value };
-  }
-  event.requestContext = { ...event.requestContext, domainName: event.requestContext?.domainName || localDomainName() };
+  const event = eventOf(values.event, values.path);
 
   // As `sam local invoke` does: the function's log on stderr, its result alone on stdout.
   setRequestLogWriter((line) => console.error(line));
@@ -51,6 +60,33 @@ export async function invoke(argv: string[]): Promise<unknown> {
   }
 }
 
+/** The event file with its `--path` values, and a domain name as API Gateway always gives one. */
+function eventOf(file: string, paths: string[] = []): APIGatewayProxyEvent {
+  const event = readEvent(file);
+  for (const assignment of paths) {
+    const [name, value] = assignment.split('=', 2);
+    if (!name || value === undefined) throw new UsageError(`--path takes name=value, not ${assignment}`);
+    event.pathParameters = { ...event.pathParameters, [name]: value };
+  }
+  event.requestContext = { ...event.requestContext, domainName: event.requestContext?.domainName || localDomainName() };
+  return event;
+}
+
+async function invokeStage(stage: string, positionals: string[], values: { event?: string; path?: string[] }): Promise<unknown> {
+  if (!isStage(stage)) throw new UsageError(`unknown stage "${stage}": the stages are ${STAGES.join(' and ')}.`);
+  if (positionals.length !== 1 || !values.event) throw new UsageError(`--stage takes one function and --event <file>.`);
+  const event = eventOf(values.event, values.path);
+  try {
+    const outcome = await invokeDeployed({ stage, name: positionals[0]!, event, parameters: { ...OFFLINE_PARAMETERS }, sampleKey: SAMPLE_EVENT_API_KEY });
+    if (outcome.kind !== 'ok') throw new FunctionError(invokeResponse(outcome));
+    return outcome.payload;
+  } catch (error) {
+    if (error instanceof UnknownFunctionError) throw new UsageError(error.message);
+    if ([CloudAssemblyError, SynthesisError, LambdaHostError].some((kind) => error instanceof kind)) throw new LocalSetupError((error as Error).message);
+    throw error;
+  }
+}
+
 function parseArguments(argv: string[]) {
   try {
     return parseArgs({
@@ -59,6 +95,7 @@ function parseArguments(argv: string[]) {
       options: {
         event: { type: 'string', short: 'e' },
         path: { type: 'string', multiple: true },
+        stage: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -90,6 +127,11 @@ async function main(): Promise<void> {
     if (result instanceof HelpRequest) return console.log(USAGE);
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
+    if (error instanceof FunctionError) {
+      console.log(JSON.stringify(error.response, null, 2));
+      process.exitCode = 1;
+      return;
+    }
     // A usage mistake or a local setting it cannot use (a cursor secret too short, a broken store): its line only.
     console.error(error instanceof UsageError || error instanceof LocalSetupError ? error.message : error);
     process.exitCode = error instanceof UsageError ? 2 : 1;

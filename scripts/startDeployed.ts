@@ -14,13 +14,14 @@ import { stackName } from '../infra/stages.ts';
 import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../local/deployed/deployedApi.ts';
-import { LambdaHostError } from '../local/deployed/lambdaHost.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS, LambdaHostError, MAX_INSTANCES } from '../local/deployed/lambdaHost.ts';
+import { parseInspectTarget, type InspectTarget } from '../local/deployed/inspectBundle.ts';
 import { RestApiPortInUseError, RestApiTemplateError } from '../local/deployed/restApi.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 import { parsePort } from '../local/port.ts';
 
-export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>]`;
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]]`;
 const DEFAULT_PORT = 3100;
 /**
  * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
@@ -37,13 +38,18 @@ export interface StartDeployedArguments {
   parameters: Record<string, string>;
   /** Where the IAM report is written as JSON at stop. */
   iamReport?: string;
+  /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
+  idleTimeoutMs?: number;
+  /** The function run under the Node inspector. */
+  inspect?: InspectTarget;
 }
 
 export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      // A bare --inspect (no value) reads as --inspect= : parseArgs' string options need one.
+      args: argv.map((arg) => (arg === '--inspect' ? '--inspect=' : arg)),
       strict: true,
       options: {
         stage: { type: 'string' },
@@ -51,6 +57,8 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
         'cdk-out': { type: 'string' },
         parameter: { type: 'string', multiple: true },
         'iam-report': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        inspect: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -73,12 +81,18 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
     if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
     parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
   }
+  const idleSeconds = Number(values['idle-timeout']);
+  if (values['idle-timeout'] !== undefined && !(idleSeconds > 0 && Number.isFinite(idleSeconds))) throw new UsageError(`--idle-timeout takes a number of seconds above 0, not "${values['idle-timeout']}".`);
+  const inspect = values.inspect === undefined ? undefined : parseInspectTarget(values.inspect);
+  if (values.inspect !== undefined && !inspect) throw new UsageError(`--inspect takes [<function>][:<port>], not "${values.inspect}".`);
   if (values['iam-report'] === '') throw new UsageError('--iam-report takes a file name.');
   return {
     stage: values.stage,
     port,
     outdir: values['cdk-out'] ?? DEFAULT_OUTDIR,
     parameters,
+    ...(values['idle-timeout'] === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
+    ...(inspect ? { inspect } : {}),
     ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
   };
 }
@@ -100,6 +114,8 @@ async function main(): Promise<void> {
       outdir: args.outdir,
       port: args.port,
       parameters: args.parameters,
+      ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
+      ...(args.inspect ? { inspect: args.inspect } : {}),
       report: (line) => console.log(line),
     });
   } catch (error) {
@@ -107,6 +123,16 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   printBanner(args.stage, api, args.parameters, args.iamReport);
+  console.log(
+    `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
+      ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
+  );
+  if (args.inspect) {
+    console.log(
+      `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
+        ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
+    );
+  }
   const { iamReport } = args;
   let stopping = false;
   const stop = () => {

@@ -15,7 +15,8 @@ import { describeRoleSource, roleSource, type RoleSource } from './grantSources.
 import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
 import { rolePolicies, startIamGate, type Denial, type IamGate, type PolicyDocument } from './iamGate.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
-import { LambdaFunctionHost } from './lambdaHost.ts';
+import { buildInspectBundle, entryOf, type InspectTarget } from './inspectBundle.ts';
+import { LambdaFunctionHost, LambdaHostError } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
 import { createTablesFromTemplate, type TableKeys } from './tables.ts';
 
@@ -45,6 +46,10 @@ export interface DeployedApiOptions {
    * before the runtime (`node --import`), e.g. a coarser clock. Default: none, as on Lambda.
    */
   sandboxPreload?: string;
+  /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
+  idleTimeoutMs?: number;
+  /** The function whose sandbox runs under the Node inspector, from a source-mapped bundle (./inspectBundle.ts). */
+  inspect?: InspectTarget;
 }
 
 export interface DeployedFunction {
@@ -73,10 +78,70 @@ export interface DeployedApi {
   close(): Promise<void>;
 }
 
-export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
+/** The stack as CloudFormation would create it, and the resolver of its intrinsics. */
+function readDeployedStack(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'template' | 'parameters'>) {
   const read = readStack(options.outdir, options.stackName, options.template);
   const resolver = new TemplateResolver(read, OFFLINE_ENVIRONMENT, options.parameters);
-  const stack = { ...read, template: withConditionsApplied(read.template, resolver) };
+  return { resolver, stack: { ...read, template: withConditionsApplied(read.template, resolver) } };
+}
+
+/** The names a function answers to: its operation (`listPets`, `authorizer`), case aside, or its logical id. */
+export function functionMatches(logicalId: string, name: string): boolean {
+  const short = withoutHash(logicalId).replace(/Function$/, '');
+  return [logicalId, withoutHash(logicalId), short].some((candidate) => candidate.toLowerCase() === name.toLowerCase());
+}
+
+/** The names `functionMatches` takes, one per function of the stack (for a usage line). */
+export function functionNamesOf(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'parameters'>): string[] {
+  const { stack } = readDeployedStack(options);
+  return resourcesOf(stack.template, 'AWS::Lambda::Function').map(([id]) => lowerFirst(withoutHash(id).replace(/Function$/, '')));
+}
+
+const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
+
+export interface DeployedFunctionRun {
+  deployed: DeployedFunction;
+  storeEndpoint: string;
+  controlTableName: string;
+  close(): Promise<void>;
+}
+
+/**
+ * One function of the stage, as start:deployed runs it but without the API (`npm run invoke --
+ * --stage`): the stage's tables on an in-memory dynalite, the function's IAM gate and its host.
+ * Undefined when no function of the stack answers to `name`.
+ */
+export async function startDeployedFunction(options: DeployedApiOptions & { name: string }): Promise<DeployedFunctionRun | undefined> {
+  const { stack, resolver } = readDeployedStack(options);
+  const found = resourcesOf(stack.template, 'AWS::Lambda::Function').find(([id]) => functionMatches(id, options.name));
+  if (!found) return undefined;
+  const closers: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    const store = await startEmbeddedStore();
+    closers.push(store.close);
+    const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
+    const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    const deployed = await startFunction(stack, resolver, found[0], found[1], {
+      upstream: store.endpoint,
+      tables,
+      log: options.log,
+      iamLog: log,
+      recordDecisions: options.recordDecisions ?? false,
+      sandboxPreload: options.sandboxPreload,
+      onStarted: (closer) => closers.push(closer),
+    });
+    return { deployed, storeEndpoint: store.endpoint, controlTableName: controlTableOf(stack, resolver), close: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+export async function startDeployedApi(options: DeployedApiOptions): Promise<DeployedApi> {
+  const { stack, resolver } = readDeployedStack(options);
   const closers: (() => Promise<void>)[] = [];
   // The gates' lines; the functions' own default to stderr too, prefixed by the host.
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
@@ -89,6 +154,10 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
     const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
     const functions: DeployedFunction[] = [];
+    const inspect = options.inspect;
+    if (inspect && !resourcesOf(stack.template, 'AWS::Lambda::Function').some(([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name))) {
+      throw new LambdaHostError(`--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`);
+    }
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
       const deployed = await startFunction(stack, resolver, logicalId, resource, {
         upstream,
@@ -97,6 +166,8 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         iamLog: log,
         recordDecisions: options.recordDecisions ?? false,
         sandboxPreload: options.sandboxPreload,
+        idleTimeoutMs: options.idleTimeoutMs,
+        inspect: options.inspect,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -141,6 +212,8 @@ interface FunctionWiring {
   iamLog: (line: string) => void;
   recordDecisions: boolean;
   sandboxPreload: string | undefined;
+  idleTimeoutMs?: number | undefined;
+  inspect?: InspectTarget | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -151,7 +224,7 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, onStarted }: FunctionWiring,
+  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, inspect, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -172,9 +245,12 @@ async function startFunction(
   });
   onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
+  const inspected = inspect && functionMatches(logicalId, inspect.name) ? inspect : undefined;
+  const entry = inspected ? entryOf(inspected.name) : undefined;
+  const assetDir = entry ? await buildInspectBundle(logicalId, entry) : stack.assetDir(logicalId);
   const host = new LambdaFunctionHost({
     functionName,
-    assetDir: stack.assetDir(logicalId),
+    assetDir,
     handler: String(properties.Handler),
     runtime: String(properties.Runtime),
     memoryMiB: Number(properties.MemorySize ?? 128),
@@ -188,6 +264,9 @@ async function startFunction(
     logGroupName: logGroupOf(properties, resolver, functionName),
     ...(log ? { log } : {}),
     ...(sandboxPreload ? { sandboxPreload } : {}),
+    ...(properties.ReservedConcurrentExecutions === undefined ? {} : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
+    ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
+    ...(inspected ? { inspectPort: inspected.port } : {}),
   });
   onStarted(() => host.close());
   return { logicalId, functionName, roleLogicalId: roleId, roleSource: source, gate, host };

@@ -2,7 +2,10 @@
  * Runs one Lambda function from its cdk.out asset folder, the way the Lambda Node.js runtime would:
  * each execution environment is a Node 22 child process (lambdaRuntime.mjs) started in the asset
  * folder with exactly Lambda's environment, one invocation at a time, warm between invocations,
- * killed on timeout and replaced when it dies. Up to MAX_INSTANCES run at once; more requests queue.
+ * killed on timeout and replaced when it dies. As Lambda scales, a request no idle environment can
+ * take gets a new one (its own cold start), up to the function's reserved concurrency or this
+ * runner's MAX_INSTANCES, whichever is lower; more requests queue. An environment idle for longer
+ * than `idleTimeoutMs` is recycled, so the next request past it starts cold again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -36,6 +39,15 @@ export interface FunctionDefinition {
    * runtime (`node --import <file>`), e.g. to coarsen its clock. Default: none, as on Lambda.
    */
   sandboxPreload?: string;
+  /** The template's `ReservedConcurrentExecutions`: at most this many environments at once. */
+  reservedConcurrency?: number;
+  /**
+   * `start:deployed --inspect`: the sandbox runs with the Node inspector on 127.0.0.1:<port>. One
+   * port, so one sandbox at a time; and no timeout, since a debugger may pause it for any time.
+   */
+  inspectPort?: number;
+  /** How long an environment may sit idle before it is recycled (default DEFAULT_IDLE_TIMEOUT_MS). */
+  idleTimeoutMs?: number;
 }
 
 export type InvokeOutcome =
@@ -58,6 +70,11 @@ export class LambdaHostError extends Error {
 export const SUPPORTED_RUNTIME = 'nodejs22.x';
 /** Lambda's own concurrency is far higher; ten is plenty on a laptop and bounds the processes. */
 export const MAX_INSTANCES = 10;
+/**
+ * Lambda does not publish when it recycles an idle environment; observed reuse lasts minutes, so
+ * five minutes is the default (`--idle-timeout` changes it).
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Lambda's limit on the init phase of an on-demand function. */
 export const INIT_TIMEOUT_MS = 10_000;
 
@@ -169,7 +186,7 @@ interface PendingInvocation {
   started: number;
   outcome?: InvokeOutcome;
   reported: boolean;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   resolve(outcome: InvokeOutcome): void;
 }
 
@@ -195,7 +212,8 @@ class FunctionInstance {
     this.#definition = definition;
     this.#log = log;
     const preload = definition.sandboxPreload ? ['--import', pathToFileURL(definition.sandboxPreload).href] : [];
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...preload, RUNTIME_SCRIPT], {
+    const inspector = definition.inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${definition.inspectPort}`];
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT], {
       cwd: definition.assetDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -232,7 +250,7 @@ class FunctionInstance {
         requestId,
         started: performance.now(),
         reported: false,
-        timer: setTimeout(() => this.#kill('timeout'), timeoutMs),
+        timer: this.#timeoutTimer(timeoutMs),
         resolve,
       };
       this.#child.send({
@@ -244,6 +262,11 @@ class FunctionInstance {
         invokedFunctionArn: this.#definition.invokedFunctionArn,
       });
     });
+  }
+
+  /** Kills the sandbox after `ms`, unless it runs under the inspector (then the timer never fires). */
+  #timeoutTimer(ms: number): NodeJS.Timeout | undefined {
+    return this.#definition.inspectPort === undefined ? setTimeout(() => this.#kill('timeout'), ms) : undefined;
   }
 
   async kill(): Promise<void> {
@@ -260,7 +283,7 @@ class FunctionInstance {
   /** Init ends with `ready`, or with the child's exit (an init error: the child exits after its log lines). */
   #awaitInit(): Promise<InitResult> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.#kill('timeout'), INIT_TIMEOUT_MS);
+      const timer = this.#timeoutTimer(INIT_TIMEOUT_MS);
       let initError: InvokeOutcome | undefined;
       this.#child.on('message', (message: ChildMessage) => {
         if (message.type === 'ready') {
@@ -357,6 +380,7 @@ export class LambdaFunctionHost {
   readonly #instances = new Set<FunctionInstance>();
   readonly #idle: FunctionInstance[] = [];
   readonly #waiting: (() => void)[] = [];
+  readonly #idleTimers = new Map<FunctionInstance, NodeJS.Timeout>();
   #coldStarts = 0;
   #invocations = 0;
   #closed = false;
@@ -373,6 +397,12 @@ export class LambdaFunctionHost {
     // Validates the environment now, so a refused variable fails at start-up rather than per request.
     lambdaEnvironment(definition, this.#nodeBinary, '');
     this.#log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
+  }
+
+  /** The most environments this function runs at once: its reserved concurrency, capped by the runner's. */
+  get concurrencyLimit(): number {
+    if (this.#definition.inspectPort !== undefined) return Math.min(this.#definition.reservedConcurrency ?? 1, 1);
+    return Math.min(this.#definition.reservedConcurrency ?? MAX_INSTANCES, MAX_INSTANCES);
   }
 
   /** Instances started so far (cold starts). */
@@ -404,6 +434,10 @@ export class LambdaFunctionHost {
         errorMessage: `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation (${size})`,
       };
     }
+    // Reserved concurrency 0 is Lambda's off switch: every invocation is throttled.
+    if (this.concurrencyLimit === 0) {
+      return { kind: 'error', errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' };
+    }
     const instance = await this.#acquire();
     try {
       const init = await instance.ready;
@@ -417,6 +451,8 @@ export class LambdaFunctionHost {
   async close(): Promise<void> {
     this.#closed = true;
     this.#idle.length = 0;
+    for (const timer of this.#idleTimers.values()) clearTimeout(timer);
+    this.#idleTimers.clear();
     await Promise.all([...this.#instances].map((instance) => instance.kill()));
     for (const wake of this.#waiting.splice(0)) wake();
   }
@@ -426,18 +462,38 @@ export class LambdaFunctionHost {
       if (this.#closed) throw new LambdaHostError(`${this.#definition.functionName}: the host is closed.`);
       const warm = this.#idle.pop();
       if (warm) {
+        clearTimeout(this.#idleTimers.get(warm));
+        this.#idleTimers.delete(warm);
         if (warm.alive) return warm;
         continue;
       }
-      if (this.#instances.size < MAX_INSTANCES) return this.#start();
+      if (this.#instances.size < this.concurrencyLimit) return this.#start();
       await new Promise<void>((wake) => this.#waiting.push(wake));
     }
   }
 
   #release(instance: FunctionInstance): void {
-    if (instance.alive && !this.#closed) this.#idle.push(instance);
-    else this.#instances.delete(instance);
+    if (instance.alive && !this.#closed) {
+      this.#idle.push(instance);
+      this.#recycleWhenIdle(instance);
+    } else {
+      this.#instances.delete(instance);
+    }
     this.#waiting.shift()?.();
+  }
+
+  /** Kills an environment left idle past the idle timeout; its exit forgets it (#forget). */
+  #recycleWhenIdle(instance: FunctionInstance): void {
+    const timer = setTimeout(() => {
+      this.#idleTimers.delete(instance);
+      const at = this.#idle.indexOf(instance);
+      if (at < 0) return;
+      this.#idle.splice(at, 1);
+      void instance.kill();
+    }, this.#definition.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
+    // An idle environment waiting to be recycled does not keep the runner alive.
+    timer.unref();
+    this.#idleTimers.set(instance, timer);
   }
 
   /** A dead instance is never reused; its place goes to whoever waits. */
