@@ -10,6 +10,9 @@ export default defineConfig({
     // Two workers on two cores: vitest's default is one fewer than the cores. Most files wait on
     // child processes, sockets and dynalite rather than compute.
     maxWorkers: 2,
+    // Node 20 (the host's run) has WebSocket behind a flag; the --inspect test speaks the inspector
+    // protocol over it. Node 22 has it on.
+    execArgv: Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [],
     reporters: ['default', './test/support/summaryReporter.ts'],
     testTimeout: 60_000,
     // Logs of passing tests (expected 401s, injected faults) are noise; a failing test shows its own.
