@@ -22,7 +22,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createHandler as createPetHandler } from '../functions/createPet.ts';
@@ -192,6 +192,8 @@ interface ColdFigures {
 
 interface ColdRow extends ColdFigures {
   name: BuiltBundle['name'];
+  /** Run with V8's code cache (NODE_COMPILE_CACHE), produced beforehand by one untimed run of the same file. */
+  compileCache: boolean;
   /** The cold request and the first invocation alone against the default floor's, in the same run. */
   coldRatio: number;
   firstRatio: number;
@@ -224,20 +226,30 @@ async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle,
   const standIn = await startStandInDynamo(keyItem({ keyId: 'bench0000000', sha256: digestKey(KEY).toString('hex'), createdAt: '2026-01-01T00:00:00.000Z' }));
   try {
     const invocations = coldInvocations();
-    const samples = new Map<BuiltBundle, ColdSample[]>([floor, lambdaFloor, ...functions].map((b) => [b, []]));
+    const environment = { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };
+    // The compile-cache variant: a cache directory beside each function's file, written by one
+    // untimed cold request (as a build step would), then only read.
+    const cacheOf = (bundle: BuiltBundle) => ({ ...environment, NODE_COMPILE_CACHE: join(dirname(files.get(bundle)!), 'compile-cache') });
+    for (const bundle of functions) await coldRequest(files.get(bundle)!, invocations[bundle.name], standIn, cacheOf(bundle));
+    type Variant = { bundle: BuiltBundle; compileCache: boolean };
+    const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({ bundle, compileCache: false }));
+    variants.push(...functions.map((bundle) => ({ bundle, compileCache: true })));
+    const samples = new Map<Variant, ColdSample[]>(variants.map((v) => [v, []]));
+    const variantOf = (bundle: BuiltBundle, compileCache = false) => variants.find((v) => v.bundle === bundle && v.compileCache === compileCache)!;
     for (let run = 0; run < COLD_REQUESTS; run++) {
       for (const bundle of functions) {
-        const order = [bundle, floor, lambdaFloor];
+        const order = [variantOf(bundle), variantOf(bundle, true), variantOf(floor), variantOf(lambdaFloor)];
         for (let i = 0; i < order.length; i++) {
           const next = order[(run + i) % order.length]!;
-          samples.get(next)!.push(await coldRequest(files.get(next)!, invocations[next.name], standIn, { NODE_OPTIONS: FUNCTION_NODE_OPTIONS }));
+          const env = next.compileCache ? cacheOf(next.bundle) : environment;
+          samples.get(next)!.push(await coldRequest(files.get(next.bundle)!, invocations[next.bundle.name], standIn, env));
         }
       }
     }
-    const base = medians(samples.get(floor)!);
-    return [floor, lambdaFloor, ...functions].map((bundle) => {
-      const figures = medians(samples.get(bundle)!);
-      return { name: bundle.name, ...figures, coldRatio: figures.coldMs / base.coldMs, firstRatio: figures.firstMs / base.firstMs };
+    const base = medians(samples.get(variantOf(floor))!);
+    return variants.map(({ bundle, compileCache }) => {
+      const figures = medians(samples.get(variantOf(bundle, compileCache))!);
+      return { name: bundle.name, compileCache, ...figures, coldRatio: figures.coldMs / base.coldMs, firstRatio: figures.firstMs / base.firstMs };
     });
   } finally {
     await standIn.close();
@@ -474,13 +486,13 @@ console.log(`\nTargets (against the default floor):\n${targets.lines.join('\n')}
 console.log('\nBeyond the Lambda floor (bytes each source adds):');
 for (const row of sizes.functions) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
 
-const coldFunctions = sizes.cold.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor');
+const coldFunctions = sizes.cold.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && !row.compileCache);
 table(
   `Cold request: a fresh process imports the bundle and serves its first invocation against an instant stand-in DynamoDB ` +
     `(median of ${COLD_REQUESTS} each; the floors' of all ${COLD_REQUESTS * coldFunctions.length}, interleaved)`,
   ['bundle', 'import', 'first invocation', 'cold request', 'x floor cold', 'first x floor first'],
   sizes.cold.map((row) => [
-    row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : row.name,
+    row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${row.compileCache ? ' + compile cache (not deployed)' : ''}`,
     ms(row.importMs),
     ms(row.firstMs),
     ms(row.coldMs),
