@@ -9,17 +9,20 @@
  * 2. Cold import: a fresh Node process imports a bundle (what Lambda's init pays), with the
  *    functions' NODE_OPTIONS; both floors' imports are interleaved with every function's. The
  *    run says which targets it met.
- * 3. Warm: each handler in-process on dynalite, interleaved request by request with the raw
+ * 3. Cold request: a fresh process imports a bundle and serves its first invocation against an
+ *    instant stand-in DynamoDB (scripts/coldRequest.ts), interleaved with both floors' import + one
+ *    GetCommand: import, first invocation, both, and their ratios to the default floor's.
+ * 4. Warm: each handler in-process on dynalite, interleaved request by request with the raw
  *    DynamoDB call it makes, keys and cursor secret read from the control table as deployed.
  *
- * Writes bench/results.json (not committed).
+ * `--cold-only` stops after 3 (while iterating on the cold start). Writes bench/results.json (not committed).
  */
 import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createHandler as createPetHandler } from '../functions/createPet.ts';
@@ -38,13 +41,14 @@ import { DEFAULT_STATUS_INDEX_SHARDS, shardCountOf, statusShardsOf, type PetsTab
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { FLOOR_LABELS, TARGETS, beyondFloor, buildAllBundles, type BuiltBundle, type FloorName } from './bundles.ts';
+import { STAND_IN_TABLES, coldRequest, startStandInDynamo, type ColdSample, type Invocation } from './coldRequest.ts';
 
-const USAGE = 'Usage: npm run bench [-- --quick]';
+const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only]';
 
 /** The flags, or one line and exit 2 for anything else (a positional too: the bench takes none). */
-function benchFlags(): { quick?: boolean | undefined } {
+function benchFlags(): { quick?: boolean | undefined; 'cold-only'?: boolean | undefined } {
   try {
-    return parseArgs({ options: { quick: { type: 'boolean' } } }).values;
+    return parseArgs({ options: { quick: { type: 'boolean' }, 'cold-only': { type: 'boolean' } } }).values;
   } catch (error) {
     console.error(`npm run bench: ${(error as Error).message} (${USAGE})`);
     process.exit(2);
@@ -53,6 +57,7 @@ function benchFlags(): { quick?: boolean | undefined } {
 
 const flags = benchFlags();
 const COLD_IMPORTS = flags.quick ? 7 : 21;
+const COLD_REQUESTS = flags.quick ? 7 : 11;
 const WARM_REQUESTS = flags.quick ? 300 : 2_000;
 const WARM_UP = flags.quick ? 30 : 200;
 const KEY = 'bench-key-0123456789abcdef';
@@ -70,6 +75,16 @@ function table(title: string, header: string[], rows: string[][]): void {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const row of rows) console.log(line(row));
+}
+
+/** The API Gateway proxy event of one request with the bench's key, as the local API builds it. */
+function apiEvent(method: string, target: string, body?: unknown) {
+  const url = new URL(target, 'http://bench');
+  const match = matchRoute(method, url.pathname);
+  if (match.kind !== 'found') throw new Error(target);
+  const headers = ['Host', 'bench', 'Authorization', `Bearer ${KEY}`, ...(body ? ['Content-Type', 'application/json'] : [])];
+  const raw = Buffer.from(body ? JSON.stringify(body) : '');
+  return toProxyEvent({ method, path: url.pathname, query: url.searchParams, rawHeaders: headers, body: raw, sourceIp: '127.0.0.1' }, match.route, match.pathParameters);
 }
 
 /** Milliseconds a fresh Node process takes to import `file`, measured inside that process. */
@@ -120,7 +135,7 @@ const against = (bytes: number, importMedianMs: number, floorBytes: number, floo
   return { bytes: floorBytes, importMedianMs: floorImportMedianMs, bytesRatio: bytes / floorBytes, importRatio: importMedianMs / floorImportMedianMs };
 };
 
-async function bundlesAndColdImports(): Promise<{ floors: FloorRow[]; functions: SizeRow[] }> {
+async function bundlesAndColdImports(): Promise<{ floors: FloorRow[]; functions: SizeRow[]; cold: ColdRow[] }> {
   const { floor, lambdaFloor, functions } = await buildAllBundles();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   try {
@@ -162,9 +177,82 @@ async function bundlesAndColdImports(): Promise<{ floors: FloorRow[]; functions:
         beyondFloor: beyondFloor(bundle, lambdaFloor).slice(0, 6),
       };
     });
-    return { floors, functions: rows };
+    return { floors, functions: rows, cold: await coldRequests(files, floor, lambdaFloor, functions) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A bundle's cold request: medians of its fresh processes' import, first invocation and both together. */
+interface ColdFigures {
+  importMs: number;
+  firstMs: number;
+  coldMs: number;
+}
+
+interface ColdRow extends ColdFigures {
+  name: BuiltBundle['name'];
+  /** Run with V8's code cache (NODE_COMPILE_CACHE), produced beforehand by one untimed run of the same file. */
+  compileCache: boolean;
+  /** The cold request and the first invocation alone against the default floor's, in the same run. */
+  coldRatio: number;
+  firstRatio: number;
+}
+
+const medians = (samples: ColdSample[]): ColdFigures => ({
+  importMs: percentile(samples.map((s) => s.importMs), 50),
+  firstMs: percentile(samples.map((s) => s.firstMs), 50),
+  coldMs: percentile(samples.map((s) => s.importMs + s.firstMs), 50),
+});
+
+/** What each bundle's first invocation is: the functions' requests with the bench's key, the floors' GetCommand. */
+function coldInvocations(): Record<BuiltBundle['name'], Invocation> {
+  const status = (code: number) => (result: unknown) => (result as { statusCode?: unknown } | null)?.statusCode === code;
+  const floor: Invocation = { event: { id: 4_000_001 }, expect: (item) => (item as { id?: unknown } | null)?.id === 4_000_001 };
+  return {
+    floor,
+    lambdaFloor: floor,
+    listPets: { event: apiEvent('GET', '/pets?limit=20'), expect: status(200) },
+    createPet: { event: apiEvent('POST', '/pets', { name: 'Cold', categoryId: 1, status: 'available' }), expect: status(201) },
+    getPet: { event: apiEvent('GET', '/pets/4000001'), expect: status(200) },
+  };
+}
+
+/**
+ * Each function's cold request (import + first invocation, a fresh process each) against the
+ * stand-in DynamoDB, interleaved with both floors' (import + one GetCommand), the order rotated run by run.
+ */
+async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle, lambdaFloor: BuiltBundle, functions: BuiltBundle[]): Promise<ColdRow[]> {
+  const standIn = await startStandInDynamo(keyItem({ keyId: 'bench0000000', sha256: digestKey(KEY).toString('hex'), createdAt: '2026-01-01T00:00:00.000Z' }));
+  try {
+    const invocations = coldInvocations();
+    const environment = { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };
+    // The compile-cache variant: a cache directory beside each function's file, written by one
+    // untimed cold request (as a build step would), then only read.
+    const cacheOf = (bundle: BuiltBundle) => ({ ...environment, NODE_COMPILE_CACHE: join(dirname(files.get(bundle)!), 'compile-cache') });
+    for (const bundle of functions) await coldRequest(files.get(bundle)!, invocations[bundle.name], standIn, cacheOf(bundle));
+    type Variant = { bundle: BuiltBundle; compileCache: boolean };
+    const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({ bundle, compileCache: false }));
+    variants.push(...functions.map((bundle) => ({ bundle, compileCache: true })));
+    const samples = new Map<Variant, ColdSample[]>(variants.map((v) => [v, []]));
+    const variantOf = (bundle: BuiltBundle, compileCache = false) => variants.find((v) => v.bundle === bundle && v.compileCache === compileCache)!;
+    for (let run = 0; run < COLD_REQUESTS; run++) {
+      for (const bundle of functions) {
+        const order = [variantOf(bundle), variantOf(bundle, true), variantOf(floor), variantOf(lambdaFloor)];
+        for (let i = 0; i < order.length; i++) {
+          const next = order[(run + i) % order.length]!;
+          const env = next.compileCache ? cacheOf(next.bundle) : environment;
+          samples.get(next)!.push(await coldRequest(files.get(next.bundle)!, invocations[next.bundle.name], standIn, env));
+        }
+      }
+    }
+    const base = medians(samples.get(variantOf(floor))!);
+    return variants.map(({ bundle, compileCache }) => {
+      const figures = medians(samples.get(variantOf(bundle, compileCache))!);
+      return { name: bundle.name, compileCache, ...figures, coldRatio: figures.coldMs / base.coldMs, firstRatio: figures.firstMs / base.firstMs };
+    });
+  } finally {
+    await standIn.close();
   }
 }
 
@@ -218,14 +306,6 @@ async function warm(): Promise<WarmRow[]> {
   setRequestLogWriter((line) => void writeSync(devNull, `${line}\n`));
   const handlers = { listPets: listPetsHandler(service), createPet: createPetHandler(service), getPet: getPetHandler(service) };
 
-  const event = (method: string, target: string, body?: unknown) => {
-    const url = new URL(target, 'http://bench');
-    const match = matchRoute(method, url.pathname);
-    if (match.kind !== 'found') throw new Error(target);
-    const headers = ['Host', 'bench', 'Authorization', `Bearer ${KEY}`, ...(body ? ['Content-Type', 'application/json'] : [])];
-    const raw = Buffer.from(body ? JSON.stringify(body) : '');
-    return toProxyEvent({ method, path: url.pathname, query: url.searchParams, rawHeaders: headers, body: raw, sourceIp: '127.0.0.1' }, match.route, match.pathParameters);
-  };
   const expect = (status: number) => (result: APIGatewayProxyResult) => {
     if (result.statusCode !== status) throw new Error(`expected ${status}, got ${result.statusCode}: ${result.body}`);
     return result;
@@ -241,7 +321,7 @@ async function warm(): Promise<WarmRow[]> {
         return () => documents.send(command());
       },
       (i) => {
-        const request = event('POST', '/pets', pet(i));
+        const request = apiEvent('POST', '/pets', pet(i));
         return async () => ids.push((JSON.parse(expect(201)(await handlers.createPet(request, localContext('bench'))).body) as { id: number }).id);
       },
     ],
@@ -252,7 +332,7 @@ async function warm(): Promise<WarmRow[]> {
         return () => documents.send(command());
       },
       (i) => {
-        const request = event('GET', `/pets/${ids[i % ids.length]}`);
+        const request = apiEvent('GET', `/pets/${ids[i % ids.length]}`);
         return async () => expect(200)(await handlers.getPet(request, localContext('bench')));
       },
     ],
@@ -265,7 +345,7 @@ async function warm(): Promise<WarmRow[]> {
         return () => Promise.all(commands().map((command) => documents.send(command)));
       },
       () => {
-        const request = event('GET', '/pets?status=available&limit=20');
+        const request = apiEvent('GET', '/pets?status=available&limit=20');
         return async () => expect(200)(await handlers.listPets(request, localContext('bench')));
       },
     ],
@@ -276,7 +356,7 @@ async function warm(): Promise<WarmRow[]> {
         return () => documents.send(command());
       },
       () => {
-        const request = event('GET', '/pets?limit=20');
+        const request = apiEvent('GET', '/pets?limit=20');
         return async () => expect(200)(await handlers.listPets(request, localContext('bench')));
       },
     ],
@@ -406,15 +486,38 @@ console.log(`\nTargets (against the default floor):\n${targets.lines.join('\n')}
 console.log('\nBeyond the Lambda floor (bytes each source adds):');
 for (const row of sizes.functions) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
 
-const latency = await warm();
+const coldFunctions = sizes.cold.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && !row.compileCache);
 table(
+  `Cold request: a fresh process imports the bundle and serves its first invocation against an instant stand-in DynamoDB ` +
+    `(median of ${COLD_REQUESTS} each; the floors' of all ${COLD_REQUESTS * coldFunctions.length}, interleaved)`,
+  ['bundle', 'import', 'first invocation', 'cold request', 'x floor cold', 'first x floor first'],
+  sizes.cold.map((row) => [
+    row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${row.compileCache ? ' + compile cache (not deployed)' : ''}`,
+    ms(row.importMs),
+    ms(row.firstMs),
+    ms(row.coldMs),
+    `${row.coldRatio.toFixed(3)}x`,
+    `${row.firstRatio.toFixed(3)}x`,
+  ]),
+);
+const coldCheck = (what: string, limit: number, ratioOf: (row: ColdRow) => number) => {
+  const missed = coldFunctions.filter((row) => ratioOf(row) > limit);
+  const figures = coldFunctions.map((row) => `${row.name} ${ratioOf(row).toFixed(3)}x`).join(', ');
+  console.log(`  ${what} <= ${limit.toFixed(2)}x the default floor's: ${missed.length === 0 ? 'MET by every function' : `NOT MET by ${missed.map((row) => row.name).join(', ')}`} (${figures})`);
+  return missed.length === 0;
+};
+console.log('\nCold request targets:');
+const coldMet = { coldRequest: coldCheck('cold request', TARGETS.coldRequest, (row) => row.coldRatio), firstInvocation: coldCheck('first invocation', TARGETS.firstInvocation, (row) => row.firstRatio) };
+
+const latency = flags['cold-only'] ? [] : await warm();
+if (latency.length > 0) table(
   `Warm, in-process on dynalite (${WARM_REQUESTS} requests each after ${WARM_UP} to warm up, interleaved with the raw call)`,
   ['case', 'raw p50', 'handler p50', 'ratio', 'raw p99', 'handler p99', 'ratio'],
   latency.map((row) => [row.case, ms(row.rawP50), ms(row.handlerP50), `${row.p50Ratio.toFixed(3)}x`, ms(row.rawP99), ms(row.handlerP99), `${row.p99Ratio.toFixed(3)}x`]),
 );
 
-const readCost = await statusIndexReadCost();
-table(
+const readCost = flags['cold-only'] ? [] : await statusIndexReadCost();
+if (readCost.length > 0) table(
   `Status index read cost: full walks of one status, index items read per pet listed (default ${DEFAULT_STATUS_INDEX_SHARDS} shards; target <= 1.5, never above 2.0)`,
   ['shards', 'limit', 'pets', 'pages', 'items read', 'per pet', 'queries/page'],
   readCost.map((row) => [
@@ -436,9 +539,11 @@ const results = {
   nodeOptions: FUNCTION_NODE_OPTIONS,
   coldImports: COLD_IMPORTS,
   warmRequests: WARM_REQUESTS,
-  targets: { ...TARGETS, met: targets.met },
+  coldRequests: COLD_REQUESTS,
+  targets: { ...TARGETS, met: { ...targets.met, ...coldMet } },
   floors: sizes.floors,
   bundles: sizes.functions,
+  coldRequest: { standInTables: STAND_IN_TABLES, rows: sizes.cold },
   warm: latency,
   statusIndexReadCost: readCost,
 };

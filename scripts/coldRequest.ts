@@ -1,0 +1,142 @@
+/**
+ * The cold request, as a user on a cold start waits for it: a fresh Node process imports a bundle
+ * and serves its first invocation, against a stand-in DynamoDB on loopback that answers at once
+ * with canned items, so what is timed is the process's own work (import, the SDK's one-time costs,
+ * the code walked for the first time), not the store. `npm run bench` runs it per function,
+ * interleaved with the floors' import + first call.
+ *
+ * The bundles run as on Lambda: credentials in the environment, no DYNAMODB_ENDPOINT (the SDK's
+ * `AWS_ENDPOINT_URL_DYNAMODB` sends them to the stand-in, the floors alike), the keys' digests and
+ * the operation's items read from the stand-in. A run whose calls did not reach the stand-in, or
+ * whose answer is not the expected status, stops the bench: nothing is timed that went elsewhere.
+ */
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { controlKeys, controlTable, petsTable, statusShardOf, DEFAULT_STATUS_INDEX_SHARDS } from '../lib/store/table.ts';
+
+const run = promisify(execFile);
+
+export const STAND_IN_TABLES = { pets: 'bench-pets', control: 'bench-control' } as const;
+
+/** The canned pets every read answers (fewer than a page, so a listing needs no cursor). */
+const PETS = [1, 2, 3].map((n) => ({ id: 4_000_000 + n, name: `Pet ${n}`, categoryId: 1, status: 'available' }));
+const petItem = (pet: (typeof PETS)[number]) => ({
+  ...pet,
+  [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, DEFAULT_STATUS_INDEX_SHARDS),
+  [petsTable.writeTokenAttribute]: 'bench-token',
+});
+
+export interface StandIn {
+  endpoint: string;
+  /** DynamoDB operations answered so far (`Query`, `GetItem`...). */
+  calls: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A DynamoDB JSON-protocol server answering each operation at once: Query of the control table
+ * with one API key item (`keyItem`, digest of the bench's key), any other Query, Scan and GetItem
+ * with the canned pets, PutItem and UpdateItem with `{}`.
+ */
+export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): Promise<StandIn> {
+  const calls: string[] = [];
+  const answer = (operation: string, input: { TableName?: string }): unknown => {
+    const control = input.TableName === STAND_IN_TABLES.control;
+    switch (operation) {
+      case 'Query':
+        return control ? { Items: [marshall(apiKeyItem)], Count: 1, ScannedCount: 1 } : { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
+      case 'Scan':
+        return { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
+      case 'GetItem':
+        return control
+          ? { Item: marshall({ [controlTable.partitionKey.name]: controlKeys.cursorSecret.pk, [controlTable.sortKey.name]: controlKeys.cursorSecret.sk, value: 'bench-cursor-secret-0123456789' }) }
+          : { Item: marshall(petItem(PETS[0]!)) };
+      case 'PutItem':
+      case 'UpdateItem':
+        return {};
+      default:
+        return undefined;
+    }
+  };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const operation = String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+      calls.push(operation);
+      const body = answer(operation, JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { TableName?: string });
+      const status = body === undefined ? 400 : 200;
+      const text = JSON.stringify(body ?? { __type: 'com.amazon.coral.validate#ValidationException', message: `The stand-in does not answer ${operation}` });
+      response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': 'stand-in' });
+      response.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    calls,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** One cold request's figures, in milliseconds, measured inside the fresh process. */
+export interface ColdSample {
+  importMs: number;
+  firstMs: number;
+}
+
+/** What to invoke: the event, and the answer that proves it was served (a status code, or a floor's item). */
+export interface Invocation {
+  event: unknown;
+  expect: (result: unknown) => boolean;
+}
+
+/**
+ * The fresh process: times the import, then the first invocation, and prints both on its last line.
+ * It exits at once (the SDK's keep-alive socket would hold it open).
+ */
+const childScript = (file: string) => `
+const started = performance.now();
+const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const imported = performance.now();
+const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVersion: '$LATEST', memoryLimitInMB: '1024',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:bench', logGroupName: 'bench', logStreamName: 'bench',
+  callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 10000, done() {}, fail() {}, succeed() {} };
+const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
+const answered = performance.now();
+process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, result }) + '\\n', () => process.exit(0));
+`;
+
+/** A fresh process's import + first invocation of `file`, with the functions' environment plus `env`. */
+export async function coldRequest(file: string, invocation: Invocation, standIn: StandIn, env: Record<string, string>): Promise<ColdSample> {
+  const before = standIn.calls.length;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', childScript(file)], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_NO_WARNINGS: '1',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDBENCHCOLDSTART',
+      AWS_SECRET_ACCESS_KEY: 'bench-secret',
+      AWS_SESSION_TOKEN: 'bench-session',
+      AWS_ENDPOINT_URL_DYNAMODB: standIn.endpoint,
+      TABLE_NAME: STAND_IN_TABLES.pets,
+      CONTROL_TABLE_NAME: STAND_IN_TABLES.control,
+      STATUS_INDEX_SHARDS: String(DEFAULT_STATUS_INDEX_SHARDS),
+      BENCH_EVENT: JSON.stringify(invocation.event),
+      ...env,
+    },
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const line = stdout.split('\n').findLast((each) => each.startsWith('COLD '));
+  if (!line) throw new Error(`${file}: the cold process printed no figures:\n${stdout}`);
+  const { importMs, firstMs, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
+  if (standIn.calls.length === before) throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
+  if (!invocation.expect(result)) throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
+  return { importMs, firstMs };
+}
