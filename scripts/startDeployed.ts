@@ -15,12 +15,13 @@ import { STAGES, isStage, type Stage } from '../lib/domain/stages.ts';
 import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../local/deployed/deployedApi.ts';
 import { LambdaHostError } from '../local/deployed/lambdaHost.ts';
+import { watchDeployedStage } from '../local/deployed/watch.ts';
 import { RestApiPortInUseError, RestApiTemplateError } from '../local/deployed/restApi.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 import { parsePort } from '../local/port.ts';
 
-export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>]`;
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--watch]`;
 const DEFAULT_PORT = 3100;
 /**
  * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
@@ -37,6 +38,8 @@ export interface StartDeployedArguments {
   parameters: Record<string, string>;
   /** Where the IAM report is written as JSON at stop. */
   iamReport?: string;
+  /** Rebuild changed functions, re-synthesize on infra/ changes (local/deployed/watch.ts). */
+  watch: boolean;
 }
 
 export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
@@ -51,6 +54,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
         'cdk-out': { type: 'string' },
         parameter: { type: 'string', multiple: true },
         'iam-report': { type: 'string' },
+        watch: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -79,6 +83,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
     port,
     outdir: values['cdk-out'] ?? DEFAULT_OUTDIR,
     parameters,
+    watch: values.watch ?? false,
     ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
   };
 }
@@ -92,21 +97,23 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (args === 'help') return console.log(USAGE);
-  let api: DeployedApi;
+  let running: { readonly api: DeployedApi; close(): Promise<void> };
   try {
     await ensureCloudAssembly(args.outdir);
-    api = await startDeployedApi({
-      stackName: stackName(args.stage),
-      outdir: args.outdir,
-      port: args.port,
-      parameters: args.parameters,
-      report: (line) => console.log(line),
-    });
+    const { outdir } = args;
+    const start = () =>
+      startDeployedApi({ stackName: stackName(args.stage), outdir, port: args.port, parameters: args.parameters, report: (line) => console.log(line) });
+    if (args.watch) running = await watchDeployedStage({ start, resynthesize: () => ensureCloudAssembly(outdir) });
+    else {
+      const api = await start();
+      running = { api, close: () => api.close() };
+    }
   } catch (error) {
     console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
-  printBanner(args.stage, api, args.parameters, args.iamReport);
+  printBanner(args.stage, running.api, args.parameters, args.iamReport);
+  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
   const { iamReport } = args;
   let stopping = false;
   const stop = () => {
@@ -115,12 +122,12 @@ async function main(): Promise<void> {
     // Written before close(), which prints the same report's lines and stops the gates.
     let code = 0;
     try {
-      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(api.iamReport(), null, 2)}\n`);
+      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(running.api.iamReport(), null, 2)}\n`);
     } catch (error) {
       console.error(`start:deployed: cannot write the IAM report: ${(error as Error).message}`);
       code = 1;
     }
-    void api.close().then(() => process.exit(code));
+    void running.close().then(() => process.exit(code));
   };
   // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
   // before close() had printed the report (test/scripts/startDeployed.test.ts saw exit by signal).
