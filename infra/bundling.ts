@@ -20,6 +20,12 @@ export const BUNDLE_FILE = 'index.mjs';
 export const HANDLER_EXPORT = 'handler';
 
 /**
+ * The assembly metadata type under which each function's construct records the source it is bundled
+ * from (`entry`): what `start:deployed --watch` rebuilds when that source changes.
+ */
+export const FUNCTION_ENTRY_METADATA = 'petstore:entry';
+
+/**
  * ESM bundles have no `require`; esbuild's shim for CommonJS dependencies that `require()` a
  * Node built-in calls the global one. The banner defines it (under a name no bundle uses).
  */

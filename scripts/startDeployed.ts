@@ -16,12 +16,13 @@ import { CloudAssemblyError } from '../local/deployed/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../local/deployed/deployedApi.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, LambdaHostError, MAX_INSTANCES } from '../local/deployed/lambdaHost.ts';
 import { parseInspectTarget, type InspectTarget } from '../local/deployed/inspectBundle.ts';
+import { watchDeployedStage } from '../local/deployed/watch.ts';
 import { RestApiPortInUseError, RestApiTemplateError } from '../local/deployed/restApi.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from '../local/deployed/freshAssembly.ts';
 import { isEntryPoint } from '../local/entryPoint.ts';
 import { parsePort } from '../local/port.ts';
 
-export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]]`;
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]] [--watch]`;
 const DEFAULT_PORT = 3100;
 /**
  * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
@@ -42,6 +43,8 @@ export interface StartDeployedArguments {
   idleTimeoutMs?: number;
   /** The function run under the Node inspector. */
   inspect?: InspectTarget;
+  /** Rebuild changed functions, re-synthesize on infra/ changes (local/deployed/watch.ts). */
+  watch: boolean;
 }
 
 export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
@@ -59,6 +62,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
         'iam-report': { type: 'string' },
         'idle-timeout': { type: 'string' },
         inspect: { type: 'string' },
+        watch: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -93,6 +97,7 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
     parameters,
     ...(values['idle-timeout'] === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
     ...(inspect ? { inspect } : {}),
+    watch: values.watch ?? false,
     ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
   };
 }
@@ -106,23 +111,30 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (args === 'help') return console.log(USAGE);
-  let api: DeployedApi;
+  let running: { readonly api: DeployedApi; close(): Promise<void> };
   try {
     await ensureCloudAssembly(args.outdir);
-    api = await startDeployedApi({
-      stackName: stackName(args.stage),
-      outdir: args.outdir,
-      port: args.port,
-      parameters: args.parameters,
-      ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
-      ...(args.inspect ? { inspect: args.inspect } : {}),
-      report: (line) => console.log(line),
-    });
+    const { outdir } = args;
+    const start = () =>
+      startDeployedApi({
+        stackName: stackName(args.stage),
+        outdir,
+        port: args.port,
+        parameters: args.parameters,
+        ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
+        ...(args.inspect ? { inspect: args.inspect } : {}),
+        report: (line) => console.log(line),
+      });
+    if (args.watch) running = await watchDeployedStage({ start, resynthesize: () => ensureCloudAssembly(outdir) });
+    else {
+      const api = await start();
+      running = { api, close: () => api.close() };
+    }
   } catch (error) {
     console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
-  printBanner(args.stage, api, args.parameters, args.iamReport);
+  printBanner(args.stage, running.api, args.parameters, args.iamReport);
   console.log(
     `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
       ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
@@ -133,6 +145,7 @@ async function main(): Promise<void> {
         ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
     );
   }
+  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
   const { iamReport } = args;
   let stopping = false;
   const stop = () => {
@@ -141,12 +154,12 @@ async function main(): Promise<void> {
     // Written before close(), which prints the same report's lines and stops the gates.
     let code = 0;
     try {
-      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(api.iamReport(), null, 2)}\n`);
+      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(running.api.iamReport(), null, 2)}\n`);
     } catch (error) {
       console.error(`start:deployed: cannot write the IAM report: ${(error as Error).message}`);
       code = 1;
     }
-    void api.close().then(() => process.exit(code));
+    void running.close().then(() => process.exit(code));
   };
   // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
   // before close() had printed the report (test/scripts/startDeployed.test.ts saw exit by signal).

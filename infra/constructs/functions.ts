@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, type OperationName } from '../../lib/domain/routes.ts';
 import { STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
-import { DEPS_LOCK_FILE, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundling.ts';
+import { DEPS_LOCK_FILE, FUNCTION_ENTRY_METADATA, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
@@ -126,6 +126,9 @@ export function stageFunction(scope: Construct, name: string, settings: StageSet
     environment,
     bundling: lambdaBundling(),
   });
+  // The source the asset was bundled from, in the assembly's metadata (not the template): what
+  // `start:deployed --watch` rebuilds when that source changes (local/deployed/watch.ts).
+  fn.node.addMetadata(FUNCTION_ENTRY_METADATA, props.entry);
   // Active tracing, set on the resource itself: the `tracing` prop would also add an inline
   // xray statement on "*" to the role, which AWSXRayDaemonWriteAccess (above) already covers.
   (fn.node.defaultChild as lambda.CfnFunction).tracingConfig = { mode: lambda.Tracing.ACTIVE };

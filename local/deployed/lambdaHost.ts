@@ -374,7 +374,9 @@ function signalName(signal: NodeJS.Signals): string {
 }
 
 export class LambdaFunctionHost {
-  readonly #definition: FunctionDefinition;
+  #definition: FunctionDefinition;
+  /** Which code each sandbox was started on: only sandboxes on the current code are reused. */
+  readonly #codeOf = new WeakMap<FunctionInstance, string>();
   readonly #nodeBinary: string;
   readonly #log: (line: string) => void;
   readonly #instances = new Set<FunctionInstance>();
@@ -448,6 +450,19 @@ export class LambdaFunctionHost {
     }
   }
 
+  /**
+   * Runs new sandboxes from `assetDir` (start:deployed --watch): idle sandboxes on the old code stop
+   * now, busy ones finish their invocation on it and stop then.
+   */
+  async replaceCode(assetDir: string): Promise<void> {
+    if (!existsSync(assetDir)) throw new LambdaHostError(`${this.#definition.functionName}: asset folder ${assetDir} does not exist.`);
+    this.#definition = { ...this.#definition, assetDir };
+    const stale = this.#idle.splice(0);
+    for (const instance of stale) this.#instances.delete(instance);
+    for (const _ of stale) this.#waiting.shift()?.();
+    await Promise.all(stale.map((instance) => instance.kill()));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#idle.length = 0;
@@ -473,11 +488,12 @@ export class LambdaFunctionHost {
   }
 
   #release(instance: FunctionInstance): void {
-    if (instance.alive && !this.#closed) {
+    if (instance.alive && !this.#closed && this.#codeOf.get(instance) === this.#definition.assetDir) {
       this.#idle.push(instance);
       this.#recycleWhenIdle(instance);
     } else {
       this.#instances.delete(instance);
+      void instance.kill();
     }
     this.#waiting.shift()?.();
   }
@@ -511,6 +527,7 @@ export class LambdaFunctionHost {
     const env = lambdaEnvironment(this.#definition, this.#nodeBinary, logStreamNameFor(functionVersion));
     const instance = new FunctionInstance(this.#definition, this.#nodeBinary, env, this.#log, (gone) => this.#forget(gone));
     this.#instances.add(instance);
+    this.#codeOf.set(instance, this.#definition.assetDir);
     this.#coldStarts += 1;
     return instance;
   }

@@ -29,7 +29,12 @@ describe('start:deployed arguments', () => {
       port: 0,
       outdir: DEFAULT_OUTDIR,
       parameters: { ...OFFLINE_PARAMETERS, AlarmEmail: 'me@example.org' },
+      watch: false,
     });
+  });
+
+  it('reads --watch', () => {
+    expect(parseStartDeployed(['--stage', 'staging', '--watch'])).toMatchObject({ stage: 'staging', watch: true });
   });
 
   it('reads where the IAM report goes', () => {
