@@ -134,18 +134,6 @@ async function main(): Promise<void> {
     console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
     process.exit(1);
   }
-  printBanner(args.stage, running.api, args.parameters, args.iamReport);
-  console.log(
-    `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
-      ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
-  );
-  if (args.inspect) {
-    console.log(
-      `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
-        ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
-    );
-  }
-  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
   const { iamReport } = args;
   let stopping = false;
   const stop = () => {
@@ -163,8 +151,21 @@ async function main(): Promise<void> {
   };
   // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
   // before close() had printed the report (test/scripts/startDeployed.test.ts saw exit by signal).
+  // Set before the banner: a Ctrl-C as soon as its lines appear must find them.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  printBanner(args.stage, running.api, args.parameters, args.iamReport);
+  console.log(
+    `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
+      ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
+  );
+  if (args.inspect) {
+    console.log(
+      `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
+        ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
+    );
+  }
+  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
 }
 
 /** The errors whose message is written for the user, one line each. */

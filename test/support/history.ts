@@ -257,9 +257,22 @@ export class RecordingClient {
     }
   }
 
+  /**
+   * One create as a careful client sends it: a 429 (the key's usage plan: production allows a key 50
+   * a second, burst 100, which a fast machine's burst of replays exceeds) is sent again after its
+   * Retry-After. API Gateway throttles before any function runs, so the 429 stored nothing; the
+   * create's recorded answer is the last one.
+   */
   async #post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
-    const response = await fetch(`${this.base}/pets`, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    return { status: response.status, body: await response.json(), replayed: response.headers.get('idempotent-replayed') === 'true' };
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.base}/pets`, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
+        continue;
+      }
+      return { status: response.status, body: await response.json(), replayed: response.headers.get('idempotent-replayed') === 'true' };
+    }
   }
 
   async #halfClosedPost(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
@@ -283,6 +296,9 @@ const REQUEST_TIMEOUT_MS = 45_000;
 
 /** How often a read is tried before its refusal is the answer. */
 const READ_ATTEMPTS = 10;
+
+/** How often a throttled create is sent before its 429 is the answer. */
+const THROTTLED_ATTEMPTS = 5;
 
 /** Runs `work` for each item with at most `width` in flight. */
 export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
