@@ -5,10 +5,11 @@
  * at the moment it is read, and every walk must return each pet that existed when it began once.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import type { Pet, PetStatus } from '../../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { listPets, shareOf } from '../../../lib/store/petPages.ts';
+import { listPets, shareOf, statusShardQuery } from '../../../lib/store/petPages.ts';
 import { createPet } from '../../../lib/store/petWrites.ts';
 import type { PetsTable } from '../../../lib/store/table.ts';
 import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
@@ -112,5 +113,50 @@ describe('status pages over a sharded index', () => {
     expect(shareOf(21, 2)).toBe(12);
     expect(shareOf(101, 2)).toBe(53);
     expect(shareOf(1, 64)).toBe(1);
+  });
+});
+
+describe('the reads of a status page', () => {
+  it('ask each shard for its share, then the one shard left for all that is still wanted', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 4 };
+    try {
+      // 30 pets, every one on shard 1 of 4 (id mod 4): the other three shards are empty.
+      for (let n = 0; n < 30; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { id: 4 * n + 1 });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 10, status: 'sold' });
+      expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 4 * n + 1));
+      expect(page.lastId).toBe(37);
+      const queries = send.mock.calls.map(([command]) => command).filter((command) => command instanceof QueryCommand);
+      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      // Round one: shareOf(11, 4) = 3 from each shard; three come back empty and are done. Round
+      // two: shard 1 alone, for shareOf(11 - 3, 1) = 8. Eleven items read for ten pets listed.
+      expect(queries.map((query) => [query.input.ExpressionAttributeValues?.[':shard'], query.input.Limit])).toEqual([
+        ['sold#0', 3],
+        ['sold#1', 3],
+        ['sold#2', 3],
+        ['sold#3', 3],
+        ['sold#1', 8],
+      ]);
+      expect(results.reduce((sum, result) => sum + (result.Items?.length ?? 0), 0)).toBe(11);
+    } finally {
+      documents.destroy();
+    }
+  });
+
+  it('name the id bound only when there is one', () => {
+    expect(statusShardQuery('pets', 'sold#0', 5).input).toMatchObject({
+      KeyConditionExpression: '#shard = :shard',
+      ExpressionAttributeNames: { '#shard': 'statusShard' },
+      ExpressionAttributeValues: { ':shard': 'sold#0' },
+    });
+    expect(Object.keys(statusShardQuery('pets', 'sold#0', 5).input.ExpressionAttributeValues!)).toEqual([':shard']);
+    expect(Object.keys(statusShardQuery('pets', 'sold#0', 5).input.ExpressionAttributeNames!)).toEqual(['#shard']);
+    expect(statusShardQuery('pets', 'sold#0', 5, 7).input).toMatchObject({
+      KeyConditionExpression: '#shard = :shard AND #id > :after',
+      ExpressionAttributeNames: { '#shard': 'statusShard', '#id': 'id' },
+      ExpressionAttributeValues: { ':shard': 'sold#0', ':after': 7 },
+    });
   });
 });
