@@ -38,7 +38,11 @@ describe('CursorCodec', () => {
     ['signed, of another version', async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined)],
     ['signed, that is not JSON', async () => codec.decode(signed('{"v":1,'), undefined)],
   ])('rejects a cursor %s with a 400', async (_case, attempt) => {
-    await expect(attempt()).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    await expect(attempt()).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      message: "Invalid query: 'cursor' is not a cursor this service gave for this query.",
+    });
     await expect(attempt()).rejects.toBeInstanceOf(ApiError);
   });
 
