@@ -5,11 +5,16 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { StaticApiKeys, digestKey, isValidKey, keyIdOf, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
+import { StaticApiKeys, digestKey, isValidKey, keyIdOf, keyIdOfKey, matchingKeyId, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
 import { ApiError } from '../../../lib/domain/errors.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(Buffer.from(text, 'utf8')).digest();
-const storeOf = (...digests: Buffer[]): ApiKeyStore => ({ keyDigests: async () => digests });
+/** A store holding `digests`, each under its index as id ('0', '1', …). */
+const storeOf = (...digests: Buffer[]): ApiKeyStore => ({
+  keyDigests: async () => digests.map((digest, index) => ({ keyId: String(index), digest })),
+});
+/** A key as `npm run keys` issues it: id 12 hex digits, secret 43 base64url characters. */
+const PSK = `psk_0123456789ab_${'A'.repeat(40)}-_z`;
 
 describe('digestKey and keyIdOf', () => {
   it("digest the key's UTF-8 with SHA-256 and name it by the digest's first 12 hex digits", () => {
@@ -19,10 +24,41 @@ describe('digestKey and keyIdOf', () => {
   });
 });
 
+describe('keyIdOfKey', () => {
+  it("names a psk_ key by the id it carries, any other key by its digest's first 12 hex digits", () => {
+    expect(keyIdOfKey(PSK)).toBe('0123456789ab');
+    expect(keyIdOfKey('plain')).toBe(sha256('plain').toString('hex').slice(0, 12));
+  });
+
+  it.each([
+    ['an id of 11 digits', `psk_0123456789a_${'A'.repeat(43)}`],
+    ['an id in upper case', `psk_0123456789AB_${'A'.repeat(43)}`],
+    ['a secret of 42 characters', `psk_0123456789ab_${'A'.repeat(42)}`],
+    ['a secret with a character outside base64url', `psk_0123456789ab_${'A'.repeat(42)}=`],
+    ['text before the psk_ form', `x psk_0123456789ab_${'A'.repeat(43)}`],
+    ['text after the psk_ form', `${PSK} x`],
+  ])('does not read an id out of a key with %s', (_case, key) => {
+    expect(keyIdOfKey(key)).toBe(sha256(key).toString('hex').slice(0, 12));
+  });
+});
+
 describe('StaticApiKeys', () => {
-  it('holds each listed key, trimmed, and no empty one', async () => {
-    const held = await StaticApiKeys.fromList(' first , ,second,').keyDigests();
-    expect(held).toEqual([sha256('first'), sha256('second')]);
+  it('holds each listed key, trimmed, and no empty one, each under its id', async () => {
+    const held = await StaticApiKeys.fromList(` first , ,${PSK},`).keyDigests();
+    expect(held).toEqual([
+      { keyId: keyIdOf(sha256('first')), digest: sha256('first') },
+      { keyId: '0123456789ab', digest: sha256(PSK) },
+    ]);
+  });
+});
+
+describe('matchingKeyId', () => {
+  it('names the key whose digest matches, first, middle or last of several', async () => {
+    const store = storeOf(sha256('a'), sha256('b'), sha256('c'));
+    expect(await matchingKeyId(sha256('a'), store)).toBe('0');
+    expect(await matchingKeyId(sha256('b'), store)).toBe('1');
+    expect(await matchingKeyId(sha256('c'), store)).toBe('2');
+    expect(await matchingKeyId(sha256('d'), store)).toBeUndefined();
   });
 });
 

@@ -123,7 +123,7 @@ describe('the reads of a status page', () => {
     const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 4 };
     try {
       // 30 pets, every one on shard 1 of 4 (id mod 4): the other three shards are empty.
-      for (let n = 0; n < 30; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { id: 4 * n + 1 });
+      for (let n = 0; n < 30; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 4 * n + 1 });
       const send = vi.spyOn(documents, 'send');
       const page = await listPets(table, { limit: 10, status: 'sold' });
       expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 4 * n + 1));
