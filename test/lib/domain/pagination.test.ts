@@ -23,6 +23,13 @@ describe('CursorCodec', () => {
 
   it('reads a cursor signed with its secret (the test helper signs as the codec does)', async () => {
     expect(await codec.decode(signed('{"v":1,"id":9,"status":null}'), undefined)).toBe(9);
+    expect(await codec.decode(signed('{"v":2,"k":"0","id":9,"status":"sold"}'), 'sold')).toBe(9);
+  });
+
+  it('gives a version 2 cursor naming the secret that signed it, "0" for a fixed secret', async () => {
+    const cursor = await codec.encode(42, 'sold');
+    expect(JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8'))).toEqual({ v: 2, k: '0', id: 42, status: 'sold' });
+    expect(cursor).toBe(signed('{"v":2,"k":"0","id":42,"status":"sold"}'));
   });
 
   it.each([
@@ -35,7 +42,10 @@ describe('CursorCodec', () => {
     ['signed, whose id is 0', async () => codec.decode(signed('{"v":1,"id":0,"status":null}'), undefined)],
     ['signed, whose id is not an integer', async () => codec.decode(signed('{"v":1,"id":1.5,"status":null}'), undefined)],
     ['signed, whose id is a string', async () => codec.decode(signed('{"v":1,"id":"7","status":null}'), undefined)],
-    ['signed, of another version', async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined)],
+    ['with its signature left off', async () => codec.decode((await codec.encode(1, undefined)).split('.')[0]!, undefined)],
+    ['signed, of version 2 naming no secret', async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined)],
+    ['signed, of version 3 naming its secret', async () => codec.decode(signed('{"v":3,"k":"0","id":7,"status":null}'), undefined)],
+    ['signed, of no version naming its secret', async () => codec.decode(signed('{"k":"0","id":7,"status":null}'), undefined)],
     ['signed, that is not JSON', async () => codec.decode(signed('{"v":1,'), undefined)],
   ])('rejects a cursor %s with a 400', async (_case, attempt) => {
     await expect(attempt()).rejects.toMatchObject({

@@ -5,7 +5,7 @@
  * at the moment it is read, and every walk must return each pet that existed when it began once.
  */
 import fc from 'fast-check';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import type { Pet, PetStatus } from '../../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
@@ -159,4 +159,33 @@ describe('the reads of a status page', () => {
       ExpressionAttributeValues: { ':shard': 'sold#0', ':after': 7 },
     });
   });
+});
+
+describe('the reads of a page without a status', () => {
+  it('read on past a Scan page that 1 MB cut short, for only what is still wanted', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 1 };
+    try {
+      // Pets of about 360 KB: a Scan answers at most three of them (DynamoDB and dynalite stop a page
+      // once it holds 1 MB), whatever its Limit, and says where to resume.
+      const name = 'x'.repeat(360_000);
+      const ids = [11, 12, 13, 14, 15];
+      for (const id of ids) await createPet(table, { name, categoryId: 1 }, { newId: () => id });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 3 });
+      const scans = send.mock.calls.map(([command]) => command).filter((command) => command instanceof ScanCommand);
+      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      // Three pets and a cut: one more is read only to know that more remain.
+      expect(scans.map((scan) => scan.input.Limit)).toEqual([4, 1]);
+      expect(results.map((result) => result.Items?.length)).toEqual([3, 1]);
+      expect(page.pets).toHaveLength(3);
+      expect(page.lastId).toBe(page.pets[2]!.id);
+      const rest = await listPets(table, { limit: 3, afterId: page.lastId });
+      expect([...page.pets, ...rest.pets].map((pet) => pet.id).sort()).toEqual(ids);
+      expect(rest.lastId).toBeUndefined();
+    } finally {
+      documents.destroy();
+    }
+  }, 30_000);
 });
