@@ -145,6 +145,32 @@ describe('the reads of a status page', () => {
     }
   });
 
+  it('read again only the shards that have nothing left to take, while another still holds unread pets', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 2 };
+    try {
+      // Shard 0 (even ids) holds the small ids, shard 1 (odd ids) only larger ones.
+      for (let n = 1; n <= 12; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 2 * n });
+      for (let n = 0; n < 8; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 1001 + 2 * n });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 10, status: 'sold' });
+      expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 2 * n + 2));
+      expect(page.lastId).toBe(20);
+      const queries = send.mock.calls.map(([command]) => command).filter((command) => command instanceof QueryCommand);
+      // Round one: shareOf(11, 2) = 6 from each; the six of shard 0 are taken, shard 1's wait behind
+      // them. Then shard 0 alone, for shareOf(5, 2) = 3, and for shareOf(2, 2) = 1.
+      expect(queries.map((query) => [query.input.ExpressionAttributeValues?.[':shard'], query.input.Limit])).toEqual([
+        ['sold#0', 6],
+        ['sold#1', 6],
+        ['sold#0', 3],
+        ['sold#0', 1],
+      ]);
+    } finally {
+      documents.destroy();
+    }
+  });
+
   it('name the id bound only when there is one', () => {
     expect(statusShardQuery('pets', 'sold#0', 5).input).toMatchObject({
       KeyConditionExpression: '#shard = :shard',
