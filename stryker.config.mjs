@@ -1,6 +1,6 @@
 // Mutation testing of the write path: `npm run mutation` (scripts/mutation.ts runs Stryker, then
 // scripts/mutationScores.ts fails the run when any file scores below 90% or has no mutants).
-// Surviving mutants judged equivalent are listed with why in docs/mutation.md.
+// Surviving mutants judged equivalent are listed with why in docs/architecture.md ("Mutation testing").
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -51,6 +51,13 @@ describe.each(operations)('authentication on $name', (op) => {
     expect(res.status).toBe(401);
   });
 
+  it('answers 401, not 500, to an event without headers at all', async () => {
+    const event = apiEvent(op.method, op.path, { anonymous: true });
+    const res = await call(op.make(service), { ...event, headers: null as never, multiValueHeaders: null as never });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(REALM);
+  });
+
   it('accepts the scheme in any case', async () => {
     const res = await send(`bearer ${TEST_API_KEY}`);
     expect(res.status).not.toBe(401);

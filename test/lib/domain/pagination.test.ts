@@ -1,15 +1,35 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/domain/errors.ts';
 import { timeOrderedId } from '../../../lib/domain/ids.ts';
 import { CursorCodec, fixedSecret } from '../../../lib/domain/pagination.ts';
 import { nextPageLink } from '../../../lib/http/responses.ts';
 
-const codec = new CursorCodec(fixedSecret('a-secret-of-at-least-16-bytes'));
+const SECRET = 'a-secret-of-at-least-16-bytes';
+const codec = new CursorCodec(fixedSecret(SECRET));
+
+/** A cursor over `payload` signed with the codec's own secret: only the payload can be wrong. */
+function signed(payload: string): string {
+  const body = Buffer.from(payload).toString('base64url');
+  return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
+}
 
 describe('CursorCodec', () => {
   it('round-trips the last id for the same status filter', async () => {
     expect(await codec.decode(await codec.encode(42, 'sold'), 'sold')).toBe(42);
     expect(await codec.decode(await codec.encode(7, undefined), undefined)).toBe(7);
+    expect(await codec.decode(await codec.encode(1, 'available'), 'available')).toBe(1);
+  });
+
+  it('reads a cursor signed with its secret (the test helper signs as the codec does)', async () => {
+    expect(await codec.decode(signed('{"v":1,"id":9,"status":null}'), undefined)).toBe(9);
+    expect(await codec.decode(signed('{"v":2,"k":"0","id":9,"status":"sold"}'), 'sold')).toBe(9);
+  });
+
+  it('gives a version 2 cursor naming the secret that signed it, "0" for a fixed secret', async () => {
+    const cursor = await codec.encode(42, 'sold');
+    expect(JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8'))).toEqual({ v: 2, k: '0', id: 42, status: 'sold' });
+    expect(cursor).toBe(signed('{"v":2,"k":"0","id":42,"status":"sold"}'));
   });
 
   it.each([
@@ -18,8 +38,21 @@ describe('CursorCodec', () => {
     ['from another secret', async () => codec.decode(await new CursorCodec(fixedSecret('another-secret-entirely')).encode(1, undefined), undefined)],
     ['of garbage', async () => codec.decode('%%%', undefined)],
     ['with an extra part', async () => codec.decode(`${await codec.encode(1, undefined)}.x`, undefined)],
+    ['with a signature of the wrong length', async () => codec.decode(`${(await codec.encode(1, undefined)).split('.')[0]}.AAAA`, undefined)],
+    ['signed, whose id is 0', async () => codec.decode(signed('{"v":1,"id":0,"status":null}'), undefined)],
+    ['signed, whose id is not an integer', async () => codec.decode(signed('{"v":1,"id":1.5,"status":null}'), undefined)],
+    ['signed, whose id is a string', async () => codec.decode(signed('{"v":1,"id":"7","status":null}'), undefined)],
+    ['with its signature left off', async () => codec.decode((await codec.encode(1, undefined)).split('.')[0]!, undefined)],
+    ['signed, of version 2 naming no secret', async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined)],
+    ['signed, of version 3 naming its secret', async () => codec.decode(signed('{"v":3,"k":"0","id":7,"status":null}'), undefined)],
+    ['signed, of no version naming its secret', async () => codec.decode(signed('{"k":"0","id":7,"status":null}'), undefined)],
+    ['signed, that is not JSON', async () => codec.decode(signed('{"v":1,'), undefined)],
   ])('rejects a cursor %s with a 400', async (_case, attempt) => {
-    await expect(attempt()).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    await expect(attempt()).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      message: "Invalid query: 'cursor' is not a cursor this service gave for this query.",
+    });
     await expect(attempt()).rejects.toBeInstanceOf(ApiError);
   });
 
@@ -38,8 +71,11 @@ describe('CursorCodec', () => {
     await expect(codec.decode(`${body}.${respell(signature)}`, undefined)).rejects.toMatchObject({ status: 400 });
   });
 
-  it('refuses a short secret', async () => {
+  it('refuses a secret shorter than 16 bytes, and takes one of 16', async () => {
     await expect(new CursorCodec(fixedSecret('short')).encode(1, undefined)).rejects.toThrow(/16 bytes/);
+    await expect(new CursorCodec(fixedSecret('0123456789abcde')).encode(1, undefined)).rejects.toThrow(/16 bytes/);
+    const sixteen = new CursorCodec(fixedSecret('0123456789abcdef'));
+    expect(await sixteen.decode(await sixteen.encode(3, undefined), undefined)).toBe(3);
   });
 });
 

@@ -5,10 +5,11 @@
  * at the moment it is read, and every walk must return each pet that existed when it began once.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import type { Pet, PetStatus } from '../../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { listPets, shareOf } from '../../../lib/store/petPages.ts';
+import { listPets, shareOf, statusShardQuery } from '../../../lib/store/petPages.ts';
 import { createPet } from '../../../lib/store/petWrites.ts';
 import type { PetsTable } from '../../../lib/store/table.ts';
 import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
@@ -113,4 +114,104 @@ describe('status pages over a sharded index', () => {
     expect(shareOf(101, 2)).toBe(53);
     expect(shareOf(1, 64)).toBe(1);
   });
+});
+
+describe('the reads of a status page', () => {
+  it('ask each shard for its share, then the one shard left for all that is still wanted', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 4 };
+    try {
+      // 30 pets, every one on shard 1 of 4 (id mod 4): the other three shards are empty.
+      for (let n = 0; n < 30; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 4 * n + 1 });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 10, status: 'sold' });
+      expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 4 * n + 1));
+      expect(page.lastId).toBe(37);
+      const queries = send.mock.calls.map(([command]) => command).filter((command) => command instanceof QueryCommand);
+      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      // Round one: shareOf(11, 4) = 3 from each shard; three come back empty and are done. Round
+      // two: shard 1 alone, for shareOf(11 - 3, 1) = 8. Eleven items read for ten pets listed.
+      expect(queries.map((query) => [query.input.ExpressionAttributeValues?.[':shard'], query.input.Limit])).toEqual([
+        ['sold#0', 3],
+        ['sold#1', 3],
+        ['sold#2', 3],
+        ['sold#3', 3],
+        ['sold#1', 8],
+      ]);
+      expect(results.reduce((sum, result) => sum + (result.Items?.length ?? 0), 0)).toBe(11);
+    } finally {
+      documents.destroy();
+    }
+  });
+
+  it('read again only the shards that have nothing left to take, while another still holds unread pets', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 2 };
+    try {
+      // Shard 0 (even ids) holds the small ids, shard 1 (odd ids) only larger ones.
+      for (let n = 1; n <= 12; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 2 * n });
+      for (let n = 0; n < 8; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 1001 + 2 * n });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 10, status: 'sold' });
+      expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 2 * n + 2));
+      expect(page.lastId).toBe(20);
+      const queries = send.mock.calls.map(([command]) => command).filter((command) => command instanceof QueryCommand);
+      // Round one: shareOf(11, 2) = 6 from each; the six of shard 0 are taken, shard 1's wait behind
+      // them. Then shard 0 alone, for shareOf(5, 2) = 3, and for shareOf(2, 2) = 1.
+      expect(queries.map((query) => [query.input.ExpressionAttributeValues?.[':shard'], query.input.Limit])).toEqual([
+        ['sold#0', 6],
+        ['sold#1', 6],
+        ['sold#0', 3],
+        ['sold#0', 1],
+      ]);
+    } finally {
+      documents.destroy();
+    }
+  });
+
+  it('name the id bound only when there is one', () => {
+    expect(statusShardQuery('pets', 'sold#0', 5).input).toMatchObject({
+      KeyConditionExpression: '#shard = :shard',
+      ExpressionAttributeNames: { '#shard': 'statusShard' },
+      ExpressionAttributeValues: { ':shard': 'sold#0' },
+    });
+    expect(Object.keys(statusShardQuery('pets', 'sold#0', 5).input.ExpressionAttributeValues!)).toEqual([':shard']);
+    expect(Object.keys(statusShardQuery('pets', 'sold#0', 5).input.ExpressionAttributeNames!)).toEqual(['#shard']);
+    expect(statusShardQuery('pets', 'sold#0', 5, 7).input).toMatchObject({
+      KeyConditionExpression: '#shard = :shard AND #id > :after',
+      ExpressionAttributeNames: { '#shard': 'statusShard', '#id': 'id' },
+      ExpressionAttributeValues: { ':shard': 'sold#0', ':after': 7 },
+    });
+  });
+});
+
+describe('the reads of a page without a status', () => {
+  it('read on past a Scan page that 1 MB cut short, for only what is still wanted', async () => {
+    const env = await freshEnvironment(endpoint());
+    const documents = createDocumentClient({ endpoint: endpoint() });
+    const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 1 };
+    try {
+      // Pets of about 360 KB: a Scan answers at most three of them (DynamoDB and dynalite stop a page
+      // once it holds 1 MB), whatever its Limit, and says where to resume.
+      const name = 'x'.repeat(360_000);
+      const ids = [11, 12, 13, 14, 15];
+      for (const id of ids) await createPet(table, { name, categoryId: 1 }, { newId: () => id });
+      const send = vi.spyOn(documents, 'send');
+      const page = await listPets(table, { limit: 3 });
+      const scans = send.mock.calls.map(([command]) => command).filter((command) => command instanceof ScanCommand);
+      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      // Three pets and a cut: one more is read only to know that more remain.
+      expect(scans.map((scan) => scan.input.Limit)).toEqual([4, 1]);
+      expect(results.map((result) => result.Items?.length)).toEqual([3, 1]);
+      expect(page.pets).toHaveLength(3);
+      expect(page.lastId).toBe(page.pets[2]!.id);
+      const rest = await listPets(table, { limit: 3, afterId: page.lastId });
+      expect([...page.pets, ...rest.pets].map((pet) => pet.id).sort()).toEqual(ids);
+      expect(rest.lastId).toBeUndefined();
+    } finally {
+      documents.destroy();
+    }
+  }, 30_000);
 });
