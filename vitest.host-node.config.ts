@@ -1,0 +1,33 @@
+/**
+ * The suite as `npm run test:host-node` runs it on the Node that launched npm (20 on the dev box),
+ * after `npm test` has run every file on Node 22. Left out, because their subject does not run on
+ * the host's Node, so a second run would only repeat the first:
+ * - the write-path stress runs: they judge the store's concurrency, not the Node version;
+ * - the files whose subject is a child process on the project's Node 22 (node_modules/.bin/node, or
+ *   an npm script, which puts it first on PATH), whichever Node runs vitest.
+ * What stays is everything that runs in the vitest process itself: handlers, the local API, the
+ * deployed runner's emulator and gates, CDK synthesis, the client (both module systems).
+ */
+import { configDefaults, defineConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+
+const WRITE_PATH_STRESS = ['test/local/writeHistory.test.ts', 'test/local/deployed/writeHistory.test.ts', 'test/local/crashConsistency.test.ts'];
+const CHILD_PROCESSES_ON_NODE_22 = [
+  'test/docs/walkthrough.test.ts',
+  'test/scripts/arguments.test.ts',
+  'test/scripts/load.test.ts',
+  'test/scripts/startDeployed.test.ts',
+  'test/local/invoke.test.ts',
+  'test/local/invokeStage.test.ts',
+  'test/local/mistakes.test.ts',
+  'test/local/signals.test.ts',
+  'test/infra/bundle.test.ts',
+];
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    exclude: [...configDefaults.exclude, ...WRITE_PATH_STRESS, ...CHILD_PROCESSES_ON_NODE_22],
+  },
+});
