@@ -3,27 +3,18 @@ import { connect, createServer } from 'node:net';
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
-import { startTestApi } from '../support/localApi.ts';
+import { startTestApi, useTestApi } from '../support/localApi.ts';
 import { fetchApi } from '../support/http.ts';
 import { PARSER_EDGE_REQUESTS } from '../support/rawHttp.ts';
 import { assertDocumented } from '../support/contract.ts';
 
 const KEY = 'edges-test-key';
-let api: LocalApi;
-let port: number;
-
-beforeAll(async () => {
-  api = await startTestApi(KEY);
-  port = Number(new URL(api.url).port);
-});
-afterAll(async () => {
-  await api?.close();
-});
+const local = useTestApi(KEY);
 
 const auth = { Authorization: `Bearer ${KEY}` };
 
 /** Sends raw bytes and reads until the server closes (bounded by a timeout). */
-function raw(request: string, to: number = port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
+function raw(request: string, to: number = local.port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(to, '127.0.0.1', () => socket.write(request));
     let data = '';
@@ -84,7 +75,7 @@ describe('a client that sends its headers too slowly', () => {
 /** Sends raw bytes, reads until the server closes, and splits what came into its answers, in order. */
 async function answers(request: string): Promise<{ status: number; body: unknown; connection?: string }[]> {
   const data = await new Promise<Buffer>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const socket = connect(local.port, '127.0.0.1', () => socket.write(request));
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
@@ -152,51 +143,51 @@ describe('answers on one connection', () => {
 
 describe('doubled and trailing slashes, routed as API Gateway routes them (local/requestTarget.ts routingSegments)', () => {
   it.each(['/v1/pets/', '/v1//pets', '/v1/pets//', '//v1/pets', '/v1///pets///'])('serves GET %s as GET /v1/pets', async (path) => {
-    const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+    const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
   });
 
   it('serves GET /v1/pets/{petId}/ and /v1//pets//{petId} as GET /v1/pets/{petId}', async () => {
-    const created = await fetchApi(`${api.url}/pets`, {
+    const created = await fetchApi(`${local.api.url}/pets`, {
       method: 'POST',
       headers: { ...auth, 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'Slashy', categoryId: 1 }),
     });
     expect(created.status).toBe(201);
     for (const path of [`/v1/pets/${created.body.id}/`, `/v1//pets//${created.body.id}`]) {
-      const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+      const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
       expect(res.status, path).toBe(200);
       expect(res.body).toMatchObject({ id: created.body.id, name: 'Slashy' });
     }
   });
 
   it('answers another method on /v1/pets/ 405 with the deployed API\'s message, and an unknown path 404 with its message', async () => {
-    const refused = await fetchApi(`http://127.0.0.1:${port}/v1/pets/`, { method: 'DELETE', headers: auth });
+    const refused = await fetchApi(`http://127.0.0.1:${local.port}/v1/pets/`, { method: 'DELETE', headers: auth });
     expect(refused.status).toBe(405);
     expect(refused.headers.get('allow')).toBe('GET, POST');
     expect(refused.body.message).toBe('The method DELETE is not allowed on /v1/pets; allowed: GET, POST.');
-    const onPet = await fetchApi(`http://127.0.0.1:${port}/v1/pets/7/`, { method: 'PUT', headers: auth });
+    const onPet = await fetchApi(`http://127.0.0.1:${local.port}/v1/pets/7/`, { method: 'PUT', headers: auth });
     expect(onPet.body.message).toBe('The method PUT is not allowed on /v1/pets/{petId}; allowed: GET.');
-    const unknown = await fetchApi(`http://127.0.0.1:${port}/v1/nothing/`, { headers: auth });
+    const unknown = await fetchApi(`http://127.0.0.1:${local.port}/v1/nothing/`, { headers: auth });
     expect(unknown.body).toEqual({ code: 'NOT_FOUND', message: 'No resource exists at this path.', status: 404 });
   });
 });
 
 describe('paths and links', () => {
   it.each(['/v1/pets/%', '/v1/pets/%zz', '/v1/pets/%E0%A4%A', '/v1/pets/%C0%AF'])('answers 400, not 5xx, for %s', async (path) => {
-    const res = await fetchApi(`http://127.0.0.1:${port}${path}`, { headers: auth });
+    const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_FAILED');
   });
 
   it('builds the next link on the listen address whatever Host the client sends', async () => {
     for (let i = 0; i < 2; i++) {
-      await fetchApi(`${api.url}/pets`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: `L${i}`, categoryId: 1 }) });
+      await fetchApi(`${local.api.url}/pets`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: `L${i}`, categoryId: 1 }) });
     }
     const res = await raw(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`);
     expect(res.status).toBe(200);
-    expect(res.headers['link']).toMatch(new RegExp(`^<${api.url}/pets\\?limit=1&cursor=`));
+    expect(res.headers['link']).toMatch(new RegExp(`^<${local.api.url}/pets\\?limit=1&cursor=`));
   });
 });
 

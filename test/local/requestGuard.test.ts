@@ -3,10 +3,9 @@
  * (CONNECT included), an `Upgrade` header, a connection the client half-closes after its request.
  * Over raw sockets, since no HTTP client sends these as written.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalApi } from '../../local/server.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { fetchApi } from '../support/http.ts';
-import { startTestApi } from '../support/localApi.ts';
+import { useTestApi } from '../support/localApi.ts';
 import { rawExchange, type RawAnswer } from '../support/rawHttp.ts';
 
 /** A path where the local API's own code throws, standing for a bug of ours; every other path is served as it is. */
@@ -23,16 +22,7 @@ vi.mock('../../local/docs.ts', async (importOriginal) => {
 });
 
 const KEY = 'request-guard-test-key';
-let api: LocalApi;
-let port: number;
-
-beforeAll(async () => {
-  api = await startTestApi(KEY);
-  port = Number(new URL(api.url).port);
-});
-afterAll(async () => {
-  await api?.close();
-});
+const local = useTestApi(KEY);
 
 const auth = { Authorization: `Bearer ${KEY}` };
 
@@ -45,7 +35,7 @@ function expectError(answer: RawAnswer, status: number, code: string): void {
 
 /** The process is alive and serving: an authenticated list answers 200. */
 async function expectStillServing(): Promise<void> {
-  const listed = await fetchApi(`${api.url}/pets`, { headers: auth });
+  const listed = await fetchApi(`${local.api.url}/pets`, { headers: auth });
   expect(listed.status).toBe(200);
 }
 
@@ -64,17 +54,17 @@ describe('any request target, any method', () => {
     ['CONNECT example.com:443', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'VALIDATION_FAILED'],
     ['Upgrade: websocket', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n', 404, 'NOT_FOUND'],
   ])('answers %s with an Error, and serves on', async (_, request, status, code) => {
-    expectError(await rawExchange(port, request), status, code);
+    expectError(await rawExchange(local.port, request), status, code);
     await expectStillServing();
   });
 
   it('serves an absolute-form target by its path, as HTTP/1.1 servers must accept it', async () => {
-    const answer = await rawExchange(port, `GET http://elsewhere.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
+    const answer = await rawExchange(local.port, `GET http://elsewhere.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
     expect(answer.status, answer.body).toBe(200);
   });
 
   it('serves a request with an Upgrade header as a plain request', async () => {
-    const answer = await rawExchange(port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    const answer = await rawExchange(local.port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
     expect(answer.status, answer.body).toBe(200);
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -84,7 +74,7 @@ describe('a bug of the local API itself', () => {
   it('is answered 500 INTERNAL with the request id, logged as one JSON line, and the API serves on', async () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
-      const answer = await rawExchange(port, `GET ${BUG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const answer = await rawExchange(local.port, `GET ${BUG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`);
       expect(answer.status, answer.body).toBe(500);
       const requestId = answer.headers['x-request-id'];
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
@@ -106,7 +96,7 @@ describe('a client that half-closes after its request', () => {
     const name = `Half-open ${Date.now()}`;
     const body = JSON.stringify({ name, categoryId: 1 });
     const answer = await rawExchange(
-      port,
+      local.port,
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       { halfClose: true },
     );
@@ -114,7 +104,7 @@ describe('a client that half-closes after its request', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ name, categoryId: 1 });
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.closedByServer).toBe(true);
-    const listed = await fetchApi(`${api.url}/pets?limit=100`, { headers: auth });
+    const listed = await fetchApi(`${local.api.url}/pets?limit=100`, { headers: auth });
     expect((listed.body as { name: string }[]).filter((pet) => pet.name === name)).toHaveLength(1);
   });
 
@@ -122,14 +112,14 @@ describe('a client that half-closes after its request', () => {
     const name = `Cut short ${Date.now()}`;
     const body = JSON.stringify({ name, categoryId: 1 });
     const answer = await rawExchange(
-      port,
+      local.port,
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body) + 10}\r\n\r\n${body}`,
       { halfClose: true },
     );
     expectError(answer, 400, 'VALIDATION_FAILED');
     expect(JSON.parse(answer.body).message).toBe('The connection was closed before the request was complete.');
     expect(answer.closedByServer).toBe(true);
-    const listed = await fetchApi(`${api.url}/pets?limit=100`, { headers: auth });
+    const listed = await fetchApi(`${local.api.url}/pets?limit=100`, { headers: auth });
     expect((listed.body as { name: string }[]).filter((pet) => pet.name === name)).toHaveLength(0);
   });
 });

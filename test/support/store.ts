@@ -3,9 +3,9 @@
  * wired to it exactly as the handlers' own configuration would wire it.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
-import type { Environment } from '../../lib/service.ts';
+import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-0123456789';
@@ -25,6 +25,17 @@ export function useEmbeddedStore(): () => string {
     if (!store) throw new Error('useEmbeddedStore() has not started yet');
     return store.endpoint;
   };
+}
+
+/** Dynalite for this file, and before each test a fresh environment (new tables) and the service built from it. */
+export function useFreshService(): { env: Environment; service: Service } {
+  const endpoint = useEmbeddedStore();
+  const fresh = {} as { env: Environment; service: Service };
+  beforeEach(async () => {
+    fresh.env = await freshEnvironment(endpoint());
+    fresh.service = serviceFromEnvironment(fresh.env);
+  });
+  return fresh;
 }
 
 /** The environment a deployed function would have, pointed at a new table on the embedded store. */

@@ -4,25 +4,17 @@
  * handler-level behaviour is in test/functions/idempotency.test.ts).
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import type { NewPet } from '../../../lib/domain/schemas.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../../lib/service.ts';
 import { withDeadline } from '../../../lib/store/deadline.ts';
 import type { StoreTable } from '../../../lib/store/dynamo.ts';
 import { IdempotentCreates, RECORD_TTL_SECONDS, WAIT_FOR_CONCURRENT_MS, bodyHashOf, recordKey } from '../../../lib/store/idempotency.ts';
 import { getPet } from '../../../lib/store/petReads.ts';
 import { putPet } from '../../../lib/store/petWrites.ts';
-import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
+import { useFreshService } from '../../support/store.ts';
 
-const endpoint = useEmbeddedStore();
-let env: Environment;
-let service: Service;
-
-beforeEach(async () => {
-  env = await freshEnvironment(endpoint());
-  service = serviceFromEnvironment(env);
-});
+const fresh = useFreshService();
 
 const caller = digestKey('caller-key-0123456789');
 const rex: NewPet = { name: 'Rex', categoryId: 7, status: 'available' };
@@ -30,13 +22,13 @@ const TOKEN = 'the-records-token';
 const pk = (key: string) => recordKey(caller, key);
 
 const record = async (key: string) =>
-  (await service.control.documents.send(new GetCommand({ TableName: env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }))).Item;
+  (await fresh.service.control.documents.send(new GetCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }))).Item;
 
 /** A record as a request that claimed `key` leaves it while in progress. */
 const putRecord = (key: string, fields: Record<string, unknown>) =>
-  service.control.documents.send(
+  fresh.service.control.documents.send(
     new PutCommand({
-      TableName: env.CONTROL_TABLE_NAME,
+      TableName: fresh.env.CONTROL_TABLE_NAME,
       Item: {
         pk: pk(key),
         sk: 'record',
@@ -52,9 +44,9 @@ const putRecord = (key: string, fields: Record<string, unknown>) =>
   );
 
 const setRecord = (key: string, expression: string, values: Record<string, unknown>, names?: Record<string, string>) =>
-  service.control.documents.send(
+  fresh.service.control.documents.send(
     new UpdateCommand({
-      TableName: env.CONTROL_TABLE_NAME,
+      TableName: fresh.env.CONTROL_TABLE_NAME,
       Key: { pk: pk(key), sk: 'record' },
       UpdateExpression: expression,
       ExpressionAttributeValues: values,
@@ -62,7 +54,7 @@ const setRecord = (key: string, expression: string, values: Record<string, unkno
     }),
   );
 
-const creates = (newId: () => number = () => 777) => new IdempotentCreates(service.control, service.pets, newId);
+const creates = (newId: () => number = () => 777) => new IdempotentCreates(fresh.service.control, fresh.service.pets, newId);
 
 describe('a fresh key', () => {
   it('is remembered 24 hours', () => {
@@ -96,13 +88,13 @@ describe('a fresh key', () => {
 describe('a record in progress with a live lease', () => {
   it('is waited for: when it completes within the wait, its pet is the answer, replayed', async () => {
     await putRecord('live', { leaseUntil: Date.now() + 60_000, petId: 5151 });
-    await putPet(service.pets, { ...rex, id: 5151 }, TOKEN);
+    await putPet(fresh.service.pets, { ...rex, id: 5151 }, TOKEN);
     setTimeout(() => {
       void setRecord('live', 'SET #state = :done, pet = :pet', { ':done': 'completed', ':pet': { ...rex, id: 5151 } }, { '#state': 'state' });
     }, 200);
     const started = Date.now();
-    const control = countingReads(service.control);
-    expect(await new IdempotentCreates(control.table, service.pets, () => 777).create(caller, 'live', rex)).toEqual({
+    const control = countingReads(fresh.service.control);
+    expect(await new IdempotentCreates(control.table, fresh.service.pets, () => 777).create(caller, 'live', rex)).toEqual({
       pet: { ...rex, id: 5151 },
       replayed: true,
     });
@@ -121,7 +113,7 @@ describe('a record in progress with a live lease', () => {
     const started = Date.now();
     await expect(creates().create(caller, 'held', rex)).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_FOR_CONCURRENT_MS - 100);
-    expect(await getPet(service.pets, 1001)).toBeUndefined();
+    expect(await getPet(fresh.service.pets, 1001)).toBeUndefined();
   });
 
   it('is taken over when its lease lapses during the wait', async () => {
@@ -134,39 +126,39 @@ describe('a record in progress with a live lease', () => {
 describe('a record whose id another create holds', () => {
   it('moves to a new id, conditional on the one it had', async () => {
     await putRecord('taken', { petId: 7070 });
-    await putPet(service.pets, { ...rex, id: 7070 }, 'another-create');
+    await putPet(fresh.service.pets, { ...rex, id: 7070 }, 'another-create');
     expect(await creates(() => 7071).create(caller, 'taken', rex)).toEqual({ pet: { ...rex, id: 7071 }, replayed: false });
     expect(await record('taken')).toMatchObject({ state: 'completed', petId: 7071, token: TOKEN });
   });
 
   it('follows the id another writer of the key moved it to first', async () => {
     await putRecord('raced', { petId: 8080 });
-    await putPet(service.pets, { ...rex, id: 8080 }, 'another-create');
+    await putPet(fresh.service.pets, { ...rex, id: 8080 }, 'another-create');
     // Just before this request's move lands, another writer of the key moves the record to 8082.
     const control = beforeMove(() => setRecord('raced', 'SET petId = :moved', { ':moved': 8082 }));
-    const answer = await new IdempotentCreates(control, service.pets, () => 8081).create(caller, 'raced', rex);
+    const answer = await new IdempotentCreates(control, fresh.service.pets, () => 8081).create(caller, 'raced', rex);
     expect(answer).toEqual({ pet: { ...rex, id: 8082 }, replayed: false });
-    expect(await getPet(service.pets, 8081)).toBeUndefined();
+    expect(await getPet(fresh.service.pets, 8081)).toBeUndefined();
     expect(await record('raced')).toMatchObject({ state: 'completed', petId: 8082 });
   });
 
   it('answers 409 when the record vanished while this request moved it', async () => {
     await putRecord('gone', { petId: 9595 });
-    await putPet(service.pets, { ...rex, id: 9595 }, 'another-create');
+    await putPet(fresh.service.pets, { ...rex, id: 9595 }, 'another-create');
     const control = beforeMove(() => deleteRecord('gone'));
-    await expect(new IdempotentCreates(control, service.pets, () => 9596).create(caller, 'gone', rex)).rejects.toMatchObject({
+    await expect(new IdempotentCreates(control, fresh.service.pets, () => 9596).create(caller, 'gone', rex)).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
   });
 
   it('answers 409 when the record became another claim meanwhile (expired and claimed again)', async () => {
     await putRecord('reclaimed', { petId: 9090 });
-    await putPet(service.pets, { ...rex, id: 9090 }, 'another-create');
+    await putPet(fresh.service.pets, { ...rex, id: 9090 }, 'another-create');
     const control = beforeMove(() => setRecord('reclaimed', 'SET #token = :other', { ':other': 'a-new-claims-token' }, { '#token': 'token' }));
-    await expect(new IdempotentCreates(control, service.pets, () => 9091).create(caller, 'reclaimed', rex)).rejects.toMatchObject({
+    await expect(new IdempotentCreates(control, fresh.service.pets, () => 9091).create(caller, 'reclaimed', rex)).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
-    expect(await getPet(service.pets, 9091)).toBeUndefined();
+    expect(await getPet(fresh.service.pets, 9091)).toBeUndefined();
   });
 });
 
@@ -186,7 +178,7 @@ function intercepted(table: StoreTable, hook: (command: Command) => Promise<unkn
 /** The control table, with `concurrently` run once, just before the first move of a record's id is sent. */
 function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
   let done = false;
-  return intercepted(service.control, async (command) => {
+  return intercepted(fresh.service.control, async (command) => {
     if (done || command.input.UpdateExpression !== 'SET petId = :next') return undefined;
     done = true;
     await concurrently();
@@ -196,7 +188,7 @@ function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
 
 /** The control table, with every update whose expression is `expression` failing as a store fault would. */
 function failing(expression: string): StoreTable {
-  return intercepted(service.control, async (command) => {
+  return intercepted(fresh.service.control, async (command) => {
     if (command.input.UpdateExpression === expression) throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
     return undefined;
   });
@@ -204,18 +196,18 @@ function failing(expression: string): StoreTable {
 
 const conditionFailed = () => Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
 const deleteRecord = (key: string) =>
-  service.control.documents.send(new DeleteCommand({ TableName: env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }));
+  fresh.service.control.documents.send(new DeleteCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }));
 
 describe('the claim rounds', () => {
   it('give up with 409 after three rounds in which another request took the record over first', async () => {
     await putRecord('contended', {});
     let takeovers = 0;
-    const control = intercepted(service.control, async (command) => {
+    const control = intercepted(fresh.service.control, async (command) => {
       if (command.input.UpdateExpression !== 'SET leaseUntil = :lease') return undefined;
       takeovers++;
       throw conditionFailed();
     });
-    await expect(new IdempotentCreates(control, service.pets, () => 1).create(caller, 'contended', rex)).rejects.toMatchObject({
+    await expect(new IdempotentCreates(control, fresh.service.pets, () => 1).create(caller, 'contended', rex)).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
     expect(takeovers).toBe(3);
@@ -224,22 +216,22 @@ describe('the claim rounds', () => {
   it('claim again when the record vanished between the refused claim and its read (deleted by TTL)', async () => {
     await putRecord('vanishing', { leaseUntil: Date.now() + 60_000 });
     let reads = 0;
-    const control = intercepted(service.control, async (command) => {
+    const control = intercepted(fresh.service.control, async (command) => {
       if (command.constructor.name === 'GetCommand' && reads++ === 0) await deleteRecord('vanishing');
       return undefined;
     });
-    expect(await new IdempotentCreates(control, service.pets, () => 2020).create(caller, 'vanishing', rex)).toEqual({
+    expect(await new IdempotentCreates(control, fresh.service.pets, () => 2020).create(caller, 'vanishing', rex)).toEqual({
       pet: { ...rex, id: 2020 },
       replayed: false,
     });
   });
 
   it('answer a claim refused by a store fault with that fault (503), never as taken', async () => {
-    const control = intercepted(service.control, async (command) => {
+    const control = intercepted(fresh.service.control, async (command) => {
       if (command.constructor.name === 'PutCommand') throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
       return undefined;
     });
-    await expect(new IdempotentCreates(control, service.pets, () => 2121).create(caller, 'faulted', rex)).rejects.toMatchObject({
+    await expect(new IdempotentCreates(control, fresh.service.pets, () => 2121).create(caller, 'faulted', rex)).rejects.toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
     });
   });
@@ -247,13 +239,13 @@ describe('the claim rounds', () => {
 
 describe('store calls', () => {
   it('a fresh key reads no pet before writing it, and a lapsed record is not polled', async () => {
-    const pets = { ...service.pets, ...countingReads(service.pets) };
-    await new IdempotentCreates(service.control, pets.table, () => 2222).create(caller, 'fresh-reads', rex);
+    const pets = { ...fresh.service.pets, ...countingReads(fresh.service.pets) };
+    await new IdempotentCreates(fresh.service.control, pets.table, () => 2222).create(caller, 'fresh-reads', rex);
     expect(pets.reads()).toBe(0);
 
     await putRecord('lapsed-reads', { petId: 2323 });
-    const control = countingReads(service.control);
-    await new IdempotentCreates(control.table, service.pets, () => 2424).create(caller, 'lapsed-reads', rex);
+    const control = countingReads(fresh.service.control);
+    await new IdempotentCreates(control.table, fresh.service.pets, () => 2424).create(caller, 'lapsed-reads', rex);
     expect(control.reads()).toBe(1);
   });
 });
@@ -272,7 +264,7 @@ describe('a failed attempt', () => {
   it('releases its lease, so that a retry need not wait for it', async () => {
     // The pet's id is another create's and no new id is free: the attempt fails after its claim.
     const ids = Array.from({ length: 9 }, (_, i) => 10_000 + i);
-    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
     await expect(creates(() => ids[next++] ?? 10_000).create(caller, 'failing', rex)).rejects.toThrow(/No free pet id/);
     expect(await record('failing')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
@@ -281,7 +273,7 @@ describe('a failed attempt', () => {
 
   it('releases its lease within a request whose deadline has not passed', async () => {
     const ids = Array.from({ length: 9 }, (_, i) => 12_000 + i);
-    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
     await expect(withDeadline(20_000, () => creates(() => ids[next++] ?? 12_000).create(caller, 'within', rex))).rejects.toThrow(/No free pet id/);
     expect(await record('within')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
@@ -289,7 +281,7 @@ describe('a failed attempt', () => {
 
   it('draws up to 8 ids for a key before it fails', async () => {
     const ids = Array.from({ length: 7 }, (_, i) => 13_000 + i);
-    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
     const answer = await creates(() => ids[next++] ?? 13_100).create(caller, 'eighth', rex);
     expect(answer).toEqual({ pet: { ...rex, id: 13_100 }, replayed: false });
@@ -297,7 +289,7 @@ describe('a failed attempt', () => {
 
   it('keeps its lease when the request deadline has passed (no store call after it)', async () => {
     const ids = Array.from({ length: 9 }, (_, i) => 11_000 + i);
-    for (const id of ids) await putPet(service.pets, { ...rex, id }, `other-${id}`);
+    for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
     const slowIds = () => {
       const id = ids[next++] ?? 11_000;
@@ -318,12 +310,12 @@ describe('a failed attempt', () => {
 describe('marking the record completed', () => {
   it('does not fail the create when it fails: the pet is stored, and a retry finds it', async () => {
     const control = failing('SET #state = :completed, pet = :pet');
-    expect(await new IdempotentCreates(control, service.pets, () => 1515).create(caller, 'unmarked', rex)).toEqual({
+    expect(await new IdempotentCreates(control, fresh.service.pets, () => 1515).create(caller, 'unmarked', rex)).toEqual({
       pet: { ...rex, id: 1515 },
       replayed: false,
     });
     expect(await record('unmarked')).toMatchObject({ state: 'in_progress', petId: 1515 });
-    expect(await getPet(service.pets, 1515)).toEqual({ ...rex, id: 1515 });
+    expect(await getPet(fresh.service.pets, 1515)).toEqual({ ...rex, id: 1515 });
   });
 });
 
@@ -339,7 +331,7 @@ describe('the body a key was first used with', () => {
       code: 'IDEMPOTENCY_KEY_REUSED',
       message: 'This Idempotency-Key was already used with a different body; use a new key for a new pet.',
     });
-    expect(await getPet(service.pets, 1617)).toBeUndefined();
+    expect(await getPet(fresh.service.pets, 1617)).toBeUndefined();
   });
 
   it('answers 409 in words that say to retry, with Retry-After', async () => {
@@ -356,7 +348,7 @@ describe('a record found completed', () => {
   it('answers its pet, replayed, writing nothing', async () => {
     await putRecord('done', { state: 'completed', petId: 1212, pet: { ...rex, id: 1212 } });
     expect(await creates(() => 3).create(caller, 'done', rex)).toEqual({ pet: { ...rex, id: 1212 }, replayed: true });
-    expect(await getPet(service.pets, 3)).toBeUndefined();
+    expect(await getPet(fresh.service.pets, 3)).toBeUndefined();
   });
 
   it('is ignored once expired, and the key creates anew', async () => {
