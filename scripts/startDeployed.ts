@@ -156,8 +156,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   printBanner(args.stage, running.api, args.parameters, args.iamReport);
   console.log(
-    `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
-      ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
+    `  scaling: a sandbox per concurrent request, each with its own cold start; past a function's ReservedConcurrentExecutions Lambda's throttle` +
+      ` (TooManyRequestsException), past ${MAX_INSTANCES} per function (this runner's cap, not Lambda's) a wait;` +
+      ` idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
   );
   if (args.inspect) {
     console.log(

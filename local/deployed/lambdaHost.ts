@@ -3,9 +3,11 @@
  * each execution environment is a Node 22 child process (lambdaRuntime.mjs) started in the asset
  * folder with exactly Lambda's environment, one invocation at a time, warm between invocations,
  * killed on timeout and replaced when it dies. As Lambda scales, a request no idle environment can
- * take gets a new one (its own cold start), up to the function's reserved concurrency or this
- * runner's MAX_INSTANCES, whichever is lower; more requests queue. An environment idle for longer
- * than `idleTimeoutMs` is recycled, so the next request past it starts cold again.
+ * take gets a new one (its own cold start). Past the function's reserved concurrency Lambda refuses
+ * the invocation at once (TooManyRequestsException), and so does this host; past the runner's own
+ * MAX_INSTANCES (a laptop's limit, not Lambda's) a request waits for a sandbox instead. An
+ * environment idle for longer than `idleTimeoutMs` is recycled, so the next request past it starts
+ * cold again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -39,11 +41,15 @@ export interface FunctionDefinition {
    * runtime (`node --import <file>`), e.g. to coarsen its clock. Default: none, as on Lambda.
    */
   sandboxPreload?: string;
-  /** The template's `ReservedConcurrentExecutions`: at most this many environments at once. */
+  /**
+   * The template's `ReservedConcurrentExecutions`: at most this many invocations at once; one more
+   * is throttled (THROTTLED_OUTCOME), as Lambda throttles it.
+   */
   reservedConcurrency?: number;
   /**
    * `start:deployed --inspect`: the sandbox runs with the Node inspector on 127.0.0.1:<port>. One
-   * port, so one sandbox at a time; and no timeout, since a debugger may pause it for any time.
+   * port, so one sandbox at a time (more requests wait for it, as past MAX_INSTANCES); its timeout
+   * runs as on Lambda but stops while a debugger has it paused.
    */
   inspectPort?: number;
   /** How long an environment may sit idle before it is recycled (default DEFAULT_IDLE_TIMEOUT_MS). */
@@ -52,8 +58,20 @@ export interface FunctionDefinition {
 
 export type InvokeOutcome =
   | { kind: 'ok'; payload: unknown }
-  | { kind: 'error'; errorType: string; errorMessage: string }
+  | { kind: 'error'; errorType: string; errorMessage: string; reason?: string }
   | { kind: 'timeout'; errorMessage: string };
+
+/**
+ * What Lambda's Invoke answers past the function's reserved concurrency: HTTP 429
+ * `TooManyRequestsException`, `Reason` ReservedFunctionConcurrentInvocationLimitExceeded (AWS, Lambda
+ * API Reference, Invoke, Errors; the Reason enum of TooManyRequestsException). Nothing runs.
+ */
+export const THROTTLED_OUTCOME = {
+  kind: 'error',
+  errorType: 'TooManyRequestsException',
+  errorMessage: 'Rate Exceeded.',
+  reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+} as const satisfies InvokeOutcome;
 
 /**
  * Lambda's quota on a synchronous invocation's request payload: AWS, "Lambda quotas"
@@ -68,7 +86,11 @@ export class LambdaHostError extends Error {
 }
 
 export const SUPPORTED_RUNTIME = 'nodejs22.x';
-/** Lambda's own concurrency is far higher; ten is plenty on a laptop and bounds the processes. */
+/**
+ * The runner's own cap on sandboxes per function, a laptop's limit and not Lambda's (whose account
+ * concurrency is far higher): past it a request waits for a sandbox, where only the template's
+ * reserved concurrency throttles.
+ */
 export const MAX_INSTANCES = 10;
 /**
  * Lambda does not publish when it recycles an idle environment; observed reuse lasts minutes, so
@@ -385,6 +407,8 @@ export class LambdaFunctionHost {
   readonly #idleTimers = new Map<FunctionInstance, NodeJS.Timeout>();
   #coldStarts = 0;
   #invocations = 0;
+  /** Invocations accepted and not yet answered, waiting for a sandbox included: Lambda's concurrency. */
+  #inFlight = 0;
   #closed = false;
 
   constructor(definition: FunctionDefinition) {
@@ -401,7 +425,10 @@ export class LambdaFunctionHost {
     this.#log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
   }
 
-  /** The most environments this function runs at once: its reserved concurrency, capped by the runner's. */
+  /**
+   * The most environments this function runs at once: its reserved concurrency, capped by the
+   * runner's (MAX_INSTANCES, or the one inspected sandbox).
+   */
   get concurrencyLimit(): number {
     if (this.#definition.inspectPort !== undefined) return Math.min(this.#definition.reservedConcurrency ?? 1, 1);
     return Math.min(this.#definition.reservedConcurrency ?? MAX_INSTANCES, MAX_INSTANCES);
@@ -436,10 +463,18 @@ export class LambdaFunctionHost {
         errorMessage: `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation (${size})`,
       };
     }
-    // Reserved concurrency 0 is Lambda's off switch: every invocation is throttled.
-    if (this.concurrencyLimit === 0) {
-      return { kind: 'error', errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' };
+    // Lambda does not queue a synchronous invocation past reserved concurrency (0 is its off switch).
+    const reserved = this.#definition.reservedConcurrency;
+    if (reserved !== undefined && this.#inFlight >= reserved) return THROTTLED_OUTCOME;
+    this.#inFlight += 1;
+    try {
+      return await this.#invokeOnSandbox(event);
+    } finally {
+      this.#inFlight -= 1;
     }
+  }
+
+  async #invokeOnSandbox(event: unknown): Promise<InvokeOutcome> {
     const instance = await this.#acquire();
     try {
       const init = await instance.ready;
