@@ -163,7 +163,7 @@ async function main(): Promise<void> {
   if (args.inspect) {
     console.log(
       `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
-        ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
+        " its timeout runs as on Lambda but stops while the debugger has it paused (one line each way), so a breakpoint may hold it as long as it likes",
     );
   }
   if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');

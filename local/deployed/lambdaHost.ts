@@ -208,8 +208,59 @@ interface PendingInvocation {
   started: number;
   outcome?: InvokeOutcome;
   reported: boolean;
-  timer: NodeJS.Timeout | undefined;
+  clock: Countdown;
   resolve(outcome: InvokeOutcome): void;
+}
+
+/** The fd an inspected sandbox reports its debugger's pauses on (lambdaRuntime.mjs, debuggerPauses.mjs). */
+const PAUSE_EVENTS_FD = 4;
+
+/** A timeout that can stop: it fires after `ms` of time running, however often it was suspended. */
+class Countdown {
+  readonly totalMs: number;
+  #leftMs: number;
+  #since = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  readonly #onExpiry: () => void;
+
+  constructor(ms: number, onExpiry: () => void) {
+    this.totalMs = ms;
+    this.#leftMs = ms;
+    this.#onExpiry = onExpiry;
+  }
+
+  get running(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** Stopped for good: what it timed has ended. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  get leftMs(): number {
+    return this.running ? Math.max(this.#leftMs - (performance.now() - this.#since), 0) : this.#leftMs;
+  }
+
+  resume(): void {
+    if (this.running || this.#stopped) return;
+    this.#since = performance.now();
+    this.#timer = setTimeout(this.#onExpiry, this.#leftMs);
+  }
+
+  suspend(): void {
+    if (!this.running) return;
+    this.#leftMs = this.leftMs;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }
 
 /** One execution environment: a child process that serves one invocation at a time. */
@@ -222,6 +273,10 @@ class FunctionInstance {
   #pending: PendingInvocation | undefined;
   #killedFor: 'timeout' | 'close' | undefined;
   #exitDescription = '';
+  /** The timeout now counting (init's, then each invocation's). */
+  #clock: Countdown | undefined;
+  /** Whether a debugger has the sandbox paused (only an inspected sandbox reports it). */
+  #debuggerPaused = false;
   alive = true;
 
   constructor(
@@ -234,14 +289,18 @@ class FunctionInstance {
     this.#definition = definition;
     this.#log = log;
     const preload = definition.sandboxPreload ? ['--import', pathToFileURL(definition.sandboxPreload).href] : [];
-    const inspector = definition.inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${definition.inspectPort}`];
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT], {
+    const inspected = definition.inspectPort !== undefined;
+    const inspector = inspected ? [`--inspect=127.0.0.1:${definition.inspectPort}`] : [];
+    const runtimeArgs = inspected ? [`--pause-events-fd=${PAUSE_EVENTS_FD}`] : [];
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT, ...runtimeArgs], {
       cwd: definition.assetDir,
       env,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // fd 4: the inspected sandbox's pause reports.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc', inspected ? 'pipe' : 'ignore'],
     });
     this.#forwardLines(this.#child.stdout);
     this.#forwardLines(this.#child.stderr);
+    this.#followDebuggerPauses(this.#child.stdio[PAUSE_EVENTS_FD] as NodeJS.ReadableStream | null | undefined);
     // A failed spawn still ends in 'close'; without this listener it would crash the host.
     this.#child.on('error', (error) => log(`the runtime process failed: ${error.message}`));
     this.#exited = new Promise((resolve) => {
@@ -272,7 +331,7 @@ class FunctionInstance {
         requestId,
         started: performance.now(),
         reported: false,
-        timer: this.#timeoutTimer(timeoutMs),
+        clock: this.#startClock(timeoutMs),
         resolve,
       };
       this.#child.send({
@@ -286,9 +345,30 @@ class FunctionInstance {
     });
   }
 
-  /** Kills the sandbox after `ms`, unless it runs under the inspector (then the timer never fires). */
-  #timeoutTimer(ms: number): NodeJS.Timeout | undefined {
-    return this.#definition.inspectPort === undefined ? setTimeout(() => this.#kill('timeout'), ms) : undefined;
+  /** Kills the sandbox after `ms` of running time: the clock stops while a debugger has it paused. */
+  #startClock(ms: number): Countdown {
+    const clock = new Countdown(ms, () => this.#kill('timeout'));
+    this.#clock = clock;
+    if (!this.#debuggerPaused) clock.resume();
+    return clock;
+  }
+
+  /** One line each time the timeout stops for a debugger's pause and starts again. */
+  #followDebuggerPauses(stream: NodeJS.ReadableStream | null | undefined): void {
+    if (!stream) return;
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (event) => {
+      this.#debuggerPaused = event === 'paused';
+      const clock = this.#clock;
+      if (!clock || clock.stopped || clock.running !== this.#debuggerPaused) return;
+      const left = `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
+      if (this.#debuggerPaused) {
+        clock.suspend();
+        this.#log(`Timeout suspended: the debugger paused the sandbox (${left})`);
+      } else {
+        clock.resume();
+        this.#log(`Timeout resumed: the debugger resumed the sandbox (${left})`);
+      }
+    });
   }
 
   async kill(): Promise<void> {
@@ -305,18 +385,18 @@ class FunctionInstance {
   /** Init ends with `ready`, or with the child's exit (an init error: the child exits after its log lines). */
   #awaitInit(): Promise<InitResult> {
     return new Promise((resolve) => {
-      const timer = this.#timeoutTimer(INIT_TIMEOUT_MS);
+      const clock = this.#startClock(INIT_TIMEOUT_MS);
       let initError: InvokeOutcome | undefined;
       this.#child.on('message', (message: ChildMessage) => {
         if (message.type === 'ready') {
-          clearTimeout(timer);
+          clock.stop();
           resolve({ ok: true });
         } else if (message.type === 'initError') {
           initError = { kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage };
         }
       });
       void this.#exited.then(() => {
-        clearTimeout(timer);
+        clock.stop();
         resolve({ ok: false, outcome: initError ?? this.#deathOutcome() });
       });
     });
@@ -381,7 +461,7 @@ class FunctionInstance {
     const pending = this.#pending;
     if (!pending) return;
     this.#pending = undefined;
-    clearTimeout(pending.timer);
+    pending.clock.stop();
     pending.resolve(outcome);
   }
 }
