@@ -295,7 +295,7 @@ class FunctionInstance {
     this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT, ...runtimeArgs], {
       cwd: definition.assetDir,
       env,
-      // fd 4: the inspected sandbox's pause reports.
+      // At index PAUSE_EVENTS_FD: the inspected sandbox's pause reports.
       stdio: ['ignore', 'pipe', 'pipe', 'ipc', inspected ? 'pipe' : 'ignore'],
     });
     this.#forwardLines(this.#child.stdout);

@@ -159,7 +159,11 @@ function inspectedFixture(source: string, lines: string[], inspectPort: number) 
     inspectPort,
     log: (line) => lines.push(line),
   });
-  return { host, close: async () => (await host.close(), rmSync(assetDir, { recursive: true, force: true })) };
+  const close = async () => {
+    await host.close();
+    rmSync(assetDir, { recursive: true, force: true });
+  };
+  return { host, close };
 }
 
 it("an inspected sandbox that runs past its timeout without a pause is killed with Lambda's message", async () => {
