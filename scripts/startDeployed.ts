@@ -156,13 +156,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   printBanner(args.stage, running.api, args.parameters, args.iamReport);
   console.log(
-    `  scaling: a sandbox per concurrent request, each with its own cold start, up to ${MAX_INSTANCES} per function (this runner's cap)` +
-      ` or its ReservedConcurrentExecutions; idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
+    `  scaling: a sandbox per concurrent request, each with its own cold start; past a function's ReservedConcurrentExecutions Lambda's throttle` +
+      ` (TooManyRequestsException), past ${MAX_INSTANCES} per function (this runner's cap, not Lambda's) a wait;` +
+      ` idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
   );
   if (args.inspect) {
     console.log(
       `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
-        ' its timeout is suspended while it runs under the inspector, so a breakpoint may pause it as long as it likes',
+        " its timeout runs as on Lambda but stops while the debugger has it paused (one line each way), so a breakpoint may hold it as long as it likes",
     );
   }
   if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');

@@ -199,10 +199,11 @@ export function grantReports(usage: GrantUsage, statementSources: Record<string,
   }));
 }
 
-/** `IAM <function>: <n> calls allowed, <m> denied; unused grants: <none | list>`, one line per function. */
+/** `IAM <function>: <n> call(s) allowed, <m> denied; unused grants: <none | list>`, one line per function. */
 export function iamReportLines(report: IamReport): string[] {
   return report.functions.map((fn) => {
     const unused = fn.grants.filter((grant) => !grant.used).map((grant) => (grant.source ? `${grant.grant} at ${grant.source}` : grant.grant));
-    return `IAM ${fn.function}: ${fn.allowed} calls allowed, ${fn.denied} denied; unused grants: ${unused.length ? unused.join(', ') : 'none'}`;
+    const calls = fn.allowed === 1 ? 'call' : 'calls';
+    return `IAM ${fn.function}: ${fn.allowed} ${calls} allowed, ${fn.denied} denied; unused grants: ${unused.length ? unused.join(', ') : 'none'}`;
   });
 }

@@ -3,9 +3,11 @@
  * each execution environment is a Node 22 child process (lambdaRuntime.mjs) started in the asset
  * folder with exactly Lambda's environment, one invocation at a time, warm between invocations,
  * killed on timeout and replaced when it dies. As Lambda scales, a request no idle environment can
- * take gets a new one (its own cold start), up to the function's reserved concurrency or this
- * runner's MAX_INSTANCES, whichever is lower; more requests queue. An environment idle for longer
- * than `idleTimeoutMs` is recycled, so the next request past it starts cold again.
+ * take gets a new one (its own cold start). Past the function's reserved concurrency Lambda refuses
+ * the invocation at once (TooManyRequestsException), and so does this host; past the runner's own
+ * MAX_INSTANCES (a laptop's limit, not Lambda's) a request waits for a sandbox instead. An
+ * environment idle for longer than `idleTimeoutMs` is recycled, so the next request past it starts
+ * cold again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -39,11 +41,15 @@ export interface FunctionDefinition {
    * runtime (`node --import <file>`), e.g. to coarsen its clock. Default: none, as on Lambda.
    */
   sandboxPreload?: string;
-  /** The template's `ReservedConcurrentExecutions`: at most this many environments at once. */
+  /**
+   * The template's `ReservedConcurrentExecutions`: at most this many invocations at once; one more
+   * is throttled (THROTTLED_OUTCOME), as Lambda throttles it.
+   */
   reservedConcurrency?: number;
   /**
    * `start:deployed --inspect`: the sandbox runs with the Node inspector on 127.0.0.1:<port>. One
-   * port, so one sandbox at a time; and no timeout, since a debugger may pause it for any time.
+   * port, so one sandbox at a time (more requests wait for it, as past MAX_INSTANCES); its timeout
+   * runs as on Lambda but stops while a debugger has it paused.
    */
   inspectPort?: number;
   /** How long an environment may sit idle before it is recycled (default DEFAULT_IDLE_TIMEOUT_MS). */
@@ -52,8 +58,20 @@ export interface FunctionDefinition {
 
 export type InvokeOutcome =
   | { kind: 'ok'; payload: unknown }
-  | { kind: 'error'; errorType: string; errorMessage: string }
+  | { kind: 'error'; errorType: string; errorMessage: string; reason?: string }
   | { kind: 'timeout'; errorMessage: string };
+
+/**
+ * What Lambda's Invoke answers past the function's reserved concurrency: HTTP 429
+ * `TooManyRequestsException`, `Reason` ReservedFunctionConcurrentInvocationLimitExceeded (AWS, Lambda
+ * API Reference, Invoke, Errors; the Reason enum of TooManyRequestsException). Nothing runs.
+ */
+export const THROTTLED_OUTCOME = {
+  kind: 'error',
+  errorType: 'TooManyRequestsException',
+  errorMessage: 'Rate Exceeded.',
+  reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+} as const satisfies InvokeOutcome;
 
 /**
  * Lambda's quota on a synchronous invocation's request payload: AWS, "Lambda quotas"
@@ -68,7 +86,11 @@ export class LambdaHostError extends Error {
 }
 
 export const SUPPORTED_RUNTIME = 'nodejs22.x';
-/** Lambda's own concurrency is far higher; ten is plenty on a laptop and bounds the processes. */
+/**
+ * The runner's own cap on sandboxes per function, a laptop's limit and not Lambda's (whose account
+ * concurrency is far higher): past it a request waits for a sandbox, where only the template's
+ * reserved concurrency throttles.
+ */
 export const MAX_INSTANCES = 10;
 /**
  * Lambda does not publish when it recycles an idle environment; observed reuse lasts minutes, so
@@ -186,8 +208,59 @@ interface PendingInvocation {
   started: number;
   outcome?: InvokeOutcome;
   reported: boolean;
-  timer: NodeJS.Timeout | undefined;
+  clock: Countdown;
   resolve(outcome: InvokeOutcome): void;
+}
+
+/** The fd an inspected sandbox reports its debugger's pauses on (lambdaRuntime.mjs, debuggerPauses.mjs). */
+const PAUSE_EVENTS_FD = 4;
+
+/** A timeout that can stop: it fires after `ms` of time running, however often it was suspended. */
+class Countdown {
+  readonly totalMs: number;
+  #leftMs: number;
+  #since = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  readonly #onExpiry: () => void;
+
+  constructor(ms: number, onExpiry: () => void) {
+    this.totalMs = ms;
+    this.#leftMs = ms;
+    this.#onExpiry = onExpiry;
+  }
+
+  get running(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** Stopped for good: what it timed has ended. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  get leftMs(): number {
+    return this.running ? Math.max(this.#leftMs - (performance.now() - this.#since), 0) : this.#leftMs;
+  }
+
+  resume(): void {
+    if (this.running || this.#stopped) return;
+    this.#since = performance.now();
+    this.#timer = setTimeout(this.#onExpiry, this.#leftMs);
+  }
+
+  suspend(): void {
+    if (!this.running) return;
+    this.#leftMs = this.leftMs;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }
 
 /** One execution environment: a child process that serves one invocation at a time. */
@@ -200,6 +273,10 @@ class FunctionInstance {
   #pending: PendingInvocation | undefined;
   #killedFor: 'timeout' | 'close' | undefined;
   #exitDescription = '';
+  /** The timeout now counting (init's, then each invocation's). */
+  #clock: Countdown | undefined;
+  /** Whether a debugger has the sandbox paused (only an inspected sandbox reports it). */
+  #debuggerPaused = false;
   alive = true;
 
   constructor(
@@ -212,14 +289,18 @@ class FunctionInstance {
     this.#definition = definition;
     this.#log = log;
     const preload = definition.sandboxPreload ? ['--import', pathToFileURL(definition.sandboxPreload).href] : [];
-    const inspector = definition.inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${definition.inspectPort}`];
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT], {
+    const inspected = definition.inspectPort !== undefined;
+    const inspector = inspected ? [`--inspect=127.0.0.1:${definition.inspectPort}`] : [];
+    const runtimeArgs = inspected ? [`--pause-events-fd=${PAUSE_EVENTS_FD}`] : [];
+    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT, ...runtimeArgs], {
       cwd: definition.assetDir,
       env,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // At index PAUSE_EVENTS_FD: the inspected sandbox's pause reports.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc', inspected ? 'pipe' : 'ignore'],
     });
     this.#forwardLines(this.#child.stdout);
     this.#forwardLines(this.#child.stderr);
+    this.#followDebuggerPauses(this.#child.stdio[PAUSE_EVENTS_FD] as NodeJS.ReadableStream | null | undefined);
     // A failed spawn still ends in 'close'; without this listener it would crash the host.
     this.#child.on('error', (error) => log(`the runtime process failed: ${error.message}`));
     this.#exited = new Promise((resolve) => {
@@ -250,7 +331,7 @@ class FunctionInstance {
         requestId,
         started: performance.now(),
         reported: false,
-        timer: this.#timeoutTimer(timeoutMs),
+        clock: this.#startClock(timeoutMs),
         resolve,
       };
       this.#child.send({
@@ -264,9 +345,30 @@ class FunctionInstance {
     });
   }
 
-  /** Kills the sandbox after `ms`, unless it runs under the inspector (then the timer never fires). */
-  #timeoutTimer(ms: number): NodeJS.Timeout | undefined {
-    return this.#definition.inspectPort === undefined ? setTimeout(() => this.#kill('timeout'), ms) : undefined;
+  /** Kills the sandbox after `ms` of running time: the clock stops while a debugger has it paused. */
+  #startClock(ms: number): Countdown {
+    const clock = new Countdown(ms, () => this.#kill('timeout'));
+    this.#clock = clock;
+    if (!this.#debuggerPaused) clock.resume();
+    return clock;
+  }
+
+  /** One line each time the timeout stops for a debugger's pause and starts again. */
+  #followDebuggerPauses(stream: NodeJS.ReadableStream | null | undefined): void {
+    if (!stream) return;
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (event) => {
+      this.#debuggerPaused = event === 'paused';
+      const clock = this.#clock;
+      if (!clock || clock.stopped || clock.running !== this.#debuggerPaused) return;
+      const left = `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
+      if (this.#debuggerPaused) {
+        clock.suspend();
+        this.#log(`Timeout suspended: the debugger paused the sandbox (${left})`);
+      } else {
+        clock.resume();
+        this.#log(`Timeout resumed: the debugger resumed the sandbox (${left})`);
+      }
+    });
   }
 
   async kill(): Promise<void> {
@@ -283,18 +385,18 @@ class FunctionInstance {
   /** Init ends with `ready`, or with the child's exit (an init error: the child exits after its log lines). */
   #awaitInit(): Promise<InitResult> {
     return new Promise((resolve) => {
-      const timer = this.#timeoutTimer(INIT_TIMEOUT_MS);
+      const clock = this.#startClock(INIT_TIMEOUT_MS);
       let initError: InvokeOutcome | undefined;
       this.#child.on('message', (message: ChildMessage) => {
         if (message.type === 'ready') {
-          clearTimeout(timer);
+          clock.stop();
           resolve({ ok: true });
         } else if (message.type === 'initError') {
           initError = { kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage };
         }
       });
       void this.#exited.then(() => {
-        clearTimeout(timer);
+        clock.stop();
         resolve({ ok: false, outcome: initError ?? this.#deathOutcome() });
       });
     });
@@ -359,7 +461,7 @@ class FunctionInstance {
     const pending = this.#pending;
     if (!pending) return;
     this.#pending = undefined;
-    clearTimeout(pending.timer);
+    pending.clock.stop();
     pending.resolve(outcome);
   }
 }
@@ -385,6 +487,8 @@ export class LambdaFunctionHost {
   readonly #idleTimers = new Map<FunctionInstance, NodeJS.Timeout>();
   #coldStarts = 0;
   #invocations = 0;
+  /** Invocations accepted and not yet answered, waiting for a sandbox included: Lambda's concurrency. */
+  #inFlight = 0;
   #closed = false;
 
   constructor(definition: FunctionDefinition) {
@@ -401,7 +505,10 @@ export class LambdaFunctionHost {
     this.#log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
   }
 
-  /** The most environments this function runs at once: its reserved concurrency, capped by the runner's. */
+  /**
+   * The most environments this function runs at once: its reserved concurrency, capped by the
+   * runner's (MAX_INSTANCES, or the one inspected sandbox).
+   */
   get concurrencyLimit(): number {
     if (this.#definition.inspectPort !== undefined) return Math.min(this.#definition.reservedConcurrency ?? 1, 1);
     return Math.min(this.#definition.reservedConcurrency ?? MAX_INSTANCES, MAX_INSTANCES);
@@ -436,10 +543,18 @@ export class LambdaFunctionHost {
         errorMessage: `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation (${size})`,
       };
     }
-    // Reserved concurrency 0 is Lambda's off switch: every invocation is throttled.
-    if (this.concurrencyLimit === 0) {
-      return { kind: 'error', errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' };
+    // Lambda does not queue a synchronous invocation past reserved concurrency (0 is its off switch).
+    const reserved = this.#definition.reservedConcurrency;
+    if (reserved !== undefined && this.#inFlight >= reserved) return THROTTLED_OUTCOME;
+    this.#inFlight += 1;
+    try {
+      return await this.#invokeOnSandbox(event);
+    } finally {
+      this.#inFlight -= 1;
     }
+  }
+
+  async #invokeOnSandbox(event: unknown): Promise<InvokeOutcome> {
     const instance = await this.#acquire();
     try {
       const init = await instance.ready;

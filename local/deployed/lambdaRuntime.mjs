@@ -10,12 +10,15 @@
  * lines go to stdout as Lambda writes them to the log stream; console output is patched to Lambda's
  * text format (`<time>\t<requestId>\t<LEVEL>\t<message>`, newlines turned into `\r`).
  */
+import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import util from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { PAUSE_SLOTS, pausedMs } from './debuggerPauses.mjs';
 
 const FUNCTION_EXPR = /^([^.]*)\.(.*)$/;
 const MODULE_EXTENSIONS = ['', '.js', '.mjs', '.cjs'];
@@ -31,8 +34,11 @@ class RuntimeError extends Error {
 
 let currentRequestId;
 let maxMemoryUsedMiB = 0;
+/** Milliseconds a debugger has kept this sandbox paused so far (always 0 unless inspected). */
+let debuggerPausedMs = () => 0;
 
 patchConsole();
+await watchDebuggerPauses();
 
 const initStart = performance.now();
 const loaded = await loadHandler(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), process.env._HANDLER ?? '').then(
@@ -58,6 +64,20 @@ if (loaded.error) {
     failProcess('Unhandled Promise Rejection', error, reason);
   });
   process.send({ type: 'ready' });
+}
+
+/**
+ * Under `start:deployed --inspect` the host passes `--pause-events-fd=<fd>`: a worker reports the
+ * debugger's pauses there (debuggerPauses.mjs), watching before init starts. Lambda has no such thing.
+ */
+async function watchDebuggerPauses() {
+  const fd = process.argv.find((arg) => arg.startsWith('--pause-events-fd='))?.split('=')[1];
+  if (fd === undefined) return;
+  const pauses = new BigInt64Array(new SharedArrayBuffer(PAUSE_SLOTS.count * BigInt64Array.BYTES_PER_ELEMENT));
+  const worker = new Worker(new URL('./debuggerPauses.mjs', import.meta.url), { workerData: { fd: Number(fd), pauses } });
+  worker.unref();
+  await once(worker, 'message');
+  debuggerPausedMs = () => pausedMs(pauses);
 }
 
 // ---- handler loading (the runtime's UserFunctionLoader) ----
@@ -129,6 +149,8 @@ async function invoke(handler, message) {
 }
 
 function lambdaContext(message, deadlineMs) {
+  // The deadline moves on by the time a debugger keeps the sandbox paused, as the host's timeout does.
+  const pausedBefore = debuggerPausedMs();
   const context = {
     callbackWaitsForEmptyEventLoop: true,
     functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
@@ -140,7 +162,7 @@ function lambdaContext(message, deadlineMs) {
     logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
     identity: undefined,
     clientContext: undefined,
-    getRemainingTimeInMillis: () => Math.max(deadlineMs - Date.now(), 0),
+    getRemainingTimeInMillis: () => Math.max(deadlineMs + (debuggerPausedMs() - pausedBefore) - Date.now(), 0),
   };
   return context;
 }

@@ -28,7 +28,7 @@ import {
   type Refusal,
   type UsagePlanDefinition,
 } from './authorizers.ts';
-import type { InvokeOutcome } from './lambdaHost.ts';
+import { THROTTLED_OUTCOME, type InvokeOutcome } from './lambdaHost.ts';
 import { renderTemplate, valueAt, type TemplateInput } from './velocity.ts';
 
 export interface RestApiEmulatorOptions {
@@ -642,6 +642,15 @@ async function proxyAnswer(
     // Lambda refused the event (over its 6 MB invoke limit, under API Gateway's 10 MB): a 413, not a 5xx.
     log(`(${exchange.requestId}) Execution failed: ${outcome.errorMessage}`);
     return gatewayResponse('REQUEST_TOO_LARGE', 'Request Too Long', exchange, api, 413);
+  }
+  // Lambda refused the invocation (throttled past the function's reserved concurrency): nothing ran.
+  // AWS, "Handling Lambda errors with an API Gateway API": "If the Lambda API rejects the invocation
+  // request, API Gateway returns a 500 error code", body {"message": "Internal server error"}
+  // (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html); the response type
+  // is INTEGRATION_FAILURE, so a template that customizes it shapes this answer too.
+  if (outcome.kind === 'error' && outcome.errorType === THROTTLED_OUTCOME.errorType) {
+    log(`(${exchange.requestId}) Lambda invocation failed with status: 429 (${outcome.reason ?? outcome.errorType}): ${outcome.errorMessage}`);
+    return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 500);
   }
   // A function error, its own timeout included, is no proxy result: 502 through INTEGRATION_FAILURE
   // (AWS, "Set up Lambda proxy integrations in API Gateway": "If the function output is of a

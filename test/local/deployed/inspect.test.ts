@@ -1,27 +1,41 @@
 /**
  * start:deployed --inspect: a debugger attached over the inspector protocol (WebSocket to the
  * sandbox's /json/list URL) stops at a breakpoint set by TypeScript file and line, found through
- * the bundle's source map. Needs a global WebSocket: Node 22 has it, Node 20 behind the flag
- * vitest.config.ts passes it.
+ * the bundle's source map, and may keep it paused past the function's timeout: the clock stops
+ * while it is paused, and only then. Needs a global WebSocket: Node 22 has it, Node 20 behind the
+ * flag vitest.config.ts passes it.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../infra/bundling.ts';
 import { stackName } from '../../../infra/stages.ts';
+import { readStack } from '../../../local/deployed/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../../local/deployed/freshAssembly.ts';
+import { LambdaFunctionHost } from '../../../local/deployed/lambdaHost.ts';
 import { API_KEY_FORMAT, runKeys } from '../../../scripts/keys.ts';
 import { OFFLINE_PARAMETERS } from '../../../scripts/startDeployed.ts';
 import { freePort } from '../../support/ports.ts';
 
 const SOURCE = 'functions/listPets.ts';
+/** listPets' Timeout in this test's copy of the template: short, so a pause can outlast it. */
+const TIMEOUT_SECONDS = 2;
 let api: DeployedApi;
 let port: number;
 let key: string;
+const logs: string[] = [];
 
+/** Staging's template with listPets' Timeout cut to TIMEOUT_SECONDS. */
+function stagingWithAShortTimeout() {
+  const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('staging')).template);
+  const [, listPets] = Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ListPets'))!;
+  listPets.Properties!.Timeout = TIMEOUT_SECONDS;
+  return template;
+}
 
 beforeAll(async () => {
   await ensureCloudAssembly(DEFAULT_OUTDIR);
@@ -29,10 +43,11 @@ beforeAll(async () => {
   api = await startDeployedApi({
     stackName: stackName('staging'),
     outdir: DEFAULT_OUTDIR,
+    template: stagingWithAShortTimeout(),
     port: 0,
     parameters: { ...OFFLINE_PARAMETERS },
     inspect: { name: 'listPets', port },
-    log: () => undefined,
+    log: (line) => logs.push(line),
     report: () => undefined,
   });
   const lines: string[] = [];
@@ -56,18 +71,18 @@ function generatedPosition(bundle: string, sourceLine: number) {
   throw new Error(`no bundle line maps to ${SOURCE}:${sourceLine + 1}`);
 }
 
-it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers', async () => {
-  expect((await listPets()).status).toBe(200); // starts the sandbox, under the inspector
-  const bundle = join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, 'index.mjs');
-  // Zero-based, as the protocol counts: the handler's first statement.
-  const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8').split('\n').findIndex((l) => l.includes('parseOrThrow(ListPetsQuery'));
-  const { map, line, column } = generatedPosition(bundle, sourceLine);
+/** The inspected listPets bundle (its sandbox's LAMBDA_TASK_ROOT/index.mjs). */
+const inspectedBundle = () => join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, 'index.mjs');
 
+interface PausedAt { callFrames: { location: { lineNumber: number; columnNumber: number } }[] }
+
+/** A debugger on the sandbox's inspector (what VS Code or Chrome does), with one breakpoint set. */
+async function attachWithBreakpoint(bundle: string, line: number, column: number) {
   const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
   const socket = new WebSocket(target!.webSocketDebuggerUrl);
   await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }));
   let id = 0;
-  const paused = new Promise<{ callFrames: { location: { lineNumber: number; columnNumber: number } }[] }>((resolve) =>
+  const paused = new Promise<PausedAt>((resolve) =>
     socket.addEventListener('message', (message) => {
       const data = JSON.parse(String(message.data));
       if (data.method === 'Debugger.paused') resolve(data.params);
@@ -77,13 +92,102 @@ it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers
   send('Debugger.enable');
   send('Debugger.setBreakpointByUrl', { url: pathToFileURL(bundle).href, lineNumber: line, columnNumber: column });
   await new Promise((resolve) => setTimeout(resolve, 200));
+  return { paused, resume: () => send('Debugger.resume'), close: () => socket.close() };
+}
+
+it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers', async () => {
+  expect((await listPets()).status).toBe(200); // starts the sandbox, under the inspector
+  const bundle = inspectedBundle();
+  // Zero-based, as the protocol counts: the handler's first statement.
+  const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8').split('\n').findIndex((l) => l.includes('parseOrThrow(ListPetsQuery'));
+  const { map, line, column } = generatedPosition(bundle, sourceLine);
+  const debug = await attachWithBreakpoint(bundle, line, column);
 
   const answer = listPets();
-  const stop = await paused;
+  const stop = await debug.paused;
   const at = map.findEntry(stop.callFrames[0]!.location.lineNumber, stop.callFrames[0]!.location.columnNumber) as { originalSource: string; originalLine: number };
   expect(fileURLToPath(new URL(at.originalSource, pathToFileURL(bundle)))).toBe(join(PROJECT_ROOT, SOURCE));
   expect(at.originalLine).toBe(sourceLine);
-  send('Debugger.resume');
+  debug.resume();
   expect((await answer).status).toBe(200);
-  socket.close();
+  debug.close();
 }, 60_000);
+
+// Paused where the pipeline is about to read context.getRemainingTimeInMillis() (lib/http/pipeline.ts):
+// neither the runner's timeout nor the remaining time the function is told may count the pause. (A
+// pause after that line outlasts the store deadline the function set itself, on its own clock.)
+it("paused longer than the function's timeout, it still answers: the timeout stops while paused, with one line each way", async () => {
+  expect((await listPets()).status).toBe(200);
+  logs.length = 0;
+  const bundle = inspectedBundle();
+  const lines = readFileSync(bundle, 'utf8').split('\n');
+  const line = lines.findIndex((l) => l.includes('withDeadline(storeBudget(context.getRemainingTimeInMillis'));
+  const debug = await attachWithBreakpoint(bundle, line, lines[line]!.indexOf('withDeadline('));
+
+  const answer = listPets();
+  await debug.paused;
+  await new Promise((resolve) => setTimeout(resolve, TIMEOUT_SECONDS * 1000 + 1_500));
+  debug.resume();
+  const reply = await answer;
+  expect(reply.status, await reply.clone().text()).toBe(200);
+  expect(logs.filter((l) => l.includes('Task timed out'))).toEqual([]);
+  expect(logs.filter((l) => /Timeout (suspended|resumed)/.test(l))).toEqual([
+    expect.stringMatching(new RegExp(`Timeout suspended: the debugger paused the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
+    expect.stringMatching(new RegExp(`Timeout resumed: the debugger resumed the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
+  ]);
+  debug.close();
+}, 60_000);
+
+/** A fixture function's host under the inspector, with a 1 s timeout. */
+function inspectedFixture(source: string, lines: string[], inspectPort: number) {
+  const assetDir = mkdtempSync(join(tmpdir(), 'inspect-fixture-'));
+  writeFileSync(join(assetDir, 'index.mjs'), source);
+  const host = new LambdaFunctionHost({
+    functionName: 'PetStore-inspect-fixture',
+    assetDir,
+    handler: 'index.handler',
+    runtime: 'nodejs22.x',
+    memoryMiB: 128,
+    timeoutSeconds: 1,
+    region: 'us-east-1',
+    environment: {},
+    credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
+    endpointOverrides: {},
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-inspect-fixture:live',
+    functionVersion: '1',
+    logGroupName: '/aws/lambda/PetStore-inspect-fixture',
+    inspectPort,
+    log: (line) => lines.push(line),
+  });
+  const close = async () => {
+    await host.close();
+    rmSync(assetDir, { recursive: true, force: true });
+  };
+  return { host, close };
+}
+
+it("an inspected sandbox that runs past its timeout without a pause is killed with Lambda's message", async () => {
+  const lines: string[] = [];
+  const fixture = inspectedFixture('export const handler = async () => { await new Promise((r) => setTimeout(r, 5_000)); return "late"; };', lines, await freePort());
+  try {
+    const started = Date.now();
+    expect(await fixture.host.invoke({})).toEqual({ kind: 'timeout', errorMessage: 'Task timed out after 1.00 seconds' });
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(lines).toContainEqual(expect.stringMatching(/ Task timed out after 1\.00 seconds$/));
+    expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);
+  } finally {
+    await fixture.close();
+  }
+}, 30_000);
+
+it('with no debugger attached, a `debugger;` statement does not pause the sandbox (the runner watches pauses, it makes none)', async () => {
+  const lines: string[] = [];
+  const fixture = inspectedFixture('export const handler = async () => { debugger; return "past it"; };', lines, await freePort());
+  try {
+    const stuck = new Promise((resolve) => setTimeout(() => resolve('still paused after 5 s'), 5_000).unref());
+    expect(await Promise.race([fixture.host.invoke({}), stuck])).toEqual({ kind: 'ok', payload: 'past it' });
+    expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);
+  } finally {
+    await fixture.close();
+  }
+}, 30_000);

@@ -487,6 +487,70 @@ describe("a function's own timeout, shorter than the integration's", () => {
   });
 });
 
+// Past reserved concurrency Lambda refuses the invocation (429 TooManyRequestsException) and nothing
+// runs: AWS, "Handling Lambda errors with an API Gateway API"
+// (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html): "If the Lambda API
+// rejects the invocation request, API Gateway returns a 500 error code", body {"message": "Internal
+// server error"}; the gateway response type is INTEGRATION_FAILURE, which this template shapes.
+describe('a function throttled past its ReservedConcurrentExecutions', () => {
+  const slowMs = 1_500;
+
+  /** Two concurrent GET /pets to a listPets of reserved concurrency 1 (a real sandbox), timed. */
+  async function twoConcurrentRequests(changed: CfnTemplate) {
+    const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-throttle-'));
+    writeFileSync(join(assetDir, 'index.mjs'), `export const handler = async () => { await new Promise((r) => setTimeout(r, ${slowMs})); return { statusCode: 200, body: "ran" }; };`);
+    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
+    changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions = 1;
+    const host = new LambdaFunctionHost({
+      functionName: 'PetStore-throttle-fixture',
+      assetDir,
+      handler: 'index.handler',
+      runtime: 'nodejs22.x',
+      memoryMiB: 128,
+      timeoutSeconds: 10,
+      region: 'us-east-1',
+      environment: {},
+      credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
+      endpointOverrides: {},
+      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-throttle-fixture:live',
+      functionVersion: '1',
+      logGroupName: '/aws/lambda/PetStore-throttle-fixture',
+      reservedConcurrency: Number(changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions),
+      log: () => undefined,
+    });
+    try {
+      const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
+      const started = Date.now();
+      const timedSend = () => send(`${emulator.url}/pets`).then((reply) => ({ reply, afterMs: Date.now() - started }));
+      const replies = await Promise.all([timedSend(), timedSend()]);
+      const ran = replies.filter(({ reply }) => reply.status === 200);
+      const refused = replies.filter(({ reply }) => reply.status !== 200);
+      expect(ran.map(({ reply }) => reply.text)).toEqual(['ran']);
+      expect(refused).toHaveLength(1);
+      // Refused at once: it did not wait for the slow one's sandbox.
+      expect(refused[0]!.afterMs).toBeLessThan(slowMs / 2);
+      return refused[0]!.reply;
+    } finally {
+      await host.close();
+      rmSync(assetDir, { recursive: true, force: true });
+    }
+  }
+
+  it("answers API Gateway's own 500 {\"message\":\"Internal server error\"} when the template shapes no gateway response", async () => {
+    const changed = copy();
+    for (const [id, resource] of Object.entries(changed.Resources)) if (resource.Type === 'AWS::ApiGateway::GatewayResponse') delete changed.Resources[id];
+    const reply = await twoConcurrentRequests(changed);
+    expect(reply.status).toBe(500);
+    expect(reply.json()).toEqual({ message: 'Internal server error' });
+    expect(reply.headers['x-amzn-errortype']).toBe('InternalServerErrorException');
+    expectGatewayHeaders(reply);
+  });
+
+  it("answers through the template's INTEGRATION_FAILURE response (502 BAD_GATEWAY) as deployed", async () => {
+    expectBadGateway(await twoConcurrentRequests(copy()));
+  });
+});
+
 describe('stage throttling', () => {
   it("answers over the stage's rate and burst 429 through THROTTLED, with the template's Retry-After", async () => {
     const changed = copy();

@@ -1,9 +1,11 @@
-/** LambdaFunctionHost scaling as Lambda does it: a sandbox per concurrent request, reserved concurrency, idle recycling. */
+/** LambdaFunctionHost scaling as Lambda does it: a sandbox per concurrent request, throttling past reserved concurrency, idle recycling. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { LambdaFunctionHost, MAX_INSTANCES, type FunctionDefinition } from '../../../local/deployed/lambdaHost.ts';
+import { performance } from 'node:perf_hooks';
+import { LambdaFunctionHost, MAX_INSTANCES, THROTTLED_OUTCOME, type FunctionDefinition, type InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
+import { freePort } from '../../support/ports.ts';
 
 let fixtureDir: string;
 const hosts: LambdaFunctionHost[] = [];
@@ -62,20 +64,58 @@ it('N concurrent requests get N sandboxes, each with its own cold start; the nex
   expect(reports(lines)[0]).not.toMatch(/Init Duration/);
 }, 30_000);
 
-it('reserved concurrency bounds the sandboxes: more concurrent requests wait for one', async () => {
+/** Each outcome with how long after `started` it came. */
+function timed(started: number, outcome: Promise<InvokeOutcome>) {
+  return outcome.then((settled) => ({ outcome: settled, afterMs: performance.now() - started }));
+}
+
+it('past reserved concurrency N, Lambda throttles at once: N of N+k concurrent invocations run, k are refused without waiting', async () => {
+  const N = 2;
+  const k = 2;
+  const slowMs = 1_500;
   const lines: string[] = [];
-  const host = startHost({ reservedConcurrency: 2 }, lines);
-  expect(host.concurrencyLimit).toBe(2);
-  const outcomes = await Promise.all(Array.from({ length: 4 }, () => host.invoke({ ms: 300 })));
-  expect(new Set(pidsOf(outcomes)).size).toBe(2);
-  expect(host.coldStarts).toBe(2);
-  expect(reports(lines).filter((line) => line.includes('Init Duration'))).toHaveLength(2);
-  expect(reports(lines)).toHaveLength(4);
+  const host = startHost({ reservedConcurrency: N }, lines);
+  expect(host.concurrencyLimit).toBe(N);
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: N + k }, () => timed(started, host.invoke({ ms: slowMs }))));
+  const ran = results.filter((result) => result.outcome.kind === 'ok');
+  const refused = results.filter((result) => result.outcome.kind !== 'ok');
+  expect(new Set(pidsOf(ran.map((result) => result.outcome))).size).toBe(N);
+  expect(refused.map((result) => result.outcome)).toEqual(Array.from({ length: k }, () => THROTTLED_OUTCOME));
+  expect(THROTTLED_OUTCOME).toMatchObject({ errorType: 'TooManyRequestsException', reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' });
+  // Refused at once, not after a sandbox came free (the slow ones take slowMs).
+  for (const result of refused) expect(result.afterMs).toBeLessThan(slowMs / 3);
+  for (const result of ran) expect(result.afterMs).toBeGreaterThanOrEqual(slowMs);
+  expect(host.coldStarts).toBe(N);
+  expect(reports(lines)).toHaveLength(N);
+  expect(host.invocations).toBe(N + k);
+
+  // Once they are answered, the concurrency is free again: N more run on the warm sandboxes.
+  const again = await Promise.all(Array.from({ length: N }, () => host.invoke({ ms: 1 })));
+  expect(again.map((outcome) => outcome.kind)).toEqual(Array.from({ length: N }, () => 'ok'));
+  expect(host.coldStarts).toBe(N);
+}, 30_000);
+
+it("under --inspect, the one sandbox is the runner's limit: requests within reserved concurrency wait for it, the one past it is throttled", async () => {
+  const lines: string[] = [];
+  const host = startHost({ reservedConcurrency: 2, inspectPort: await freePort() }, lines);
+  expect(host.concurrencyLimit).toBe(1);
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: 3 }, () => timed(started, host.invoke({ ms: 500 }))));
+  const ran = results.filter((result) => result.outcome.kind === 'ok');
+  expect(ran).toHaveLength(2);
+  // One sandbox, one after the other: the second waited for the first rather than being refused.
+  expect(new Set(pidsOf(ran.map((result) => result.outcome))).size).toBe(1);
+  expect(Math.max(...ran.map((result) => result.afterMs))).toBeGreaterThanOrEqual(1_000);
+  const [refused] = results.filter((result) => result.outcome.kind !== 'ok');
+  expect(refused!.outcome).toEqual(THROTTLED_OUTCOME);
+  expect(refused!.afterMs).toBeLessThan(300);
+  expect(host.coldStarts).toBe(1);
 }, 30_000);
 
 it('reserved concurrency 0 throttles every invocation, as Lambda does', async () => {
   const host = startHost({ reservedConcurrency: 0 }, []);
-  expect(await host.invoke({ ms: 1 })).toEqual({ kind: 'error', errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' });
+  expect(await host.invoke({ ms: 1 })).toEqual(THROTTLED_OUTCOME);
   expect(host.coldStarts).toBe(0);
 });
 
