@@ -9,8 +9,19 @@ import { serviceUnavailable } from './errors.ts';
 
 export interface ApiKeyStore {
   /** Every key that is valid now: its SHA-256 digest and its id. */
-  keyDigests(): Promise<readonly KeyDigest[]>;
+  keyDigests(): Promise<KeyDigests>;
+  /**
+   * For a store that keeps what it reads: the oldest digests it ever serves, counted from the start
+   * of their read. A verdict on digests read that long ago is as good as the store's own.
+   */
+  readonly maxStaleMs?: number;
 }
+
+/**
+ * The digests a store holds now. `readAt` (epoch ms) is when the read that produced them began, for
+ * a store that reads them from somewhere (the control table); keys given in configuration have none.
+ */
+export type KeyDigests = readonly KeyDigest[] & { readonly readAt?: number };
 
 /** A valid key as the service holds it: never the key, only its digest, and the id that names it. */
 export interface KeyDigest {
@@ -55,7 +66,7 @@ export class StaticApiKeys implements ApiKeyStore {
     return new StaticApiKeys(commaSeparated.split(','));
   }
 
-  async keyDigests(): Promise<readonly KeyDigest[]> {
+  async keyDigests(): Promise<KeyDigests> {
     return this.#digests;
   }
 }
@@ -64,6 +75,14 @@ export class StaticApiKeys implements ApiKeyStore {
 export interface Caller {
   digest: Buffer;
   keyId: string;
+  /** When the read of the digests that vouched for the key began (epoch ms); none for configured keys. */
+  keysReadAt?: number | undefined;
+}
+
+/** The key `keys` holds now whose digest is `digest`, with when those digests were read. */
+export interface MatchedKey {
+  keyId: string;
+  keysReadAt?: number | undefined;
 }
 
 /** Whether `digest` is the digest of a key `keys` holds now; 503 when the store cannot be read. */
@@ -73,11 +92,18 @@ export async function isValidKey(digest: Buffer, keys: ApiKeyStore): Promise<boo
 
 /** The id of the key `keys` holds now whose digest is `digest`, if any; 503 when the store cannot be read. */
 export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<string | undefined> {
-  return matchAmong(digest, await validDigests(keys));
+  return (await matchingKey(digest, keys))?.keyId;
+}
+
+/** `matchingKeyId`, with when the digests it matched against were read. */
+export async function matchingKey(digest: Buffer, keys: ApiKeyStore): Promise<MatchedKey | undefined> {
+  const digests = await validDigests(keys);
+  const keyId = matchAmong(digest, digests);
+  return keyId === undefined ? undefined : { keyId, keysReadAt: digests.readAt };
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
-async function validDigests(keys: ApiKeyStore): Promise<readonly KeyDigest[]> {
+async function validDigests(keys: ApiKeyStore): Promise<KeyDigests> {
   try {
     return await keys.keyDigests();
   } catch (error) {

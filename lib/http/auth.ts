@@ -3,8 +3,9 @@
  * against the service's `ApiKeyStore` (lib/domain/apiKeys.ts), the caller remembered for the
  * operation and its key id noted for the request log. Anything else is a 401 with a challenge.
  */
-import { digestKey, matchingKeyId, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
+import { digestKey, matchingKey, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
+import { vouchedCaller } from './authorizerVerdict.ts';
 import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
 import { noteKeyId } from './requestLog.ts';
 
@@ -27,6 +28,14 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
 
 /** The caller when `authorization` carries a valid key; throws a 401 otherwise. */
 export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore): Promise<Caller> {
+  const digest = digestKey(bearerToken(authorization));
+  const matched = await matchingKey(digest, keys);
+  if (matched === undefined) throw unauthorized('The API key is invalid.', true);
+  return { digest, ...matched };
+}
+
+/** The token of a well-formed `Bearer` header; throws the 401 that says what is wrong otherwise. */
+function bearerToken(authorization: string | undefined): string {
   const header = authorization?.trim() ?? '';
   if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
   if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
@@ -35,10 +44,7 @@ export async function authenticateCaller(authorization: string | undefined, keys
     const empty = header.replace(/^Bearer/i, '').trim() === '';
     throw unauthorized(empty ? 'The bearer token is empty.' : 'The API key is invalid.', !empty);
   }
-  const digest = digestKey(token);
-  const keyId = await matchingKeyId(digest, keys);
-  if (keyId === undefined) throw unauthorized('The API key is invalid.', true);
-  return { digest, keyId };
+  return token;
 }
 
 const callers = new WeakMap<object, Caller>();
@@ -53,11 +59,17 @@ export function callerOf(event: object): Caller {
   return caller;
 }
 
-/** Authenticates every request (header names already lower-cased), remembering its caller. */
-export function bearerAuth(keys: ApiKeyStore): ProxyMiddleware {
+/**
+ * Authenticates every request (header names already lower-cased), remembering its caller: by the
+ * key authorizer's verdict when it is fresh (./authorizerVerdict.ts), else against `keys`.
+ */
+export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): ProxyMiddleware {
   return {
     before: async (request: ProxyRequest) => {
-      const caller = await authenticateCaller(request.event.headers?.authorization, keys);
+      const authorization = request.event.headers?.authorization;
+      const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
+      const vouched = token === undefined ? undefined : vouchedCaller(request.event.requestContext?.authorizer, token, keys, now());
+      const caller = vouched ?? (await authenticateCaller(authorization, keys));
       callers.set(request.event, caller);
       noteKeyId(request, caller.keyId);
     },

@@ -1,7 +1,8 @@
 /**
  * The REST API's Lambda REQUEST authorizer (functions/authorize.ts, infra/constructs/authorizer.ts):
  * the operations' own bearer check (./auth.ts), run by API Gateway before any operation function,
- * its answer cached per Authorization value. An Allow names the key (`principalId`, `context.keyId`)
+ * its answer cached per Authorization value. An Allow names the key (`principalId`, `context.keyId`),
+ * says when the digests it was checked against were read (`context.keysReadAt`),
  * and hands API Gateway the key's SHA-256 hex digest as `usageIdentifierKey`: the value of the key's
  * API Gateway API key, whose usage plan gives each key its own throttle and quota. The plaintext key
  * never leaves the request.
@@ -10,6 +11,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import type { ApiKeyStore } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
 import { AUTH_REALM, authenticateCaller } from './auth.ts';
+import { verdictContext } from './authorizerVerdict.ts';
 
 /** The one error message API Gateway answers with its UNAUTHORIZED gateway response (401). */
 export const UNAUTHORIZED = 'Unauthorized';
@@ -40,7 +42,8 @@ export const createAuthorizer =
         // The answer is cached per key for every method, so it allows the whole stage.
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageArnOf(event.methodArn) }],
       },
-      context: { keyId: caller.keyId },
+      // What the operation functions read instead of the keys while it is fresh (./authorizerVerdict.ts).
+      context: verdictContext(caller),
       usageIdentifierKey: caller.digest.toString('hex'),
     };
   };

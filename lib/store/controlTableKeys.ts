@@ -8,7 +8,7 @@
  * served with its item's sort key, the key's one id (logs, `keys list`, `keys revoke`).
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyStore, KeyDigest } from '../domain/apiKeys.ts';
+import type { ApiKeyStore, KeyDigest, KeyDigests } from '../domain/apiKeys.ts';
 import { warn } from '../domain/log.ts';
 import { refreshing } from './cache.ts';
 import { controlKeys, controlTable } from './table.ts';
@@ -85,10 +85,13 @@ export interface ControlTableApiKeysOptions {
 }
 
 export class ControlTableApiKeys implements ApiKeyStore {
-  readonly #digests: () => Promise<readonly KeyDigest[]>;
+  readonly #digests: () => Promise<KeyDigests>;
+  readonly maxStaleMs: number;
 
   constructor({ documents, tableName, ttlMs = DEFAULT_KEYS_TTL_MS, maxStaleMs = ttlMs + KEYS_GRACE_MS, now }: ControlTableApiKeysOptions) {
-    const load = async (): Promise<readonly KeyDigest[]> => {
+    const load = async (): Promise<KeyDigests> => {
+      // Stamped before the read: a revocation acknowledged before this instant is in what it returns.
+      const readAt = (now ?? Date.now)();
       const digests: KeyDigest[] = [];
       for (const item of await readKeyItems(documents, tableName)) {
         const record = parseKeyItem(item);
@@ -97,12 +100,13 @@ export class ControlTableApiKeys implements ApiKeyStore {
         else warn(`Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256 and createdAt.`);
       }
       if (digests.length === 0) warn(`No API keys in ${tableName}: every request will be answered 401.`);
-      return Object.freeze(digests);
+      return Object.freeze(Object.assign(digests, { readAt }));
     };
+    this.maxStaleMs = Math.max(maxStaleMs, ttlMs);
     this.#digests = refreshing({ name: `the API keys in ${tableName}`, load, ttlMs, maxStaleMs, ...(now ? { now } : {}) });
   }
 
-  keyDigests(): Promise<readonly KeyDigest[]> {
+  keyDigests(): Promise<KeyDigests> {
     return this.#digests();
   }
 }

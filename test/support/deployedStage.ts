@@ -6,6 +6,7 @@ import { stackName } from '../../infra/stages.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
 import { startDeployedApi, type DeployedApi, type DeployedApiOptions } from '../../local/deployed/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../local/deployed/freshAssembly.ts';
+import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { runKeys } from '../../scripts/keys.ts';
 import { expect } from 'vitest';
 import { startFaultProxy, type FaultProxy } from './faultProxy.ts';
@@ -66,9 +67,12 @@ export async function issueKey(stage: Stage, api: DeployedApi): Promise<string> 
  * and with an Idempotency-Key and a replay (the idempotency record's put, read and update), a create
  * whose put answer is lost (the pet read back), status pages (the status index, the cursor secret
  * created on first use and read after) and an unfiltered listing (the scan); every call passes the
- * key authorizer and the function's own key check (the API keys' query). `tag` keeps keys distinct.
+ * key authorizer (the API keys' query). Last, each operation's request again, as API Gateway replays
+ * a cached Allow whose digests are past the bound: the function checks the key itself (the same
+ * query, under its own role). `tag` keeps keys distinct.
  */
 export async function driveEveryGrantedPath(running: RunningStage, tag: string): Promise<void> {
+  const recorded = recordIntegrationEvents(running.api);
   const base = running.api.url;
   const auth = { Authorization: `Bearer ${running.key}` };
   const json = { ...auth, 'Content-Type': 'application/json' };
@@ -103,4 +107,33 @@ export async function driveEveryGrantedPath(running: RunningStage, tag: string):
   expect(seen).toEqual([plain.body.id, keyed.body.id, lost.body.id].sort((a, b) => a - b));
   const all = await fetchApi(`${base}/pets?limit=100`, { headers: auth });
   expect(all.body.length).toBeGreaterThanOrEqual(3);
+  await recorded.withVerdictsPastTheBound();
+}
+
+/**
+ * Keeps each operation function's last event as the REST API built it, to invoke it again with its
+ * authorizer verdict aged past KEY_REVOCATION_BOUND_MS (lib/http/authorizerVerdict.ts): API Gateway
+ * keeps a verdict for its TTL (300 s), and the digests behind it may then be up to 330 s older still.
+ */
+function recordIntegrationEvents(api: DeployedApi) {
+  const last = new Map<string, { requestContext: { authorizer?: Record<string, unknown> } }>();
+  for (const fn of api.functions) {
+    const invoke = fn.host.invoke.bind(fn.host);
+    fn.host.invoke = (event) => {
+      const verdict = (event as { requestContext?: { authorizer?: Record<string, unknown> } }).requestContext?.authorizer;
+      if (verdict?.keysReadAt !== undefined) last.set(fn.functionName, event as never);
+      return invoke(event);
+    };
+  }
+  return {
+    async withVerdictsPastTheBound() {
+      const pastTheBound = String(Date.now() - KEY_REVOCATION_BOUND_MS - 1_000);
+      expect([...last.keys()].sort()).toEqual(api.functions.filter((fn) => !/Authoriz/i.test(fn.logicalId)).map((fn) => fn.functionName).sort());
+      for (const [name, event] of last) {
+        const aged = { ...event, requestContext: { ...event.requestContext, authorizer: { ...event.requestContext.authorizer, keysReadAt: pastTheBound } } };
+        const outcome = await api.functions.find((fn) => fn.functionName === name)!.host.invoke(aged);
+        expect(outcome.kind === 'ok' && (outcome.payload as { statusCode?: number }).statusCode, name).toBeLessThan(300);
+      }
+    },
+  };
 }
