@@ -37,7 +37,10 @@ describe('npm run dev', () => {
   const until = async (what: string, probe: () => boolean | Promise<boolean>): Promise<void> => {
     const deadline = performance.now() + WAIT_MS;
     while (!(await probe())) {
-      if (performance.now() > deadline || dev.exitCode !== null) throw new Error(`${what}: not within ${WAIT_MS / 1000} s; stdout: ${lines.join(' | ')}; stderr: ${stderr}`);
+      if (performance.now() > deadline || dev.exitCode !== null) {
+        const printed = lines.filter((line) => !line.startsWith('{') && !/ -> \d{3} \(/.test(line)); // without the request log
+        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${stderr}`);
+      }
       await sleep(50);
     }
   };
