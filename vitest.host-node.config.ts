@@ -15,6 +15,7 @@ const WRITE_PATH_STRESS = ['test/local/writeHistory.test.ts', 'test/local/deploy
 const CHILD_PROCESSES_ON_NODE_22 = [
   'test/docs/walkthrough.test.ts',
   'test/scripts/arguments.test.ts',
+  'test/scripts/dev.test.ts',
   'test/scripts/load.test.ts',
   'test/scripts/startDeployed.test.ts',
   'test/local/invoke.test.ts',

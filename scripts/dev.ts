@@ -4,16 +4,22 @@
  * process on the same port; the embedded store persists under `.data/` with the key that reads it,
  * so data and key survive the restart. The first start prints the server's banner; each reload
  * prints one line (what changed, how long until the new server listened). Ctrl-C stops both.
+ *
+ * PETSTORE_SOURCE_ROOT (a test seam; default: the repository) names the folder whose functions/ and
+ * lib/ are watched and whose local/server.ts is run, so its handlers are the ones served: a test
+ * points it at a copy and edits the copy. The store stays under `.data/` of the working directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { watch } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { PROJECT_ROOT } from '../infra/bundling.ts';
 import { BUNDLED_SOURCES } from '../local/deployed/watch.ts';
 
-const SERVER = join(PROJECT_ROOT, 'local', 'server.ts');
+const SOURCE_ROOT = resolve(process.env.PETSTORE_SOURCE_ROOT || PROJECT_ROOT);
+/** The server script of the source root: it loads the handlers beside it (local/handlers.ts). */
+const SERVER = join(SOURCE_ROOT, 'local', 'server.ts');
 /** The server's line once it accepts requests, and the last line of its banner. */
 const LISTENING = /^Pet Store API listening on /;
 const BANNER_END = /^Docs: /;
@@ -55,7 +61,7 @@ let timer: NodeJS.Timeout | undefined;
 let queue: Promise<void> = Promise.resolve();
 
 function onChange(file: string): void {
-  pending.add(relative(PROJECT_ROOT, file));
+  pending.add(relative(SOURCE_ROOT, file));
   clearTimeout(timer);
   timer = setTimeout(() => {
     const changed = [...pending].join(', ');
@@ -71,7 +77,7 @@ function onChange(file: string): void {
 }
 
 for (const folder of BUNDLED_SOURCES) {
-  const root = join(PROJECT_ROOT, folder);
+  const root = join(SOURCE_ROOT, folder);
   watch(root, { recursive: true }, (_event, name) => name && onChange(join(root, name.toString())));
 }
 await startServer(false);

@@ -26,10 +26,15 @@ export interface StageWatchOptions {
   resynthesize(): Promise<unknown>;
   /**
    * Where functions/ and lib/ are read and watched (default: the repository). A test seam: tests
-   * point it at a copy, so the file they edit is never the repository's. infra/ is watched only
-   * under the repository itself.
+   * point it at a copy, so the file they edit is never the repository's.
    */
   sourceRoot?: string;
+  /**
+   * The folder whose changes re-synthesize and restart the stage (default: the repository's infra/,
+   * watched only when `sourceRoot` is the repository: the assembly is synthesized from it). A test
+   * seam: tests point it at a folder of their own, with `resynthesize` and `start` their own too.
+   */
+  infraDir?: string;
   /** The runner-only folder the rebuilt bundles go to (default `.watch/` in the repository). */
   runnerDir?: string;
   /** One line per reload (default: stdout). */
@@ -57,6 +62,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
   const sourceRoot = resolve(options.sourceRoot ?? PROJECT_ROOT);
   const runnerDir = resolve(options.runnerDir ?? join(PROJECT_ROOT, '.watch'));
   const report = options.report ?? ((line: string) => console.log(line));
+  const infraDir = options.infraDir ? resolve(options.infraDir) : sourceRoot === PROJECT_ROOT ? join(PROJECT_ROOT, INFRA_SOURCE) : undefined;
   let api = await options.start();
   let builds: FunctionBuild[];
   try {
@@ -74,9 +80,9 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
 
   const reload = async (changed: string[]): Promise<void> => {
     const started = performance.now();
-    const shown = changed.map((file) => relative(file.startsWith(sourceRoot) ? sourceRoot : PROJECT_ROOT, file)).join(', ');
+    const shown = changed.map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : PROJECT_ROOT, file)).join(', ');
     const elapsed = () => `${Math.round(performance.now() - started)} ms`;
-    if (changed.some((file) => file.startsWith(join(PROJECT_ROOT, INFRA_SOURCE) + sep))) {
+    if (infraDir && changed.some((file) => file.startsWith(infraDir + sep))) {
       await disposeAll(builds);
       await api.close();
       await options.resynthesize();
@@ -110,7 +116,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     }, SETTLE_MS);
   };
 
-  const watched = [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(sourceRoot === PROJECT_ROOT ? [join(PROJECT_ROOT, INFRA_SOURCE)] : [])];
+  const watched = [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])];
   const watchers: FSWatcher[] = watched
     .filter((folder) => existsSync(folder))
     .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));

@@ -19,15 +19,20 @@ export interface CliRun {
 /** Variables of the test's own environment a command must not inherit (they would choose its store or keys). */
 const CONFIGURATION = ['PORT', 'DYNAMODB_ENDPOINT', 'PETSTORE_API_KEYS', 'PETSTORE_API_KEY', 'PETSTORE_CURSOR_SECRET', 'PETSTORE_DATA_DIR', 'PETSTORE_IN_MEMORY'];
 
-/** `node --import tsx <script> ...args` on PROJECT_NODE, with `env` over the test's environment minus CONFIGURATION; killed after `timeoutMs`. */
-export function runCli(script: string, args: readonly string[] = [], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
-  const inherited: Record<string, string | undefined> = { ...process.env };
+/** A command's environment: `env` over the test's own minus CONFIGURATION. */
+export function commandEnvironment(env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIGURATION) delete inherited[name];
+  return { ...inherited, ...env };
+}
+
+/** `node --import tsx <script> ...args` on PROJECT_NODE, with commandEnvironment(env); killed after `timeoutMs`. */
+export function runCli(script: string, args: readonly string[] = [], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       PROJECT_NODE,
       ['--import', 'tsx', script, ...args],
-      { timeout: timeoutMs, env: { ...inherited, ...env } },
+      { timeout: timeoutMs, env: commandEnvironment(env) },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
