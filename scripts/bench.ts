@@ -31,6 +31,7 @@ import { createHandler as listPetsHandler } from '../functions/listPets.ts';
 import { FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../infra/bundling.ts';
 import { digestKey } from '../lib/domain/apiKeys.ts';
 import { keyItem } from '../lib/store/controlTableKeys.ts';
+import { verdictContext } from '../lib/http/authorizerVerdict.ts';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { matchRoute } from '../lib/domain/routes.ts';
 import { serviceFromEnvironment } from '../lib/service.ts';
@@ -61,6 +62,7 @@ const COLD_REQUESTS = flags.quick ? 7 : 11;
 const WARM_REQUESTS = flags.quick ? 300 : 2_000;
 const WARM_UP = flags.quick ? 30 : 200;
 const KEY = 'bench-key-0123456789abcdef';
+const BENCH_KEY_ID = 'bench0000000';
 
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
 const ms = (value: number) => `${value.toFixed(2)} ms`;
@@ -205,16 +207,24 @@ const medians = (samples: ColdSample[]): ColdFigures => ({
   coldMs: percentile(samples.map((s) => s.importMs + s.firstMs), 50),
 });
 
-/** What each bundle's first invocation is: the functions' requests with the bench's key, the floors' GetCommand. */
+/**
+ * What each bundle's first invocation is: the functions' requests with the bench's key as API
+ * Gateway hands them on behind the key authorizer (its fresh verdict: the function reads no keys,
+ * lib/http/authorizerVerdict.ts), the floors' GetCommand.
+ */
 function coldInvocations(): Record<BuiltBundle['name'], Invocation> {
   const status = (code: number) => (result: unknown) => (result as { statusCode?: unknown } | null)?.statusCode === code;
-  const floor: Invocation = { event: { id: 4_000_001 }, expect: (item) => (item as { id?: unknown } | null)?.id === 4_000_001 };
+  const floor: Invocation = { event: { id: 4_000_001 }, expect: (item) => (item as { id?: unknown } | null)?.id === 4_000_001, keyReads: 0 };
+  const behindTheAuthorizer = (event: ReturnType<typeof apiEvent>) => ({
+    ...event,
+    requestContext: { ...event.requestContext, authorizer: { principalId: BENCH_KEY_ID, ...verdictContext({ keyId: BENCH_KEY_ID, keysReadAt: Date.now() }), integrationLatency: 4 } },
+  });
   return {
     floor,
     lambdaFloor: floor,
-    listPets: { event: apiEvent('GET', '/pets?limit=20'), expect: status(200) },
-    createPet: { event: apiEvent('POST', '/pets', { name: 'Cold', categoryId: 1, status: 'available' }), expect: status(201) },
-    getPet: { event: apiEvent('GET', '/pets/4000001'), expect: status(200) },
+    listPets: { event: behindTheAuthorizer(apiEvent('GET', '/pets?limit=20')), expect: status(200), keyReads: 0 },
+    createPet: { event: behindTheAuthorizer(apiEvent('POST', '/pets', { name: 'Cold', categoryId: 1, status: 'available' })), expect: status(201), keyReads: 0 },
+    getPet: { event: behindTheAuthorizer(apiEvent('GET', '/pets/4000001')), expect: status(200), keyReads: 0 },
   };
 }
 
@@ -223,7 +233,7 @@ function coldInvocations(): Record<BuiltBundle['name'], Invocation> {
  * stand-in DynamoDB, interleaved with both floors' (import + one GetCommand), the order rotated run by run.
  */
 async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle, lambdaFloor: BuiltBundle, functions: BuiltBundle[]): Promise<ColdRow[]> {
-  const standIn = await startStandInDynamo(keyItem({ keyId: 'bench0000000', sha256: digestKey(KEY).toString('hex'), createdAt: '2026-01-01T00:00:00.000Z' }));
+  const standIn = await startStandInDynamo(keyItem({ keyId: BENCH_KEY_ID, sha256: digestKey(KEY).toString('hex'), createdAt: '2026-01-01T00:00:00.000Z' }));
   try {
     const invocations = coldInvocations();
     const environment = { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };

@@ -12,6 +12,9 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -34,6 +37,8 @@ export interface StandIn {
   endpoint: string;
   /** DynamoDB operations answered so far (`Query`, `GetItem`...). */
   calls: string[];
+  /** Queries of the control table (the API keys' read) answered so far. */
+  keyReads: number;
   close(): Promise<void>;
 }
 
@@ -44,8 +49,10 @@ export interface StandIn {
  */
 export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): Promise<StandIn> {
   const calls: string[] = [];
+  let keyReads = 0;
   const answer = (operation: string, input: { TableName?: string }): unknown => {
     const control = input.TableName === STAND_IN_TABLES.control;
+    if (control && operation === 'Query') keyReads += 1;
     switch (operation) {
       case 'Query':
         return control ? { Items: [marshall(apiKeyItem)], Count: 1, ScannedCount: 1 } : { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
@@ -80,6 +87,9 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
+    get keyReads() {
+      return keyReads;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -94,13 +104,33 @@ export interface ColdSample {
 export interface Invocation {
   event: unknown;
   expect: (result: unknown) => boolean;
+  /** How many times the first invocation reads the API keys (0 behind a fresh authorizer verdict). */
+  keyReads: number;
 }
+
+/**
+ * Console output as Lambda's Node.js runtime writes it (aws-lambda-nodejs-runtime-interface-client,
+ * LogPatch): patched before the handler loads, each record formatted with util.format and written
+ * with fs.writeSync to the log descriptor the runtime is given (_LAMBDA_TELEMETRY_LOG_FD), never
+ * through process.stdout. Here the descriptor is a file the bench reads back, so a function's
+ * request log line is written as on Lambda and proved written; Node's stdout stream, whose first use
+ * costs a few milliseconds Lambda never pays, stays out of the timing.
+ */
+const lambdaConsole = `
+const { openSync: __open, writeSync: __write } = await import('node:fs');
+const { format: __format } = await import('node:util');
+const __fd = __open(process.env.BENCH_LOG_FILE, 'a');
+for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug: 'DEBUG', warn: 'WARN', error: 'ERROR', trace: 'TRACE' })) {
+  console[method] = (...args) => __write(__fd, new Date().toISOString() + '\\t' + 'bench-cold' + '\\t' + level + '\\t' + __format(...args).replace(/\\n/g, '\\r') + '\\n');
+}
+`;
 
 /**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
  * It exits at once (the SDK's keep-alive socket would hold it open).
  */
 const childScript = (file: string) => `
+${lambdaConsole}
 const started = performance.now();
 const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
 const imported = performance.now();
@@ -115,6 +145,8 @@ process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started,
 /** A fresh process's import + first invocation of `file`, with the functions' environment plus `env`. */
 export async function coldRequest(file: string, invocation: Invocation, standIn: StandIn, env: Record<string, string>): Promise<ColdSample> {
   const before = standIn.calls.length;
+  const keyReadsBefore = standIn.keyReads;
+  const logFile = join(mkdtempSync(join(tmpdir(), 'petstore-cold-')), 'log');
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', childScript(file)], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -128,6 +160,7 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
       CONTROL_TABLE_NAME: STAND_IN_TABLES.control,
       STATUS_INDEX_SHARDS: String(DEFAULT_STATUS_INDEX_SHARDS),
       BENCH_EVENT: JSON.stringify(invocation.event),
+      BENCH_LOG_FILE: logFile,
       ...env,
     },
     encoding: 'utf8',
@@ -138,5 +171,12 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   const { importMs, firstMs, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
   if (standIn.calls.length === before) throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
   if (!invocation.expect(result)) throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
+  const keyReads = standIn.keyReads - keyReadsBefore;
+  if (keyReads !== invocation.keyReads) throw new Error(`${file}: the first invocation read the API keys ${keyReads} time(s), not ${invocation.keyReads}`);
+  const log = readFileSync(logFile, 'utf8');
+  rmSync(dirname(logFile), { recursive: true, force: true });
+  if (typeof (result as { statusCode?: unknown } | null)?.statusCode === 'number' && !log.includes('"message":"request"')) {
+    throw new Error(`${file}: the first invocation wrote no request log line through the console:\n${log}`);
+  }
   return { importMs, firstMs };
 }
