@@ -1,8 +1,8 @@
 /**
  * The one middy pipeline every handler runs in:
  *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> body or no body
- *   -> operation, all within the request's store budget (the key store's read counts too): the
- * operation is handed the service's tables scoped to the request's store deadline.
+ *   -> operation, all within the request's store budget (the key store's read counts too); the
+ *   operation is handed the service's tables scoped to the request's store deadline.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
