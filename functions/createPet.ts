@@ -13,23 +13,21 @@ import { defaultService, type Service } from '../lib/service.ts';
 import { IdempotentCreates } from '../lib/store/idempotency.ts';
 import { createPet } from '../lib/store/petWrites.ts';
 
-export const createHandler = (service: Service) => {
-  const idempotency = new IdempotentCreates(service.control, service.pets, service.newId);
-  return httpHandler(
+export const createHandler = (service: Service) =>
+  httpHandler(
     'createPet',
     service,
-    async (event) => {
+    async (event, { pets, control, newId }) => {
       const key = idempotencyKeyOf(event.headers);
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(service.pets, newPet, { newId: service.newId }), replayed: false }
-          : await idempotency.create(callerOf(event).digest, key, newPet);
+          ? { pet: await createPet(pets, newPet, { newId }), replayed: false }
+          : await new IdempotentCreates(control, pets, newId).create(callerOf(event).digest, key, newPet);
       const headers = { Location: `${API_BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
       return jsonResponse(201, pet, headers);
     },
     { body: jsonBody() },
   );
-};
 
 export const handler = createHandler(defaultService());

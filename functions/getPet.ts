@@ -7,9 +7,9 @@ import { defaultService, type Service } from '../lib/service.ts';
 import { getPet } from '../lib/store/petReads.ts';
 
 export const createHandler = (service: Service) =>
-  httpHandler('getPet', service, async (event) => {
+  httpHandler('getPet', service, async (event, { pets }) => {
     const { petId } = parseOrThrow(PetIdPath, event.pathParameters ?? {}, 'path');
-    const pet = await getPet(service.pets, petId);
+    const pet = await getPet(pets, petId);
     if (!pet) throw new ApiError('NOT_FOUND', `No pet has the id ${petId}.`);
     return jsonResponse(200, pet);
   });

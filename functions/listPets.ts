@@ -8,12 +8,13 @@ import { listPets } from '../lib/store/petPages.ts';
 
 export const createHandler = (service: Service) => {
   const cursors = cursorCodecFor(service);
-  return httpHandler('listPets', service, async (event) => {
+  // The secrets are kept across requests (the codec's); each request waits for them until its deadline.
+  return httpHandler('listPets', service, async (event, { pets, control: { deadline } }) => {
     const query = parseOrThrow(ListPetsQuery, event.queryStringParameters ?? {}, 'query');
-    const afterId = query.cursor === undefined ? undefined : await cursors.decode(query.cursor, query.status);
-    const page = await listPets(service.pets, { limit: query.limit, status: query.status, afterId });
+    const afterId = query.cursor === undefined ? undefined : await cursors.decode(query.cursor, query.status, deadline);
+    const page = await listPets(pets, { limit: query.limit, status: query.status, afterId });
     if (page.lastId === undefined) return jsonResponse(200, page.pets);
-    const cursor = await cursors.encode(page.lastId, query.status);
+    const cursor = await cursors.encode(page.lastId, query.status, deadline);
     return jsonResponse(200, page.pets, { Link: nextPageLink(absoluteUrl(event, '/pets'), query, cursor) });
   });
 };

@@ -8,8 +8,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { serviceUnavailable } from './errors.ts';
 
 export interface ApiKeyStore {
-  /** Every key that is valid now: its SHA-256 digest and its id. */
-  keyDigests(): Promise<KeyDigests>;
+  /**
+   * Every key that is valid now: its SHA-256 digest and its id. A store that reads them waits for
+   * its read no longer than the caller's `deadline` (epoch ms: its request's store deadline), and
+   * without one as long as the read takes.
+   */
+  keyDigests(deadline?: number): Promise<KeyDigests>;
   /**
    * For a store that keeps what it reads: the oldest digests it ever serves, counted from the start
    * of their read. A verdict on digests read that long ago is as good as the store's own.
@@ -95,17 +99,17 @@ export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<
   return (await matchingKey(digest, keys))?.keyId;
 }
 
-/** `matchingKeyId`, with when the digests it matched against were read. */
-export async function matchingKey(digest: Buffer, keys: ApiKeyStore): Promise<MatchedKey | undefined> {
-  const digests = await validDigests(keys);
+/** `matchingKeyId`, with when the digests it matched against were read; the read waited for until `deadline`, if given. */
+export async function matchingKey(digest: Buffer, keys: ApiKeyStore, deadline?: number): Promise<MatchedKey | undefined> {
+  const digests = await validDigests(keys, deadline);
   const keyId = matchAmong(digest, digests);
   return keyId === undefined ? undefined : { keyId, keysReadAt: digests.readAt };
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
-async function validDigests(keys: ApiKeyStore): Promise<KeyDigests> {
+async function validDigests(keys: ApiKeyStore, deadline: number | undefined): Promise<KeyDigests> {
   try {
-    return await keys.keyDigests();
+    return await keys.keyDigests(deadline);
   } catch (error) {
     throw Object.assign(serviceUnavailable(), { cause: error });
   }

@@ -43,8 +43,11 @@ export function fixedSecret(value: string): SecretSource {
 const invalidCursor = () =>
   new ApiError('VALIDATION_FAILED', "Invalid query: 'cursor' is not a cursor this service gave for this query.");
 
-/** Where the secrets come from: configuration locally, the control table when deployed. */
-export type SecretSource = () => Promise<CursorKeyring>;
+/**
+ * Where the secrets come from: configuration locally, the control table when deployed. A source that
+ * reads them waits no longer than the caller's `deadline` (epoch ms), if given.
+ */
+export type SecretSource = (deadline?: number) => Promise<CursorKeyring>;
 
 export class CursorCodec {
   readonly #secret: SecretSource;
@@ -53,15 +56,16 @@ export class CursorCodec {
     this.#secret = secret;
   }
 
-  async encode(lastId: number, status: PetStatus | undefined): Promise<string> {
-    const { signing } = await this.#secret();
+  /** A cursor for the page after `lastId`; `deadline` bounds the wait for the secrets (the request's). */
+  async encode(lastId: number, status: PetStatus | undefined, deadline?: number): Promise<string> {
+    const { signing } = await this.#secret(deadline);
     const payload: CursorPayload = { v: 2, k: signing.id, id: lastId, status: status ?? null };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
     return `${body}.${sign(body, signing).toString('base64url')}`;
   }
 
   /** The id after which the next page starts; throws 400 unless this codec made the cursor for `status`. */
-  async decode(cursor: string, status: PetStatus | undefined): Promise<number> {
+  async decode(cursor: string, status: PetStatus | undefined, deadline?: number): Promise<number> {
     const [body, signature, ...rest] = cursor.split('.');
     if (!body || !signature || rest.length > 0) throw invalidCursor();
     const bodyBytes = canonicalBase64url(body);
@@ -71,7 +75,7 @@ export class CursorCodec {
     const payload = parsePayload(bodyBytes.toString('utf8'));
     if (!payload) throw invalidCursor();
     const secretId = payload.v === 1 ? UNNAMED_SECRET_ID : payload.k;
-    const secret = (await this.#secret()).accepted.find((each) => each.id === secretId);
+    const secret = (await this.#secret(deadline)).accepted.find((each) => each.id === secretId);
     if (!secret) throw invalidCursor();
     const expected = sign(body, secret);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();

@@ -6,7 +6,7 @@
 import { digestKey, matchingKey, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
 import { vouchedCaller } from './authorizerVerdict.ts';
-import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
+import { storeDeadlineOf, type ProxyMiddleware, type ProxyRequest } from './proxy.ts';
 import { noteKeyId } from './requestLog.ts';
 
 export const AUTH_REALM = 'petstore';
@@ -26,10 +26,10 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
   return (await authenticateCaller(authorization, keys)).keyId;
 }
 
-/** The caller when `authorization` carries a valid key; throws a 401 otherwise. */
-export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore): Promise<Caller> {
+/** The caller when `authorization` carries a valid key; throws a 401 otherwise. The keys are waited for until `deadline`, if given. */
+export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore, deadline?: number): Promise<Caller> {
   const digest = digestKey(bearerToken(authorization));
-  const matched = await matchingKey(digest, keys);
+  const matched = await matchingKey(digest, keys, deadline);
   if (matched === undefined) throw unauthorized('The API key is invalid.', true);
   return { digest, ...matched };
 }
@@ -61,7 +61,8 @@ export function callerOf(event: object): Caller {
 
 /**
  * Authenticates every request (header names already lower-cased), remembering its caller: by the
- * key authorizer's verdict when it is fresh (./authorizerVerdict.ts), else against `keys`.
+ * key authorizer's verdict when it is fresh (./authorizerVerdict.ts), else against `keys`, read
+ * within the request's store deadline.
  */
 export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): ProxyMiddleware {
   return {
@@ -69,7 +70,7 @@ export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): Pro
       const authorization = request.event.headers?.authorization;
       const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
       const vouched = token === undefined ? undefined : vouchedCaller(request.event.requestContext?.authorizer, token, keys, now());
-      const caller = vouched ?? (await authenticateCaller(authorization, keys));
+      const caller = vouched ?? (await authenticateCaller(authorization, keys, storeDeadlineOf(request.context)));
       callers.set(request.event, caller);
       noteKeyId(request, caller.keyId);
     },

@@ -1,7 +1,8 @@
 /**
  * The one middy pipeline every handler runs in:
  *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> body or no body
- *   -> operation, all within the request's store budget (the key store's read counts too).
+ *   -> operation, all within the request's store budget (the key store's read counts too); the
+ *   operation is handed the service's tables scoped to the request's store deadline.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
@@ -11,19 +12,23 @@ import type { ApiKeyStore } from '../domain/apiKeys.ts';
 import { ApiError, codeForStatus } from '../domain/errors.ts';
 import { logError } from '../domain/log.ts';
 import { routes, type OperationName } from '../domain/routes.ts';
-import { storeBudget, withDeadline } from '../store/deadline.ts';
+import { storeBudget } from '../store/deadline.ts';
+import { withinDeadline, type StoreTable } from '../store/dynamo.ts';
 import { bearerAuth } from './auth.ts';
 import { noBody } from './bodyLimits.ts';
 import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { lowerCaseHeaders } from './headers.ts';
-import type { ProxyHandler, ProxyMiddleware, ProxyRequest } from './proxy.ts';
+import { storeDeadlineOf, withStoreDeadline, type ProxyMiddleware, type ProxyRequest } from './proxy.ts';
 import { requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 
 /** What the pipeline reads of the service (lib/service.ts builds it from the environment). */
 export interface PipelineService {
   keys: ApiKeyStore;
+  /** The tables an operation calls, handed to it scoped to its request's deadline. */
+  pets: StoreTable;
+  control: StoreTable;
   now: () => Date;
   /** Each request's budget for store calls (lib/store/deadline.ts); default STORE_BUDGET_MS. */
   storeBudgetMs?: number | undefined;
@@ -38,10 +43,13 @@ export interface PipelineOptions {
   body?: readonly ProxyMiddleware[];
 }
 
-export function httpHandler(
+/** What an operation does with its request, given the service as that request sees it (`scopedService`). */
+export type Operation<S> = (event: APIGatewayProxyEvent, service: S) => Promise<APIGatewayProxyResult>;
+
+export function httpHandler<S extends PipelineService>(
   operation: OperationName,
-  service: PipelineService,
-  handle: ProxyHandler,
+  service: S,
+  handle: Operation<S>,
   options: PipelineOptions = {},
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
@@ -53,11 +61,25 @@ export function httpHandler(
     .use(bearerAuth(service.keys));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
-  const handler = pipeline.handler(handle);
+  // Every context here is the one the wrapper below made: it always carries the deadline.
+  const handler = pipeline.handler((event, context) => handle(event, scopedService(service, storeDeadlineOf(context)!)));
   // The deadline starts before authentication: reading the keys spends the same budget as the operation.
-  return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> =>
-    withDeadline(storeBudget(context.getRemainingTimeInMillis?.(), service.storeBudgetMs), () => handler(event, context));
+  return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    const deadline = storeDeadline(context.getRemainingTimeInMillis?.(), service.storeBudgetMs);
+    return handler(event, withStoreDeadline(context, deadline));
+  };
 }
+
+/** The deadline (epoch ms) of a request starting now, with `remainingMs` left of its function's time. */
+const storeDeadline = (remainingMs: number | undefined, budgetMs: number | undefined): number =>
+  Date.now() + storeBudget(remainingMs, budgetMs);
+
+/** `service` as one request sees it: its tables' calls aborted at the request's `deadline`. */
+const scopedService = <S extends PipelineService>(service: S, deadline: number): S => ({
+  ...service,
+  pets: withinDeadline(service.pets, deadline),
+  control: withinDeadline(service.control, deadline),
+});
 
 /** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */
 function jsonResponses(operation: OperationName, headersFor: (event: APIGatewayProxyEvent) => Record<string, string>): ProxyMiddleware {

@@ -12,12 +12,12 @@
  * - Past `maxStaleMs` the kept value is never served, busy or idle: the call waits for a load, and
  *   when the load fails (the store is down) the call fails. So `maxStaleMs` bounds how long a
  *   change (a revoked key) can go unseen.
- * - A caller never waits past its own request's deadline (lib/store/deadline.ts): it gets a
- *   TimeoutError, a store fault, while the shared load goes on, outside any one request's
- *   deadline, for whoever calls next.
+ * - A caller never waits past the deadline it passes (its request's, lib/store/deadline.ts): it
+ *   gets a TimeoutError, a store fault, while the shared load goes on for whoever calls next. The
+ *   load is given no caller's deadline: one shared by many requests is not aborted at its first caller's.
  */
 import { warn } from '../domain/log.ts';
-import { untilDeadline, withoutDeadline } from './deadline.ts';
+import { untilDeadline } from './deadline.ts';
 
 export interface RefreshingOptions<T> {
   /** What is loaded, for the warning line; never the value itself. */
@@ -36,7 +36,10 @@ export interface RefreshingOptions<T> {
 export const DEFAULT_GRACE_MS = 30_000;
 const DEFAULT_RETRY_MS = 10_000;
 
-export function refreshing<T>({ name, load, ttlMs, maxStaleMs, now = Date.now, retryMs }: RefreshingOptions<T>): () => Promise<T> {
+/** The kept value, waited for until the caller's `deadline` (epoch ms; none: as long as the load takes). */
+export type Refreshing<T> = (deadline?: number) => Promise<T>;
+
+export function refreshing<T>({ name, load, ttlMs, maxStaleMs, now = Date.now, retryMs }: RefreshingOptions<T>): Refreshing<T> {
   if (!Number.isFinite(ttlMs) || ttlMs < 0) throw new RangeError(`ttlMs must be a finite number >= 0, got ${ttlMs}`);
   const retryAfter = Math.min(retryMs ?? DEFAULT_RETRY_MS, ttlMs);
   const maxStale = Math.max(maxStaleMs ?? ttlMs + DEFAULT_GRACE_MS, ttlMs);
@@ -46,7 +49,7 @@ export function refreshing<T>({ name, load, ttlMs, maxStaleMs, now = Date.now, r
   const start = (): Promise<T> => {
     if (inFlight) return inFlight;
     const readAt = now();
-    inFlight = withoutDeadline(load)
+    inFlight = load()
       .then((value) => {
         current = { value, readAt, refreshAt: readAt + ttlMs };
         return value;
@@ -65,10 +68,10 @@ export function refreshing<T>({ name, load, ttlMs, maxStaleMs, now = Date.now, r
     });
   }
 
-  return () => {
+  return (deadline) => {
     const at = now();
     if (current && at - current.readAt > maxStale) current = undefined;
-    if (!current) return untilDeadline(start(), name);
+    if (!current) return untilDeadline(start(), name, deadline);
     if (at >= current.refreshAt && !inFlight) refreshInBackground(current);
     return Promise.resolve(current.value);
   };

@@ -10,7 +10,7 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyStore, KeyDigest, KeyDigests } from '../domain/apiKeys.ts';
 import { warn } from '../domain/log.ts';
-import { refreshing } from './cache.ts';
+import { refreshing, type Refreshing } from './cache.ts';
 import { controlKeys, controlTable } from './table.ts';
 
 /** How long digests are served without a refresh. */
@@ -85,7 +85,7 @@ export interface ControlTableApiKeysOptions {
 }
 
 export class ControlTableApiKeys implements ApiKeyStore {
-  readonly #digests: () => Promise<KeyDigests>;
+  readonly #digests: Refreshing<KeyDigests>;
   readonly maxStaleMs: number;
 
   constructor({ documents, tableName, ttlMs = DEFAULT_KEYS_TTL_MS, maxStaleMs = ttlMs + KEYS_GRACE_MS, now }: ControlTableApiKeysOptions) {
@@ -106,7 +106,7 @@ export class ControlTableApiKeys implements ApiKeyStore {
     this.#digests = refreshing({ name: `the API keys in ${tableName}`, load, ttlMs, maxStaleMs, ...(now ? { now } : {}) });
   }
 
-  keyDigests(): Promise<KeyDigests> {
-    return this.#digests();
+  keyDigests(deadline?: number): Promise<KeyDigests> {
+    return this.#digests(deadline);
   }
 }

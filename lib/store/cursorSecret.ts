@@ -120,7 +120,7 @@ export function controlTableCursorSecret({ documents, tableName, ttlMs = DEFAULT
     now,
     load: async () => (await readSecrets(documents, tableName))?.secrets ?? (await create()),
   });
-  return async () => keyringAt(await guarded(secrets()), now());
+  return async (deadline) => keyringAt(await guarded(secrets(deadline)), now());
 }
 
 /** What a rotation did: the new secret's id and when it signs; the replaced one's id and when it retires. */

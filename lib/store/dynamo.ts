@@ -1,6 +1,7 @@
 /**
  * The DynamoDB client every store module sends through, and what they share: each call is aborted
- * at the request's deadline (lib/store/deadline.ts), and its faults are classified. Faults that a
+ * at the deadline of the table handle it goes through (a request's, lib/store/deadline.ts), and its
+ * faults are classified. Faults that a
  * retry can cure (throttling, timeouts, an unreachable or missing table) become 503
  * SERVICE_UNAVAILABLE here, so every handler answers them the same way; a write whose outcome is
  * unknown (the request may have reached DynamoDB) says so in its 503. The pet operations live one
@@ -16,7 +17,15 @@ import { deadlineSignal } from './deadline.ts';
 export interface StoreTable {
   documents: DynamoDBDocumentClient;
   tableName: string;
+  /**
+   * When every call through this handle is aborted (epoch ms): the deadline of the request it was
+   * scoped to (`withinDeadline`); none outside a request (scripts, set-up), whose calls are unbounded.
+   */
+  deadline?: number | undefined;
 }
+
+/** `table` as one request sees it: its calls aborted at the request's `deadline`. */
+export const withinDeadline = <T extends StoreTable>(table: T, deadline: number): T => ({ ...table, deadline });
 
 export interface DynamoClientOptions {
   region?: string | undefined;
@@ -44,8 +53,8 @@ export function createDocumentClient(options: DynamoClientOptions): DynamoDBDocu
   return DynamoDBDocumentClient.from(createDynamoClient(options), { marshallOptions: { removeUndefinedValues: true } });
 }
 
-/** Per-call options: abort at the current request's deadline. */
-export const bounded = () => ({ abortSignal: deadlineSignal() });
+/** Per-call options for a call through `table`: abort at its deadline, if it has one. */
+export const bounded = ({ deadline }: StoreTable) => ({ abortSignal: deadlineSignal(deadline) });
 
 const RETRYABLE = new Set([
   'ProvisionedThroughputExceededException',

@@ -5,8 +5,8 @@
  * A record in the control table (`idempotency#<sha256(caller key digest, idempotency key)>` /
  * `record`) is claimed with a conditional put *before* the pet is written. It holds the request's
  * body hash, a write token (lib/domain/ids.ts), the pet id chosen for it and a lease (the claiming
- * request's deadline). The pet is then put under that id, stamped with the token, and the record
- * marked completed with it. A request that finds the record:
+ * request's deadline, which its control table handle carries). The pet is then put under that id,
+ * stamped with the token, and the record marked completed with it. A request that finds the record:
  * - holding its own token: its own claim, whose answer was lost and retried by the SDK: claimed;
  * - with another body hash: 422 IDEMPOTENCY_KEY_REUSED;
  * - completed: the same pet again (replayed);
@@ -27,7 +27,6 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, RETRY_AFTER_SECONDS } from '../domain/errors.ts';
 import { newWriteToken, timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { currentDeadline } from './deadline.ts';
 import { bounded, guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
 import type { PetsTable } from './table.ts';
 import { ID_ATTEMPTS, putPet, storedToken } from './petWrites.ts';
@@ -38,7 +37,7 @@ export const RECORD_TTL_SECONDS = 24 * 60 * 60;
 /** How long a request waits for a concurrent one with the same key before answering 409. */
 export const WAIT_FOR_CONCURRENT_MS = 1_000;
 const POLL_INTERVAL_MS = 50;
-/** A lease when the request has no deadline (outside a handler). */
+/** A lease when the control table handle has no deadline (outside a request). */
 const DEFAULT_LEASE_MS = 5_000;
 const CLAIM_ROUNDS = 3;
 
@@ -66,7 +65,7 @@ export interface IdempotentResult {
 }
 
 export class IdempotentCreates {
-  /** Records in the `control` table, pets in the `pets` table. */
+  /** Records in the `control` table, pets in the `pets` table; both scoped to the request (its deadline ends the lease). */
   constructor(
     private readonly control: StoreTable,
     private readonly pets: PetsTable,
@@ -111,7 +110,7 @@ export class IdempotentCreates {
       bodyHash,
       token: newWriteToken(),
       petId: this.newId(),
-      leaseUntil: leaseEnd(now),
+      leaseUntil: this.#leaseEnd(now),
       expiresAt: Math.floor(now / 1000) + RECORD_TTL_SECONDS,
     };
     const put = new PutCommand({
@@ -120,7 +119,7 @@ export class IdempotentCreates {
       ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
     });
-    if (await succeeded(guarded(this.control.documents.send(put, bounded())))) return { claimed: record };
+    if (await succeeded(guarded(this.control.documents.send(put, bounded(this.control))))) return { claimed: record };
     const found = await this.#read(pk);
     return found?.token === record.token ? { claimed: record } : { found };
   }
@@ -172,7 +171,7 @@ export class IdempotentCreates {
       ExpressionAttributeNames: { '#token': 'token' },
       ExpressionAttributeValues: { ':next': petId, ':token': record.token, ':taken': record.petId },
     });
-    if (await succeeded(guarded(this.control.documents.send(move, bounded())))) return { ...record, petId };
+    if (await succeeded(guarded(this.control.documents.send(move, bounded(this.control))))) return { ...record, petId };
     const latest = await this.#read(record.pk);
     if (latest?.token !== record.token) throw inProgress();
     return { ...record, petId: latest.petId };
@@ -180,20 +179,20 @@ export class IdempotentCreates {
 
   /** Ends the lease early after a failed attempt, so a retry need not wait for it (best effort). */
   async #release(record: IdempotencyRecord): Promise<void> {
-    if ((currentDeadline() ?? Infinity) <= Date.now()) return;
+    if ((this.control.deadline ?? Infinity) <= Date.now()) return;
     await this.#update(record, 'SET leaseUntil = :zero', { ':zero': 0 }, true).catch(() => undefined);
   }
 
   /** Takes over a lapsed in-progress record, unless another request just did; the record as taken. */
   async #takeOver(record: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
-    const leaseUntil = leaseEnd(Date.now());
+    const leaseUntil = this.#leaseEnd(Date.now());
     const taken = await succeeded(this.#update(record, 'SET leaseUntil = :lease', { ':lease': leaseUntil }, true));
     return taken ? { ...record, leaseUntil } : undefined;
   }
 
   /** Polls a record held by a live lease until it completes, its lease lapses, or the wait ends; any other record at once. */
   async #awaitOther(record: IdempotencyRecord): Promise<IdempotencyRecord> {
-    const deadline = currentDeadline();
+    const { deadline } = this.control;
     const until = Math.min(Date.now() + WAIT_FOR_CONCURRENT_MS, deadline === undefined ? Infinity : deadline - 250);
     let latest = record;
     while (latest.state === 'in_progress' && latest.leaseUntil > Date.now() && Date.now() + POLL_INTERVAL_MS < until) {
@@ -209,7 +208,7 @@ export class IdempotentCreates {
    */
   async #read(pk: string): Promise<IdempotencyRecord | undefined> {
     const get = new GetCommand({ TableName: this.control.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
-    const { Item } = await guarded(this.control.documents.send(get, bounded()));
+    const { Item } = await guarded(this.control.documents.send(get, bounded(this.control)));
     return Item as IdempotencyRecord | undefined;
   }
 
@@ -233,9 +232,14 @@ export class IdempotentCreates {
             ...(whileInProgress ? { ':inProgress': 'in_progress', ':lease0': record.leaseUntil } : {}),
           },
         }),
-        bounded(),
+        bounded(this.control),
       ),
     );
+  }
+
+  /** The lease of a request starting now: until its deadline, after which it makes no more store calls. */
+  #leaseEnd(now: number): number {
+    return this.control.deadline ?? now + DEFAULT_LEASE_MS;
   }
 }
 
@@ -243,9 +247,6 @@ const inProgress = () =>
   new ApiError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.', {
     'Retry-After': String(RETRY_AFTER_SECONDS),
   });
-
-/** The lease of a request starting now: until its deadline, after which it makes no more store calls. */
-const leaseEnd = (now: number): number => currentDeadline() ?? now + DEFAULT_LEASE_MS;
 
 /** The record's key: the caller's key digest (32 bytes, so the pair is unambiguous) and the idempotency key, hashed. */
 export const recordKey = (caller: Buffer, key: string): string =>

@@ -106,7 +106,7 @@ export function shareOf(wanted: number, shards: number): number {
 
 async function readMore(table: StoreTable, shard: ShardCursor, limit: number, afterId: number | undefined): Promise<void> {
   const query = statusShardQuery(table.tableName, shard.shardKey, limit, shard.resumeAt ? undefined : afterId, shard.resumeAt);
-  const page = await guarded(table.documents.send(query, bounded()));
+  const page = await guarded(table.documents.send(query, bounded(table)));
   shard.unread.push(...(page.Items ?? []));
   shard.resumeAt = page.LastEvaluatedKey;
   shard.finished = page.LastEvaluatedKey === undefined;
@@ -135,11 +135,11 @@ export function statusShardQuery(
 }
 
 /** The first `limit` items of the table's own order after `afterId`; one more is read to know whether more remain. */
-async function scanned({ documents, tableName }: StoreTable, limit: number, afterId: number | undefined): Promise<Merged> {
+async function scanned(table: StoreTable, limit: number, afterId: number | undefined): Promise<Merged> {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : { id: afterId };
   do {
-    const page = await guarded(documents.send(tableScan(tableName, limit + 1 - items.length, startKey), bounded()));
+    const page = await guarded(table.documents.send(tableScan(table.tableName, limit + 1 - items.length, startKey), bounded(table)));
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey && items.length <= limit);

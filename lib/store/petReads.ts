@@ -4,8 +4,9 @@ import type { Pet, PetStatus } from '../domain/schemas.ts';
 import { bounded, guarded, type StoreTable } from './dynamo.ts';
 
 /** The pet stored under `id`, read consistently, or undefined. */
-export async function getPet({ documents, tableName }: StoreTable, id: number): Promise<Pet | undefined> {
-  const { Item } = await guarded(documents.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }), bounded()));
+export async function getPet(table: StoreTable, id: number): Promise<Pet | undefined> {
+  const get = new GetCommand({ TableName: table.tableName, Key: { id }, ConsistentRead: true });
+  const { Item } = await guarded(table.documents.send(get, bounded(table)));
   return Item ? toPet(Item) : undefined;
 }
 

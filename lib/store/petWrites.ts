@@ -46,7 +46,7 @@ export async function putPet(table: PetsTable, pet: Pet, token: string): Promise
     await guardedWrite(
       table.documents.send(
         new PutCommand({ TableName: table.tableName, Item: itemOf(pet, token, shardCountOf(table)), ConditionExpression: 'attribute_not_exists(id)' }),
-        bounded(),
+        bounded(table),
       ),
     );
     return 'stored';
@@ -57,15 +57,15 @@ export async function putPet(table: PetsTable, pet: Pet, token: string): Promise
 }
 
 /** The write token of the pet stored under `id` (read consistently); undefined when none is, or it has none. */
-export async function storedToken({ documents, tableName }: PetsTable, id: number): Promise<string | undefined> {
+export async function storedToken(table: PetsTable, id: number): Promise<string | undefined> {
   const get = new GetCommand({
-    TableName: tableName,
+    TableName: table.tableName,
     Key: { id },
     ConsistentRead: true,
     ProjectionExpression: '#token',
     ExpressionAttributeNames: { '#token': petsTable.writeTokenAttribute },
   });
-  const { Item } = await guarded(documents.send(get, bounded()));
+  const { Item } = await guarded(table.documents.send(get, bounded(table)));
   return Item?.[petsTable.writeTokenAttribute] as string | undefined;
 }
 

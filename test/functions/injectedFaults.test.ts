@@ -154,6 +154,23 @@ describe('the store budget', () => {
     expect(result.statusCode).toBe(503);
     expect(Date.now() - started).toBeLessThan(1_800);
   });
+
+  it('holds each of two concurrent requests in one process to its own deadline, whichever started last', async () => {
+    proxy().fault = { kind: 'hang' };
+    const handler = getPetHandler(service);
+    const answered = async (remainingMs: number) => {
+      const started = Date.now();
+      const result = await handler(apiEvent('GET', '/pets/1'), localContext('getPet', remainingMs));
+      return { status: result.statusCode, ms: Date.now() - started };
+    };
+    // Started in the same tick, the later one with the shorter deadline: neither may take the other's.
+    const [long, short] = await Promise.all([answered(10_000), answered(1_800)]);
+    expect(short.status).toBe(503);
+    expect(short.ms).toBeLessThan(1_800);
+    expect(long.status).toBe(503);
+    expect(long.ms).toBeGreaterThanOrEqual(STORE_BUDGET_MS - 50);
+    expect(long.ms).toBeLessThan(ANSWER_BOUND_MS);
+  });
 });
 
 describe('which failed writes may have landed', () => {

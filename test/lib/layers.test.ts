@@ -6,7 +6,8 @@
  * Imports only run downward: domain imports nothing of ours but domain and only Node's built-ins;
  * store adds the AWS SDK; http adds middy; nothing in lib/ imports functions/ or the tools around
  * them (infra, local, scripts, test, contract, client, bench). The route prose
- * (lib/domain/routeDocs.ts) is imported by neither, so no bundle carries it.
+ * (lib/domain/routeDocs.ts) is imported by neither, so no bundle carries it. No layer imports
+ * `node:async_hooks` (`FORBIDDEN`).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { posix } from 'node:path';
@@ -24,6 +25,12 @@ const ALLOWED: Record<Layer, { layers: readonly Layer[]; packages: readonly stri
 };
 
 const ROUTE_DOCS = 'lib/domain/routeDocs.ts';
+
+/** Built-ins no file of lib/ or functions/ may import, and why. */
+const FORBIDDEN: Readonly<Record<string, string>> = {
+  'node:async_hooks':
+    "a request's state travels with what it calls (lib/store/deadline.ts): on Node 22 AsyncLocalStorage's promise hooks slow every promise of a cold start",
+};
 
 /** The layer of a repository path; undefined for a file outside lib/ and functions/. */
 function layerOf(path: string): Layer | 'unlayered' | undefined {
@@ -50,6 +57,11 @@ function violations(file: string, specifiers: readonly string[]): string[] {
   const allowed = ALLOWED[layer];
   const found: string[] = [];
   for (const specifier of specifiers) {
+    const forbidden = FORBIDDEN[specifier];
+    if (forbidden) {
+      found.push(`${file} imports ${specifier}: ${forbidden}`);
+      continue;
+    }
     if (!specifier.startsWith('.')) {
       if (!allowed.packages.some((prefix) => specifier.startsWith(prefix))) {
         found.push(`${file} imports ${specifier}: ${layer} may import only packages ${allowed.packages.join(', ')}`);
@@ -115,6 +127,12 @@ describe('the layers of lib/', () => {
     ['domain importing a test helper', ['../../test/support/store.ts'], ['lib/domain/x.ts imports ../../test/support/store.ts (test/support/store.ts): domain may import only domain']],
   ])('fails on %s, naming the file and the import', (_case, specifiers, expected) => {
     expect(violations('lib/domain/x.ts', specifiers)).toEqual(expected);
+  });
+
+  it.each(['lib/domain/x.ts', 'lib/store/x.ts', 'lib/http/x.ts', 'lib/service.ts', 'functions/x.ts'])('fails on node:async_hooks in %s', (file) => {
+    expect(violations(file, ['node:async_hooks', 'node:crypto'])).toEqual([
+      `${file} imports node:async_hooks: ${FORBIDDEN['node:async_hooks']}`,
+    ]);
   });
 
   it('fails on an upward import from store, http, the composition root or a function', () => {

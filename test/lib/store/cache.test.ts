@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { refreshing } from '../../../lib/store/cache.ts';
-import { withDeadline } from '../../../lib/store/deadline.ts';
 
 const TTL = 5 * 60_000;
 
@@ -147,7 +146,7 @@ describe('refreshing: the bound on a kept value', () => {
 
   it("makes a caller stop waiting at its request's deadline, and the load goes on for the next caller", async () => {
     const { get, load, settle } = setUp();
-    const waited = withDeadline(50, () => get()).then(
+    const waited = get(Date.now() + 50).then(
       () => 'answered',
       (error: Error) => error.name,
     );

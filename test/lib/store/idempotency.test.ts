@@ -7,8 +7,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import type { NewPet } from '../../../lib/domain/schemas.ts';
-import { withDeadline } from '../../../lib/store/deadline.ts';
-import type { StoreTable } from '../../../lib/store/dynamo.ts';
+import { withinDeadline, type StoreTable } from '../../../lib/store/dynamo.ts';
 import { IdempotentCreates, RECORD_TTL_SECONDS, WAIT_FOR_CONCURRENT_MS, bodyHashOf, recordKey } from '../../../lib/store/idempotency.ts';
 import { getPet } from '../../../lib/store/petReads.ts';
 import { putPet } from '../../../lib/store/petWrites.ts';
@@ -56,6 +55,10 @@ const setRecord = (key: string, expression: string, values: Record<string, unkno
 
 const creates = (newId: () => number = () => 777) => new IdempotentCreates(fresh.service.control, fresh.service.pets, newId);
 
+/** `creates` within a request whose deadline is `deadline` (epoch ms), as the pipeline scopes the tables. */
+const createsWithin = (deadline: number, newId: () => number = () => 777) =>
+  new IdempotentCreates(withinDeadline(fresh.service.control, deadline), withinDeadline(fresh.service.pets, deadline), newId);
+
 describe('a fresh key', () => {
   it('is remembered 24 hours', () => {
     expect(RECORD_TTL_SECONDS).toBe(86_400);
@@ -75,13 +78,10 @@ describe('a fresh key', () => {
   });
 
   it('leases until the request deadline when there is one', async () => {
-    const deadline = await withDeadline(2_000, async () => {
-      await creates(() => 4343).create(caller, 'bounded', rex);
-      return Date.now() + 2_000;
-    });
+    const deadline = Date.now() + 2_000;
+    await createsWithin(deadline, () => 4343).create(caller, 'bounded', rex);
     const stored = await record('bounded');
-    expect(stored?.leaseUntil).toBeLessThanOrEqual(deadline);
-    expect(stored?.leaseUntil).toBeGreaterThan(deadline - 1_000);
+    expect(stored?.leaseUntil).toBe(deadline);
   });
 });
 
@@ -105,7 +105,7 @@ describe('a record in progress with a live lease', () => {
 
   it('is waited for no longer than the request deadline allows, and answered 409 (not a store timeout)', async () => {
     await putRecord('short', { leaseUntil: Date.now() + 60_000 });
-    await expect(withDeadline(700, () => creates().create(caller, 'short', rex))).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
+    await expect(createsWithin(Date.now() + 700).create(caller, 'short', rex)).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
   });
 
   it('is waited for about a second, then answered 409', async () => {
@@ -275,7 +275,7 @@ describe('a failed attempt', () => {
     const ids = Array.from({ length: 9 }, (_, i) => 12_000 + i);
     for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
-    await expect(withDeadline(20_000, () => creates(() => ids[next++] ?? 12_000).create(caller, 'within', rex))).rejects.toThrow(/No free pet id/);
+    await expect(createsWithin(Date.now() + 20_000, () => ids[next++] ?? 12_000).create(caller, 'within', rex)).rejects.toThrow(/No free pet id/);
     expect(await record('within')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
   });
 
@@ -300,7 +300,7 @@ describe('a failed attempt', () => {
       }
       return id;
     };
-    await expect(withDeadline(250, () => creates(slowIds).create(caller, 'late', rex))).rejects.toBeDefined();
+    await expect(createsWithin(Date.now() + 250, slowIds).create(caller, 'late', rex)).rejects.toBeDefined();
     const stored = await record('late');
     expect(stored?.state).toBe('in_progress');
     expect(stored?.leaseUntil).not.toBe(0);

@@ -121,8 +121,8 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
   logs.length = 0;
   const bundle = inspectedBundle();
   const lines = readFileSync(bundle, 'utf8').split('\n');
-  const line = lines.findIndex((l) => l.includes('withDeadline(storeBudget(context.getRemainingTimeInMillis'));
-  const debug = await attachWithBreakpoint(bundle, line, lines[line]!.indexOf('withDeadline('));
+  const line = lines.findIndex((l) => l.includes('storeDeadline(context.getRemainingTimeInMillis'));
+  const debug = await attachWithBreakpoint(bundle, line, lines[line]!.search(/\S/));
 
   const answer = listPets();
   await debug.paused;
