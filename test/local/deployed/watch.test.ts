@@ -38,6 +38,7 @@ const newMessage = (id: number) => `Pet ${id} is not in the inventory.`;
 /** What the held request's sandbox logs once it holds the request. */
 const HELD_MARKER = 'holding the request until released';
 const PARSED = "const { petId } = parseOrThrow(PetIdPath, event.pathParameters ?? {}, 'path');";
+const READ = 'const pet = await getPet(pets, petId);';
 
 describe('start:deployed --watch', () => {
   let copy: string;
@@ -115,11 +116,14 @@ describe('start:deployed --watch', () => {
   it('serves an edited function without dropping a request: one in flight finishes on the old code, later ones get the new', async () => {
     expect((await get(MISSING_ID, keys[0]!)).body.message).toBe(oldMessage(MISSING_ID));
 
-    // Edit 1: getPet holds HELD_ID's request until the test releases it (the Lambda's 10 s timeout bounds it).
+    // Edit 1: getPet holds HELD_ID's request until the test releases it (the Lambda's 10 s timeout
+    // bounds it), then answers it without a store call: the hold may outlast the request's store
+    // budget (2.5 s), after which a call would be aborted (503) whatever code served it.
     const heldSavedAt = editGetPet(
-      PARSED,
+      `${PARSED}\n    ${READ}`,
       `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +
-        `      while (!(await import('node:fs')).existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }`,
+        `      while (!(await import('node:fs')).existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }\n` +
+        `    const pet = String(petId) === '${HELD_ID}' ? undefined : await getPet(pets, petId);`,
     );
     await until('the reload line of edit 1', () => reports.length >= 1);
     const heldReloadMs = Math.round(reportedAt[0]! - heldSavedAt);
