@@ -40,6 +40,8 @@ describe.each(STAGES)('%s: every DynamoDB grant of every role is used', (stage) 
 
     await running.close();
     const lines = running.logs.filter((line) => line.startsWith('IAM '));
+    // Each role's report, as start:deployed prints it at stop (the suite's record of least privilege).
+    console.log(`${stage}:\n${lines.join('\n')}`);
     expect(lines.map((line) => REPORT_LINE.exec(line)?.slice(1).map(String))).toEqual(
       report.functions.map((fn) => [fn.function, expect.stringMatching(/^\d+$/), '0', 'none']),
     );
