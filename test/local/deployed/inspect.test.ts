@@ -20,6 +20,7 @@ import { LambdaFunctionHost } from '../../../local/deployed/lambdaHost.ts';
 import { API_KEY_FORMAT, runKeys } from '../../../scripts/keys.ts';
 import { OFFLINE_PARAMETERS } from '../../../scripts/startDeployed.ts';
 import { freePort } from '../../support/ports.ts';
+import { fixtureFunction } from '../../support/lambdaFixture.ts';
 
 const SOURCE = 'functions/listPets.ts';
 /** listPets' Timeout in this test's copy of the template: short, so a pause can outlast it. */
@@ -142,23 +143,7 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
 function inspectedFixture(source: string, lines: string[], inspectPort: number) {
   const assetDir = mkdtempSync(join(tmpdir(), 'inspect-fixture-'));
   writeFileSync(join(assetDir, 'index.mjs'), source);
-  const host = new LambdaFunctionHost({
-    functionName: 'PetStore-inspect-fixture',
-    assetDir,
-    handler: 'index.handler',
-    runtime: 'nodejs22.x',
-    memoryMiB: 128,
-    timeoutSeconds: 1,
-    region: 'us-east-1',
-    environment: {},
-    credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
-    endpointOverrides: {},
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-inspect-fixture:live',
-    functionVersion: '1',
-    logGroupName: '/aws/lambda/PetStore-inspect-fixture',
-    inspectPort,
-    log: (line) => lines.push(line),
-  });
+  const host = new LambdaFunctionHost(fixtureFunction('inspect-fixture', assetDir, { timeoutSeconds: 1, inspectPort, log: (line) => lines.push(line) }));
   const close = async () => {
     await host.close();
     rmSync(assetDir, { recursive: true, force: true });

@@ -16,6 +16,7 @@ import {
   type InvokeOutcome,
 } from '../../../local/deployed/lambdaHost.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../../local/store.ts';
+import { fixtureFunction } from '../../support/lambdaFixture.ts';
 
 const FIXTURE_MJS = `
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,22 +66,16 @@ afterEach(async () => {
 afterAll(() => rmSync(fixtureDir, { recursive: true, force: true }));
 
 function definition(overrides: Partial<FunctionDefinition> = {}): FunctionDefinition {
-  return {
-    functionName: 'PetStore-fixture',
-    assetDir: fixtureDir,
+  return fixtureFunction('fixture', fixtureDir, {
     handler: 'index.echo',
-    runtime: 'nodejs22.x',
     memoryMiB: 256,
     timeoutSeconds: 5,
-    region: 'us-east-1',
     environment: { TABLE_NAME: 'pets-table' },
-    credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
     endpointOverrides: { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1' },
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-fixture:live',
     functionVersion: '7',
-    logGroupName: '/aws/lambda/PetStore-fixture',
+    log: undefined,
     ...overrides,
-  };
+  });
 }
 
 function startHost(overrides: Partial<FunctionDefinition> = {}) {

@@ -15,6 +15,7 @@ import { PROXY_RESPONSE_HEADER_RULES, REQUEST_LIMITS, startRestApiEmulator, type
 import { testApp, synthesize } from '../../infra/synth.ts';
 import { escapeJavaScript, renderTemplate } from '../../../local/deployed/velocity.ts';
 import { PARSER_EDGE_REQUESTS, rawExchange } from '../../support/rawHttp.ts';
+import { fixtureFunction } from '../../support/lambdaFixture.ts';
 
 type Resources = CfnTemplate['Resources'];
 
@@ -457,22 +458,7 @@ describe("a function's own timeout, shorter than the integration's", () => {
     const changed = copy();
     const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
     changed.Resources[listPets]!.Properties!.Timeout = 1;
-    const host = new LambdaFunctionHost({
-      functionName: 'PetStore-timeout-fixture',
-      assetDir,
-      handler: 'index.handler',
-      runtime: 'nodejs22.x',
-      memoryMiB: 128,
-      timeoutSeconds: Number(changed.Resources[listPets]!.Properties!.Timeout),
-      region: 'us-east-1',
-      environment: {},
-      credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
-      endpointOverrides: {},
-      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-timeout-fixture:live',
-      functionVersion: '1',
-      logGroupName: '/aws/lambda/PetStore-timeout-fixture',
-      log: () => undefined,
-    });
+    const host = new LambdaFunctionHost(fixtureFunction('timeout-fixture', assetDir, { timeoutSeconds: Number(changed.Resources[listPets]!.Properties!.Timeout) }));
     try {
       const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
       const started = Date.now();
@@ -501,23 +487,9 @@ describe('a function throttled past its ReservedConcurrentExecutions', () => {
     writeFileSync(join(assetDir, 'index.mjs'), `export const handler = async () => { await new Promise((r) => setTimeout(r, ${slowMs})); return { statusCode: 200, body: "ran" }; };`);
     const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
     changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions = 1;
-    const host = new LambdaFunctionHost({
-      functionName: 'PetStore-throttle-fixture',
-      assetDir,
-      handler: 'index.handler',
-      runtime: 'nodejs22.x',
-      memoryMiB: 128,
-      timeoutSeconds: 10,
-      region: 'us-east-1',
-      environment: {},
-      credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
-      endpointOverrides: {},
-      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-throttle-fixture:live',
-      functionVersion: '1',
-      logGroupName: '/aws/lambda/PetStore-throttle-fixture',
-      reservedConcurrency: Number(changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions),
-      log: () => undefined,
-    });
+    const host = new LambdaFunctionHost(
+      fixtureFunction('throttle-fixture', assetDir, { reservedConcurrency: Number(changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions) }),
+    );
     try {
       const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
       const started = Date.now();

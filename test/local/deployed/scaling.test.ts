@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { LambdaFunctionHost, MAX_INSTANCES, THROTTLED_OUTCOME, type FunctionDefinition, type InvokeOutcome } from '../../../local/deployed/lambdaHost.ts';
 import { freePort } from '../../support/ports.ts';
+import { fixtureFunction } from '../../support/lambdaFixture.ts';
 
 let fixtureDir: string;
 const hosts: LambdaFunctionHost[] = [];
@@ -20,23 +21,7 @@ afterEach(async () => {
 afterAll(() => rmSync(fixtureDir, { recursive: true, force: true }));
 
 function startHost(overrides: Partial<FunctionDefinition>, lines: string[]): LambdaFunctionHost {
-  const host = new LambdaFunctionHost({
-    functionName: 'PetStore-scaling',
-    assetDir: fixtureDir,
-    handler: 'index.slow',
-    runtime: 'nodejs22.x',
-    memoryMiB: 128,
-    timeoutSeconds: 10,
-    region: 'us-east-1',
-    environment: {},
-    credentials: { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' },
-    endpointOverrides: {},
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:PetStore-scaling:live',
-    functionVersion: '1',
-    logGroupName: '/aws/lambda/PetStore-scaling',
-    log: (line) => lines.push(line),
-    ...overrides,
-  });
+  const host = new LambdaFunctionHost(fixtureFunction('scaling', fixtureDir, { handler: 'index.slow', log: (line) => lines.push(line), ...overrides }));
   hosts.push(host);
   return host;
 }
