@@ -28,7 +28,12 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
 
 /** The caller when `authorization` carries a valid key; throws a 401 otherwise. The keys are waited for until `deadline`, if given. */
 export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore, deadline?: number): Promise<Caller> {
-  const digest = digestKey(bearerToken(authorization));
+  return callerWithToken(bearerToken(authorization), keys, deadline);
+}
+
+/** The caller whose key is `token`, checked against `keys`; throws a 401 when they do not hold it. */
+async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: number): Promise<Caller> {
+  const digest = digestKey(token);
   const matched = await matchingKey(digest, keys, deadline);
   if (matched === undefined) throw unauthorized('The API key is invalid.', true);
   return { digest, ...matched };
@@ -67,10 +72,11 @@ export function callerOf(event: object): Caller {
 export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): ProxyMiddleware {
   return {
     before: async (request: ProxyRequest) => {
-      const authorization = request.event.headers?.authorization;
-      const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
-      const vouched = token === undefined ? undefined : vouchedCaller(request.event.requestContext?.authorizer, token, keys, now());
-      const caller = vouched ?? (await authenticateCaller(authorization, keys, storeDeadlineOf(request.context)));
+      // The header is read once: a malformed one is the same 401 whether or not a verdict came with it.
+      const token = bearerToken(request.event.headers?.authorization);
+      const caller =
+        vouchedCaller(request.event.requestContext?.authorizer, token, keys, now()) ??
+        (await callerWithToken(token, keys, storeDeadlineOf(request.context)));
       callers.set(request.event, caller);
       noteKeyId(request, caller.keyId);
     },
