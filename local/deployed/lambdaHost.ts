@@ -356,17 +356,25 @@ class FunctionInstance {
   /** One line each time the timeout stops for a debugger's pause and starts again. */
   #followDebuggerPauses(stream: NodeJS.ReadableStream | null | undefined): void {
     if (!stream) return;
+    // The resume may be read after the invocation's result (another channel): its line still follows
+    // the suspension's, even though the clock it would restart has stopped for good.
+    let suspended: Countdown | undefined;
+    const left = (clock: Countdown) => `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
     createInterface({ input: stream, crlfDelay: Infinity }).on('line', (event) => {
       this.#debuggerPaused = event === 'paused';
       const clock = this.#clock;
-      if (!clock || clock.stopped || clock.running !== this.#debuggerPaused) return;
-      const left = `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
       if (this.#debuggerPaused) {
+        if (!clock?.running) return;
         clock.suspend();
-        this.#log(`Timeout suspended: the debugger paused the sandbox (${left})`);
+        suspended = clock;
+        this.#log(`Timeout suspended: the debugger paused the sandbox (${left(clock)})`);
       } else {
-        clock.resume();
-        this.#log(`Timeout resumed: the debugger resumed the sandbox (${left})`);
+        // A clock started while paused (the next invocation's) starts now, as the suspended one would.
+        const restarted = clock && !clock.running && !clock.stopped ? clock : undefined;
+        restarted?.resume();
+        const shown = suspended ?? restarted;
+        suspended = undefined;
+        if (shown) this.#log(`Timeout resumed: the debugger resumed the sandbox (${left(shown)})`);
       }
     });
   }

@@ -132,6 +132,8 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
   const reply = await answer;
   expect(reply.status, await reply.clone().text()).toBe(200);
   expect(logs.filter((l) => l.includes('Task timed out'))).toEqual([]);
+  // The resume is reported on its own pipe, which the host may read after the answer.
+  for (let waited = 0; waited < 5_000 && !logs.some((l) => l.includes('Timeout resumed')); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
   expect(logs.filter((l) => /Timeout (suspended|resumed)/.test(l))).toEqual([
     expect.stringMatching(new RegExp(`Timeout suspended: the debugger paused the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
     expect.stringMatching(new RegExp(`Timeout resumed: the debugger resumed the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
