@@ -42,7 +42,7 @@ import { DEFAULT_STATUS_INDEX_SHARDS, shardCountOf, statusShardsOf, type PetsTab
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { FLOOR_LABELS, TARGETS, beyondFloor, buildAllBundles, type BuiltBundle, type FloorName } from './bundles.ts';
-import { STAND_IN_TABLES, coldRequest, startStandInDynamo, type ColdSample, type Invocation } from './coldRequest.ts';
+import { STAND_IN_TABLES, coldRequest, lambdaRuntimePrelude, startStandInDynamo, type ColdSample, type Invocation } from './coldRequest.ts';
 
 const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only]';
 
@@ -89,9 +89,12 @@ function apiEvent(method: string, target: string, body?: unknown) {
   return toProxyEvent({ method, path: url.pathname, query: url.searchParams, rawHeaders: headers, body: raw, sourceIp: '127.0.0.1' }, match.route, match.pathParameters);
 }
 
-/** Milliseconds a fresh Node process takes to import `file`, measured inside that process. */
+/**
+ * Milliseconds a fresh Node process takes to import `file`, measured inside that process, after the
+ * built-ins Lambda's runtime has loaded (scripts/coldRequest.ts, `lambdaRuntimePrelude`).
+ */
 function coldImport(file: string): number {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t));`;
+  const script = `${lambdaRuntimePrelude}\nconst t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t));`;
   const env = {
     PATH: process.env.PATH ?? '',
     NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
@@ -190,6 +193,8 @@ interface ColdFigures {
   importMs: number;
   firstMs: number;
   coldMs: number;
+  /** The cold request's CPU time (user + system): steadier than wall time on a shared machine; not a target. */
+  coldCpuMs: number;
 }
 
 interface ColdRow extends ColdFigures {
@@ -199,12 +204,14 @@ interface ColdRow extends ColdFigures {
   /** The cold request and the first invocation alone against the default floor's, in the same run. */
   coldRatio: number;
   firstRatio: number;
+  coldCpuRatio: number;
 }
 
 const medians = (samples: ColdSample[]): ColdFigures => ({
   importMs: percentile(samples.map((s) => s.importMs), 50),
   firstMs: percentile(samples.map((s) => s.firstMs), 50),
   coldMs: percentile(samples.map((s) => s.importMs + s.firstMs), 50),
+  coldCpuMs: percentile(samples.map((s) => s.importCpuMs + s.firstCpuMs), 50),
 });
 
 /**
@@ -259,7 +266,14 @@ async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle,
     const base = medians(samples.get(variantOf(floor))!);
     return variants.map(({ bundle, compileCache }) => {
       const figures = medians(samples.get(variantOf(bundle, compileCache))!);
-      return { name: bundle.name, compileCache, ...figures, coldRatio: figures.coldMs / base.coldMs, firstRatio: figures.firstMs / base.firstMs };
+      return {
+        name: bundle.name,
+        compileCache,
+        ...figures,
+        coldRatio: figures.coldMs / base.coldMs,
+        firstRatio: figures.firstMs / base.firstMs,
+        coldCpuRatio: figures.coldCpuMs / base.coldCpuMs,
+      };
     });
   } finally {
     await standIn.close();
@@ -500,7 +514,7 @@ const coldFunctions = sizes.cold.filter((row) => row.name !== 'floor' && row.nam
 table(
   `Cold request: a fresh process imports the bundle and serves its first invocation against an instant stand-in DynamoDB ` +
     `(median of ${COLD_REQUESTS} each; the floors' of all ${COLD_REQUESTS * coldFunctions.length}, interleaved)`,
-  ['bundle', 'import', 'first invocation', 'cold request', 'x floor cold', 'first x floor first'],
+  ['bundle', 'import', 'first invocation', 'cold request', 'x floor cold', 'first x floor first', 'cold CPU', 'x floor CPU'],
   sizes.cold.map((row) => [
     row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${row.compileCache ? ' + compile cache (not deployed)' : ''}`,
     ms(row.importMs),
@@ -508,6 +522,8 @@ table(
     ms(row.coldMs),
     `${row.coldRatio.toFixed(3)}x`,
     `${row.firstRatio.toFixed(3)}x`,
+    ms(row.coldCpuMs),
+    `${row.coldCpuRatio.toFixed(3)}x`,
   ]),
 );
 const coldCheck = (what: string, limit: number, ratioOf: (row: ColdRow) => number) => {

@@ -98,6 +98,9 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
 export interface ColdSample {
   importMs: number;
   firstMs: number;
+  /** The same phases in CPU time (user + system) of the process: steadier than wall time on a shared machine. */
+  importCpuMs: number;
+  firstCpuMs: number;
 }
 
 /** What to invoke: the event, and the answer that proves it was served (a status code, or a floor's item). */
@@ -117,8 +120,8 @@ export interface Invocation {
  * costs a few milliseconds Lambda never pays, stays out of the timing.
  */
 const lambdaConsole = `
-const { openSync: __open, writeSync: __write } = await import('node:fs');
-const { format: __format } = await import('node:util');
+const { openSync: __open, writeSync: __write } = require('node:fs');
+const { format: __format } = require('node:util');
 const __fd = __open(process.env.BENCH_LOG_FILE, 'a');
 for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug: 'DEBUG', warn: 'WARN', error: 'ERROR', trace: 'TRACE' })) {
   console[method] = (...args) => __write(__fd, new Date().toISOString() + '\\t' + 'bench-cold' + '\\t' + level + '\\t' + __format(...args).replace(/\\n/g, '\\r') + '\\n');
@@ -126,20 +129,46 @@ for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug:
 `;
 
 /**
+ * The Node built-ins Lambda's Node.js runtime has loaded before it imports the handler
+ * (aws-lambda-nodejs-runtime-interface-client 3.3: its esbuild bundle's `createRequire` banner
+ * loads `module`; RAPIDClient `http`; ResponseStream `net`; LogPatch and Errors `util` and `fs`;
+ * UserFunction `path`; InvokeContext `assert`). The fresh process loads them before the clock
+ * starts, as the runtime does (with `require`, which builds no ES module namespace: a bundle's own
+ * `import` of one of them still pays for its namespace, as on Lambda), so neither the floors nor
+ * the functions are charged for loading them.
+ */
+export const LAMBDA_RUNTIME_PRELOADED = ['node:module', 'node:http', 'node:net', 'node:util', 'node:fs', 'node:path', 'node:assert'] as const;
+
+/**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
  * It exits at once (the SDK's keep-alive socket would hold it open).
  */
+/**
+ * The start of every fresh process the bench times (an ES module given with `--input-type=module`):
+ * the runtime's own `createRequire` import, then its built-ins loaded with `require`.
+ */
+export const lambdaRuntimePrelude = `
+import { createRequire } from 'node:module';
+const require = createRequire(process.cwd() + '/');
+for (const builtin of ${JSON.stringify(LAMBDA_RUNTIME_PRELOADED)}) require(builtin);
+`;
+
 const childScript = (file: string) => `
+${lambdaRuntimePrelude}
 ${lambdaConsole}
+const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
 const started = performance.now();
+const startedCpu = cpu();
 const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
 const imported = performance.now();
+const importedCpu = cpu();
 const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVersion: '$LATEST', memoryLimitInMB: '1024',
   invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:bench', logGroupName: 'bench', logStreamName: 'bench',
   callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 10000, done() {}, fail() {}, succeed() {} };
 const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
 const answered = performance.now();
-process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, result }) + '\\n', () => process.exit(0));
+const answeredCpu = cpu();
+process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, importCpuMs: importedCpu - startedCpu, firstCpuMs: answeredCpu - importedCpu, result }) + '\\n', () => process.exit(0));
 `;
 
 /** A fresh process's import + first invocation of `file`, with the functions' environment plus `env`. */
@@ -168,7 +197,7 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   });
   const line = stdout.split('\n').findLast((each) => each.startsWith('COLD '));
   if (!line) throw new Error(`${file}: the cold process printed no figures:\n${stdout}`);
-  const { importMs, firstMs, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
+  const { importMs, firstMs, importCpuMs, firstCpuMs, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
   if (standIn.calls.length === before) throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
   if (!invocation.expect(result)) throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
   const keyReads = standIn.keyReads - keyReadsBefore;
@@ -178,5 +207,5 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   if (typeof (result as { statusCode?: unknown } | null)?.statusCode === 'number' && !log.includes('"message":"request"')) {
     throw new Error(`${file}: the first invocation wrote no request log line through the console:\n${log}`);
   }
-  return { importMs, firstMs };
+  return { importMs, firstMs, importCpuMs, firstCpuMs };
 }
