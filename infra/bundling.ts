@@ -40,6 +40,36 @@ export const ESM_REQUIRE_BANNER =
 export const FUNCTION_NODE_OPTIONS = '';
 
 /**
+ * The Node built-ins the bundled code imports, each replaced by a module of ours
+ * (`infra/builtins/`) that takes the built-in from `process.getBuiltinModule` and exports the names
+ * imported from it. An ES `import` of a built-in builds its module namespace, which reads every
+ * export of the built-in, getters included: `node:http`'s load Node's fetch and WebSocket stack
+ * (15-30 ms of a cold start), `node:process`'s build its report and stdio objects (3-5 ms), and
+ * the rest cost about 1 ms each, none of which Lambda's runtime has paid before the handler loads
+ * (it loads its own built-ins with `require`). `node:fs/promises` is also served over `node:fs`,
+ * which the runtime has loaded (infra/builtins/fsPromises.ts). A name imported from one that its
+ * module does not export fails the build; a built-in not listed here fails
+ * test/infra/bundleContents.test.ts, which allows no ES import of a built-in in a bundle.
+ */
+export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries({
+    crypto: 'crypto.ts',
+    fs: 'fs.ts',
+    'fs/promises': 'fsPromises.ts',
+    http: 'http.ts',
+    https: 'https.ts',
+    os: 'os.ts',
+    path: 'path.ts',
+    process: 'process.ts',
+    stream: 'stream.ts',
+    timers: 'timers.ts',
+  }).flatMap(([builtin, file]) => {
+    const module = join(PROJECT_ROOT, 'infra', 'builtins', file);
+    return [[`node:${builtin}`, module], [builtin, module]];
+  }),
+);
+
+/**
  * Packages the bundles replace with modules of ours (absolute paths, so both esbuild runs resolve
  * them alike whatever their working folder):
  * - the SDK's default credential chain (SSO, INI, process, web identity, HTTP, IMDS, and the STS
@@ -47,13 +77,12 @@ export const FUNCTION_NODE_OPTIONS = '';
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
  *   throws if it ever were;
- * - `node:http`, by the same module loaded with `require`: an ES import of it cost createPet's cold
- *   import 15-30 ms (see infra/nodeHttpByRequire.ts).
+ * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
   '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
-  'node:http': join(PROJECT_ROOT, 'infra', 'nodeHttpByRequire.ts'),
+  ...builtinAliases,
 };
 
 /** The shared settings, in esbuild's own terms. */
@@ -74,6 +103,13 @@ export const esbuildSettings = {
   /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken. */
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_BANNER,
+  /**
+   * The global `ReadableStream` (Web Streams) as `undefined`. The SDK reads it only to ask whether a
+   * body is a web stream (`typeof ReadableStream` first), and through Node's HTTP handler no body of
+   * ours ever is (requests are strings, responses Node streams); reading the global loads Node's Web
+   * Streams (about 1.5 ms of a first invocation). test/infra/bundleContents.test.ts fails on any other use.
+   */
+  define: { ReadableStream: 'undefined' } as Record<string, string>,
   /** Nothing is external: AWS SDK v3 is bundled, so the version we test is the version we run. */
   external: [] as string[],
   alias: lambdaAliases,
@@ -91,6 +127,7 @@ export function lambdaBundling(): BundlingOptions {
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
     banner: esbuildSettings.banner,
+    define: { ...esbuildSettings.define },
     bundleAwsSDK: true,
     externalModules: [...esbuildSettings.external],
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
@@ -112,6 +149,7 @@ export function bundleOptions(): BuildOptions {
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
     banner: { js: esbuildSettings.banner },
+    define: { ...esbuildSettings.define },
     external: [...esbuildSettings.external],
     alias: { ...esbuildSettings.alias },
     logLevel: esbuildSettings.logLevel,

@@ -26,8 +26,8 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
   lambdaFloor: 'Lambda floor (built as the functions are)',
 };
 
-/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases`. */
-export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {} });
+/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases` or `define`. */
+export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {}, define: {} });
 
 export interface BuiltBundle {
   name: OperationName | FloorName;
@@ -36,6 +36,12 @@ export interface BuiltBundle {
   bytes: number;
   /** Bytes in the output per input file, as the metafile gives them. */
   inputs: Record<string, number>;
+  /**
+   * What the output imports with a static ES `import`, as the metafile gives it (only Node built-ins
+   * are left external). A dynamic `import()` is left out: it runs only when reached (the SDK's
+   * `node:async_hooks`, for Lambda's multi-concurrency mode).
+   */
+  esImports: string[];
 }
 
 export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
@@ -51,7 +57,8 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   const meta = Object.values(result.metafile.outputs)[0];
   if (!output || !meta) throw new Error(`${entry}: esbuild wrote nothing`);
   const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
-  return { name, entry, code: output.contents, bytes: output.contents.length, inputs };
+  const esImports = meta.imports.filter((each) => each.kind === 'import-statement').map((each) => each.path);
+  return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports };
 }
 
 /** Both floors, then one bundle per route. */

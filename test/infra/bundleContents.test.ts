@@ -6,9 +6,9 @@
  */
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, lambdaAliases } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, deployedBundleOptions, lambdaAliases } from '../../infra/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { TARGETS, beyondFloor, buildAllBundles, sourceOf, type BuiltBundle } from '../../scripts/bundles.ts';
+import { TARGETS, beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../scripts/bundles.ts';
 
 /**
  * The issue's byte target, against the default floor. It proves the aliases: without the
@@ -26,6 +26,19 @@ beforeAll(async () => {
   lambdaFloor = built.lambdaFloor;
   for (const bundle of built.functions) bundles.set(bundle.name, bundle);
 }, 60_000);
+
+/**
+ * The lines of `entry`'s bundle (built unminified, without `define`) that read the global
+ * `ReadableStream` other than after `typeof ReadableStream`: the define that replaces it with
+ * `undefined` is only safe while every use is such a test (the SDK's "is this body a web stream?").
+ */
+async function unguardedReadableStreamUses(entry: string): Promise<string[]> {
+  const unminified = await buildBundle('getPet', entry, { ...deployedBundleOptions(), minify: false, define: {} });
+  const lines = new TextDecoder().decode(unminified.code).split('\n');
+  const uses = lines.filter((line) => /(?<![\w$.])ReadableStream\b/.test(line));
+  expect(uses.length, `${entry}: no use of ReadableStream found at all`).toBeGreaterThan(0);
+  return uses.filter((line) => !/typeof ReadableStream\b/.test(line)).map((line) => line.trim());
+}
 
 /** Every input the bundle keeps code of (esbuild lists tree-shaken inputs with 0 bytes). */
 const keptInputs = (bundle: BuiltBundle) => Object.keys(bundle.inputs).filter((input) => bundle.inputs[input]! > 0);
@@ -79,6 +92,14 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect([...sources(bundle())]).toEqual(expect.arrayContaining(REPLACEMENTS));
   });
 
+  it('imports no Node built-in as an ES module: each comes from infra/builtins/ (builtinAliases)', () => {
+    expect(bundle().esImports).toEqual([]);
+  });
+
+  it('reads the global ReadableStream nowhere but in a typeof-guarded test (defined away, see esbuildSettings.define)', async () => {
+    expect(await unguardedReadableStreamUses(route.entry)).toEqual([]);
+  });
+
   it('carries no event-stream support, only the stub that throws if it is ever loaded', () => {
     expect(keptInputs(bundle()).filter((input) => EVENT_STREAMS.test(input))).toEqual([]);
     expect([...sources(bundle())]).toContain(EVENT_STREAMS_STUB);
@@ -111,10 +132,16 @@ describe('the floors', () => {
     expect(present.filter((source) => source.startsWith('infra/'))).toEqual([]);
   });
 
+  it('the default one imports its built-ins as ES modules, the Lambda one none', () => {
+    expect(floor.esImports).toEqual(expect.arrayContaining(['node:http', 'node:https', 'node:process', 'node:crypto']));
+    expect(lambdaFloor.esImports).toEqual([]);
+  });
+
   it('the Lambda one is built as the functions are: every alias applied', () => {
     const present = [...sources(lambdaFloor)];
     expect(present.filter((source) => source.startsWith(CREDENTIAL_PROVIDERS))).toEqual([ENVIRONMENT_PROVIDER]);
-    expect(present).toEqual(expect.arrayContaining(REPLACEMENTS));
+    // Every replacement of a built-in the floor's code imports (it imports no node:timers); none left as an ES import above.
+    expect(present).toEqual(expect.arrayContaining(REPLACEMENTS.filter((file) => !file.endsWith('/timers.ts'))));
     expect(REPLACEMENTS).toEqual(expect.arrayContaining([PROVIDER_FILE, EVENT_STREAMS_STUB]));
   });
 });

@@ -1,0 +1,14 @@
+/** `node:fs` in the Lambda bundles (why: `builtinAliases` in infra/bundling.ts): the names the bundled code imports. */
+const fs = process.getBuiltinModule('node:fs');
+
+export default fs;
+export const { createReadStream, fstatSync, lstatSync, readFile } = fs;
+/**
+ * `fs.ReadStream` is a getter that loads Node's file streams; the SDK only tests `instanceof` it
+ * (a request body's length), so it is read then, not at import.
+ */
+export class ReadStream {
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof fs.ReadStream;
+  }
+}
