@@ -141,7 +141,10 @@ export const LAMBDA_RUNTIME_PRELOADED = ['node:module', 'node:http', 'node:net',
 
 /**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
- * It exits at once (the SDK's keep-alive socket would hold it open).
+ * It times with `process.hrtime`, never `performance.now()`: the global `performance` loads Node's
+ * perf_hooks on first use, which Lambda's runtime never does, so touching it here would pay that
+ * cost in advance for any bundle that reads it. It exits at once (the SDK's keep-alive socket
+ * would hold it open).
  */
 /**
  * The start of every fresh process the bench times (an ES module given with `--input-type=module`):
@@ -157,16 +160,17 @@ const childScript = (file: string) => `
 ${lambdaRuntimePrelude}
 ${lambdaConsole}
 const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
-const started = performance.now();
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const started = now();
 const startedCpu = cpu();
 const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
-const imported = performance.now();
+const imported = now();
 const importedCpu = cpu();
 const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVersion: '$LATEST', memoryLimitInMB: '1024',
   invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:bench', logGroupName: 'bench', logStreamName: 'bench',
   callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 10000, done() {}, fail() {}, succeed() {} };
 const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
-const answered = performance.now();
+const answered = now();
 const answeredCpu = cpu();
 process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, importCpuMs: importedCpu - startedCpu, firstCpuMs: answeredCpu - importedCpu, result }) + '\\n', () => process.exit(0));
 `;

@@ -6,7 +6,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { digestKey, keyIdOf, type ApiKeyStore } from '../../lib/domain/apiKeys.ts';
+import { StaticApiKeys, digestKey, keyIdOf, type ApiKeyStore } from '../../lib/domain/apiKeys.ts';
 import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
@@ -60,6 +60,21 @@ describe('the request log', () => {
     expect(line!.keyId).toMatch(/^[0-9a-f]{12}$/);
     expect(line!.latencyMs).toBeGreaterThanOrEqual(0);
     expectNothingLeaks(`Bearer ${TEST_API_KEY}`);
+  });
+
+  it('gives the latency in whole milliseconds from the request\'s arrival to its answer', async () => {
+    capture();
+    // Keys that take 150 ms to read: the request cannot be answered sooner.
+    const keys = StaticApiKeys.fromList(TEST_API_KEY);
+    const slowKeys: ApiKeyStore = { keyDigests: async () => (await new Promise((resolve) => setTimeout(resolve, 150)), keys.keyDigests()) };
+    const started = Date.now();
+    const res = await call(getPetHandler({ ...service, keys: slowKeys }), apiEvent('GET', '/pets/1'));
+    const waited = Date.now() - started;
+    expect(res.status).toBe(404);
+    const [line] = parsed();
+    expect(Number.isInteger(line!.latencyMs)).toBe(true);
+    expect(line!.latencyMs).toBeGreaterThanOrEqual(145);
+    expect(line!.latencyMs).toBeLessThanOrEqual(waited + 1);
   });
 
   it('counts only the first invocation of a handler as a cold start', async () => {

@@ -96,6 +96,10 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect(bundle().esImports).toEqual([]);
   });
 
+  it('never reads the global performance: its first use loads perf_hooks, which Lambda\'s runtime has not', () => {
+    expect(new TextDecoder().decode(bundle().code).match(/(?<![\w$.])performance\b/g) ?? []).toEqual([]);
+  });
+
   it('reads the global ReadableStream nowhere but in a typeof-guarded test (defined away, see esbuildSettings.define)', async () => {
     expect(await unguardedReadableStreamUses(route.entry)).toEqual([]);
   });
