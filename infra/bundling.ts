@@ -35,7 +35,9 @@ export const ESM_REQUIRE_BANNER =
 
 /**
  * The functions' NODE_OPTIONS: none. (`--enable-source-maps` made every cold import about 0.2x
- * slower; stack traces are symbolicated offline instead.) `npm run bench` imports with these.
+ * slower; stack traces are symbolicated offline instead. Any V8 flag, even `--max-old-space-size`,
+ * made loading Node's own built-ins about 3x slower: docs/performance.md.) `npm run bench` imports
+ * with these.
  */
 export const FUNCTION_NODE_OPTIONS = '';
 
