@@ -112,6 +112,13 @@ export const esbuildSettings = {
    * Streams (about 1.5 ms of a first invocation). test/infra/bundleContents.test.ts fails on any other use.
    */
   define: { ReadableStream: 'undefined' } as Record<string, string>,
+  /**
+   * A property read on a namespace import that its module does not export is an error, not a
+   * warning: with the built-ins replaced (`builtinAliases`), `import * as fs from 'node:fs'` then
+   * `fs.existsSync` would otherwise be `undefined` at run time. (A dynamic `import()` of a built-in
+   * is not checked by esbuild; test/infra/bundleContents.test.ts allows none.)
+   */
+  logOverride: { 'import-is-undefined': 'error' } as Record<string, 'error'>,
   /** Nothing is external: AWS SDK v3 is bundled, so the version we test is the version we run. */
   external: [] as string[],
   alias: lambdaAliases,
@@ -133,7 +140,10 @@ export function lambdaBundling(): BundlingOptions {
     bundleAwsSDK: true,
     externalModules: [...esbuildSettings.external],
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
-    esbuildArgs: { '--alias': Object.entries(esbuildSettings.alias).map(([from, to]) => `${from}=${to}`) },
+    esbuildArgs: {
+      '--alias': Object.entries(esbuildSettings.alias).map(([from, to]) => `${from}=${to}`),
+      ...Object.fromEntries(Object.entries(esbuildSettings.logOverride).map(([id, level]) => [`--log-override:${id}`, level])),
+    },
     logLevel: LogLevel.WARNING,
     forceDockerBundling: false,
   };
@@ -155,6 +165,7 @@ export function bundleOptions(): BuildOptions {
     external: [...esbuildSettings.external],
     alias: { ...esbuildSettings.alias },
     logLevel: esbuildSettings.logLevel,
+    logOverride: { ...esbuildSettings.logOverride },
     absWorkingDir: PROJECT_ROOT,
   };
 }

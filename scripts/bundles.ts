@@ -42,6 +42,8 @@ export interface BuiltBundle {
    * `node:async_hooks`, for Lambda's multi-concurrency mode).
    */
   esImports: string[];
+  /** Each dynamic `import()` of a replaced built-in (infra/builtins/), as `importer -> specifier`: it would get only the names the bundles use. */
+  dynamicBuiltinImports: string[];
 }
 
 export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
@@ -58,7 +60,10 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   if (!output || !meta) throw new Error(`${entry}: esbuild wrote nothing`);
   const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
   const esImports = meta.imports.filter((each) => each.kind === 'import-statement').map((each) => each.path);
-  return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports };
+  const dynamicBuiltinImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
+    input.imports.filter((each) => each.kind === 'dynamic-import' && each.path.startsWith('infra/builtins/')).map((each) => `${importer} -> ${each.original ?? each.path}`),
+  );
+  return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
 }
 
 /** Both floors, then one bundle per route. */

@@ -40,6 +40,22 @@ async function unguardedReadableStreamUses(entry: string): Promise<string[]> {
   return uses.filter((line) => !/typeof ReadableStream\b/.test(line)).map((line) => line.trim());
 }
 
+/**
+ * The dynamic imports of a built-in in what the functions bundle, and the names each takes: the
+ * SDK's instance-metadata region lookup (never reached here: the region is always given), and its
+ * HTTP handler's plain-http agent (its `default`, the whole module, else the names).
+ */
+const KNOWN_DYNAMIC_BUILTIN_IMPORTS: Record<string, { module: string; names: string[] }> = {
+  'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js -> node:http': {
+    module: '../../infra/builtins/http.ts',
+    names: ['request'],
+  },
+  'node_modules/@smithy/node-http-handler/dist-es/node-http-handler.js -> node:http': {
+    module: '../../infra/builtins/http.ts',
+    names: ['default', 'Agent', 'request'],
+  },
+};
+
 /** Every input the bundle keeps code of (esbuild lists tree-shaken inputs with 0 bytes). */
 const keptInputs = (bundle: BuiltBundle) => Object.keys(bundle.inputs).filter((input) => bundle.inputs[input]! > 0);
 const sources = (bundle: BuiltBundle) => new Set(keptInputs(bundle).map(sourceOf));
@@ -92,8 +108,15 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect([...sources(bundle())]).toEqual(expect.arrayContaining(REPLACEMENTS));
   });
 
-  it('imports no Node built-in as an ES module: each comes from infra/builtins/ (builtinAliases)', () => {
+  it('imports no Node built-in as an ES module: each comes from infra/builtins/ (builtinAliases)', async () => {
     expect(bundle().esImports).toEqual([]);
+    // A dynamic import() of one gets infra/builtins/'s module, which exports only the names the
+    // bundles import, and esbuild checks none of them: each must be known, with its names exported.
+    expect(bundle().dynamicBuiltinImports).toEqual(Object.keys(KNOWN_DYNAMIC_BUILTIN_IMPORTS));
+    for (const [site, { module, names }] of Object.entries(KNOWN_DYNAMIC_BUILTIN_IMPORTS)) {
+      const exported = Object.keys(await import(module));
+      expect(names.filter((name) => !exported.includes(name)), site).toEqual([]);
+    }
   });
 
   it('never reads the global performance: its first use loads perf_hooks, which Lambda\'s runtime has not', () => {

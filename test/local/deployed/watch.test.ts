@@ -118,11 +118,13 @@ describe('start:deployed --watch', () => {
 
     // Edit 1: getPet holds HELD_ID's request until the test releases it (the Lambda's 10 s timeout
     // bounds it), then answers it without a store call: the hold may outlast the request's store
-    // budget (2.5 s), after which a call would be aborted (503) whatever code served it.
+    // budget (2.5 s), after which a call would be aborted (503) whatever code served it. It reads
+    // node:fs by process.getBuiltinModule, as bundled code does: an import() of it would get
+    // infra/builtins/fs.ts, which exports only the names the functions use.
     const heldSavedAt = editGetPet(
       `${PARSED}\n    ${READ}`,
       `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +
-        `      while (!(await import('node:fs')).existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }\n` +
+        `      while (!process.getBuiltinModule('node:fs').existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }\n` +
         `    const pet = String(petId) === '${HELD_ID}' ? undefined : await getPet(pets, petId);`,
     );
     await until('the reload line of edit 1', () => reports.length >= 1);
