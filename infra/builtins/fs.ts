@@ -5,9 +5,14 @@ export default fs;
 export const { createReadStream, fstatSync, lstatSync, readFile } = fs;
 /**
  * `fs.ReadStream` is a getter that loads Node's file streams; the SDK only tests `instanceof` it
- * (a request body's length), so it is read then, not at import.
+ * (a request body's length), so it is read then, not at import. `new ReadStream(...)` still makes
+ * a real one.
  */
 export class ReadStream {
+  constructor(...args: ConstructorParameters<typeof fs.ReadStream>) {
+    return new fs.ReadStream(...args);
+  }
+
   static [Symbol.hasInstance](value: unknown): boolean {
     return value instanceof fs.ReadStream;
   }
