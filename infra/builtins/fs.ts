@@ -8,12 +8,12 @@ export const { createReadStream, fstatSync, lstatSync, readFile } = fs;
  * (a request body's length), so it is read then, not at import. `new ReadStream(...)` still makes
  * a real one.
  */
-export class ReadStream {
-  constructor(...args: ConstructorParameters<typeof fs.ReadStream>) {
-    return new fs.ReadStream(...args);
+export const ReadStream = class ReadStream {
+  constructor(...args: Parameters<typeof fs.createReadStream>) {
+    return fs.createReadStream(...args);
   }
 
   static [Symbol.hasInstance](value: unknown): boolean {
     return value instanceof fs.ReadStream;
   }
-}
+} as unknown as typeof fs.ReadStream;

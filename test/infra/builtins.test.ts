@@ -42,7 +42,8 @@ describe('infra/builtins/', () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-builtins-'));
     try {
       writeFileSync(join(dir, 'file'), 'x');
-      const made = new ReadStream(join(dir, 'file'));
+      // Constructed as Node's own is, with a path (its type declares only Readable's options).
+      const made = new (ReadStream as unknown as new (path: string) => nodeFs.ReadStream)(join(dir, 'file'));
       expect(made).toBeInstanceOf(nodeFs.ReadStream);
       expect(made instanceof ReadStream).toBe(true);
       const real = nodeFs.createReadStream(join(dir, 'file'));
