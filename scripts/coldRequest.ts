@@ -117,7 +117,8 @@ export interface Invocation {
  * with fs.writeSync to the log descriptor the runtime is given (_LAMBDA_TELEMETRY_LOG_FD), never
  * through process.stdout. Here the descriptor is a file the bench reads back, so a function's
  * request log line is written as on Lambda and proved written; Node's stdout stream, whose first use
- * costs a few milliseconds Lambda never pays, stays out of the timing.
+ * costs a few milliseconds Lambda never pays, stays out of the timing. It runs after
+ * `lambdaRuntimePrelude`, whose `require` it uses, as the runtime's LogPatch does.
  */
 const lambdaConsole = `
 const { openSync: __open, writeSync: __write } = require('node:fs');
@@ -140,13 +141,6 @@ for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug:
 export const LAMBDA_RUNTIME_PRELOADED = ['node:module', 'node:http', 'node:net', 'node:util', 'node:fs', 'node:path', 'node:assert'] as const;
 
 /**
- * The fresh process: times the import, then the first invocation, and prints both on its last line.
- * It times with `process.hrtime`, never `performance.now()`: the global `performance` loads Node's
- * perf_hooks on first use, which Lambda's runtime never does, so touching it here would pay that
- * cost in advance for any bundle that reads it. It exits at once (the SDK's keep-alive socket
- * would hold it open).
- */
-/**
  * The start of every fresh process the bench times (an ES module given with `--input-type=module`):
  * the runtime's own `createRequire` import, then its built-ins loaded with `require`.
  */
@@ -156,6 +150,13 @@ const require = createRequire(process.cwd() + '/');
 for (const builtin of ${JSON.stringify(LAMBDA_RUNTIME_PRELOADED)}) require(builtin);
 `;
 
+/**
+ * The fresh process: times the import, then the first invocation, and prints both on its last line.
+ * It times with `process.hrtime`, never `performance.now()`: the global `performance` loads Node's
+ * perf_hooks on first use, which Lambda's runtime never does, so touching it here would pay that
+ * cost in advance for any bundle that reads it. It exits at once (the SDK's keep-alive socket
+ * would hold it open).
+ */
 const childScript = (file: string) => `
 ${lambdaRuntimePrelude}
 ${lambdaConsole}
