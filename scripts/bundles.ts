@@ -10,8 +10,8 @@
  *   what a function adds beyond it is its own code.
  */
 import { build, type BuildOptions } from 'esbuild';
-import { join } from 'node:path';
-import { PROJECT_ROOT, deployedBundleOptions } from '../infra/bundling.ts';
+import { join, relative } from 'node:path';
+import { PROJECT_ROOT, builtinAliases, deployedBundleOptions } from '../infra/bundling.ts';
 import { routes, type OperationName } from '../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'bench/floor.ts';
@@ -29,6 +29,9 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
 /** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases` or `define`. */
 export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {}, define: {} });
 
+/** The modules that replace the Node built-ins (`builtinAliases`), as the metafile names them. */
+const BUILTIN_MODULES = new Set(Object.values(builtinAliases).map((file) => relative(PROJECT_ROOT, file)));
+
 export interface BuiltBundle {
   name: OperationName | FloorName;
   entry: string;
@@ -42,7 +45,7 @@ export interface BuiltBundle {
    * `node:async_hooks`, for Lambda's multi-concurrency mode).
    */
   esImports: string[];
-  /** Each dynamic `import()` of a replaced built-in (infra/builtins/), as `importer -> specifier`: it would get only the names the bundles use. */
+  /** Each dynamic `import()` of a replaced built-in (`builtinAliases`), as `importer -> specifier`: it gets only the names the bundles use. */
   dynamicBuiltinImports: string[];
 }
 
@@ -61,7 +64,7 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
   const esImports = meta.imports.filter((each) => each.kind === 'import-statement').map((each) => each.path);
   const dynamicBuiltinImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
-    input.imports.filter((each) => each.kind === 'dynamic-import' && each.path.startsWith('infra/builtins/')).map((each) => `${importer} -> ${each.original ?? each.path}`),
+    input.imports.filter((each) => each.kind === 'dynamic-import' && BUILTIN_MODULES.has(each.path)).map((each) => `${importer} -> ${each.original ?? each.path}`),
   );
   return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
 }

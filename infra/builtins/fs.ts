@@ -2,7 +2,7 @@
 const fs = process.getBuiltinModule('node:fs');
 
 export default fs;
-export const { createReadStream, fstatSync, lstatSync, readFile } = fs;
+export const { createReadStream, fstatSync, lstatSync } = fs;
 /**
  * `fs.ReadStream` is a getter that loads Node's file streams; the SDK only tests `instanceof` it
  * (a request body's length), so it is read then, not at import. `new ReadStream(...)` still makes
