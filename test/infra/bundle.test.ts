@@ -64,8 +64,11 @@ afterEach(() => {
  */
 const importFile = (file: string): Promise<unknown> => import(/* @vite-ignore */ pathToFileURL(file).href);
 
-/** `import ... from "x"` / `import "x"` at a statement boundary (not inside a string). */
-const STATIC_IMPORT = /(?:^|[;}\n])\s*import\s*(?:[^;'"]*?\sfrom\s*)?["']([^"']+)["']/g;
+/**
+ * `import ... from "x"` / `import "x"` at a statement boundary (not inside a string), minified too:
+ * `import{a as b}from"x"` has no space before `from`.
+ */
+const STATIC_IMPORT = /(?:^|[;}\n])\s*import\s*(?:[^;'"]*?[\s}*]from\s*)?["']([^"']+)["']/g;
 const DYNAMIC_IMPORT = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
 const bundleOf = (operation: OperationName): string => {
