@@ -4,7 +4,9 @@
  * the host's Node, so a second run would only repeat the first:
  * - the write-path stress runs: they judge the store's concurrency, not the Node version;
  * - the files whose subject is a child process on the project's Node 22 (node_modules/.bin/node, or
- *   an npm script, which puts it first on PATH), whichever Node runs vitest.
+ *   an npm script, which puts it first on PATH), whichever Node runs vitest: the CDK CLI
+ *   (preflight's `npx cdk` runs) among them;
+ * - the files whose subject is not Node at all: cfn-lint (Python) judging the synthesized templates.
  * What stays is everything that runs in the vitest process itself: handlers, the local API, the
  * deployed runner's emulator and gates, CDK synthesis, the client (both module systems).
  */
@@ -23,12 +25,14 @@ const CHILD_PROCESSES_ON_NODE_22 = [
   'test/local/mistakes.test.ts',
   'test/local/signals.test.ts',
   'test/infra/bundle.test.ts',
+  'test/infra/preflight.test.ts',
 ];
+const NOT_NODE = ['test/infra/cfnRules.test.ts'];
 
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    exclude: [...configDefaults.exclude, ...WRITE_PATH_STRESS, ...CHILD_PROCESSES_ON_NODE_22],
+    exclude: [...configDefaults.exclude, ...WRITE_PATH_STRESS, ...CHILD_PROCESSES_ON_NODE_22, ...NOT_NODE],
   },
 });
