@@ -79,11 +79,15 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
  *   throws if it ever were;
+ * - the SDK's config module (`@smithy/core/config`) by itself less the shared config files, which
+ *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: about 3 ms of the
+ *   first invocation);
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
   '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
+  '@smithy/core/config': join(PROJECT_ROOT, 'infra', 'lambdaSdkConfig.ts'),
   ...builtinAliases,
 };
 
