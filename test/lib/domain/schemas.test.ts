@@ -33,6 +33,20 @@ describe('the schemas', () => {
     expect(problem(() => parseOrThrow(NewPet, ['x'], 'body'))).toBe('Invalid body: the body must be a JSON object.');
   });
 
+  it('refuse in a name exactly the code points of [\\p{Cc}\\p{Cs}\\uFFFD], spelled as ranges: every code point, alone, at either edge, inside', () => {
+    const byRanges = new RegExp(NewPet.properties.name.pattern, 'u');
+    const byProperties = /^[^\s\p{Cc}\p{Cs}\uFFFD]([^\p{Cc}\p{Cs}\uFFFD]*[^\s\p{Cc}\p{Cs}\uFFFD])?$/u;
+    const differing: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
+      const c = String.fromCodePoint(codePoint);
+      for (const name of [c, `a${c}`, `${c}a`, `a${c}a`]) {
+        if (byRanges.test(name) !== byProperties.test(name)) differing.push(`U+${codePoint.toString(16).toUpperCase()} in ${JSON.stringify(name)}`);
+      }
+    }
+    expect(differing.slice(0, 5)).toEqual([]);
+    expect(byProperties.test('a\u0085b')).toBe(false);
+  });
+
   it('keep the name as sent, count characters rather than UTF-16 units, and keep only declared fields', () => {
     expect(parseOrThrow(NewPet, { name: 'Rex\u00a0Max', categoryId: 3 }, 'body')).toEqual({ name: 'Rex\u00a0Max', categoryId: 3 });
     for (const name of [' ', '\u00a0', ' Rex', 'Rex ', '\ufeffRex', 'Rex\u2028', `${' '.repeat(50)}${'x'.repeat(256)}`]) {
