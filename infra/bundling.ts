@@ -80,7 +80,7 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
  *   throws if it ever were;
  * - the SDK's config module (`@smithy/core/config`) by itself less the shared config files, which
- *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: about 3 ms of the
+ *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: 3-7 ms of the
  *   first invocation);
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */

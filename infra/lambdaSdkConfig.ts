@@ -8,7 +8,7 @@
  * Why: on Lambda those files are not there (there is no home folder with an `.aws` in it), yet the
  * SDK looks in them for every setting the environment lacks, on the first call: a dozen settings,
  * each building two provider errors (with stack traces and its selector's source text) and
- * waiting for two file reads that fail. That was about 3 ms of a function's first invocation
+ * waiting for two file reads that fail. That was 3-7 ms of a function's first invocation
  * (docs/performance.md). A deployer who does ship a config file names it with AWS_CONFIG_FILE
  * (or AWS_SHARED_CREDENTIALS_FILE, or picks a profile with AWS_PROFILE), and then the SDK's own
  * loader runs, files and all. `npm start`, `npm run invoke`, the scripts and the tests run the
@@ -31,7 +31,7 @@ import {
 export * from '#sdk-config-with-files';
 
 /** The environment variables that point the SDK at a config file or a profile in one. */
-export const CONFIG_FILE_VARIABLES = ['AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_PROFILE'] as const;
+const CONFIG_FILE_VARIABLES = ['AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_PROFILE'] as const;
 
 type LoadConfig = typeof loadConfigWithFiles;
 

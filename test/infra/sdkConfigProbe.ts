@@ -5,7 +5,7 @@
  */
 import { createDynamoClient } from '../../lib/store/dynamo.ts';
 
-export const PROBED_SETTINGS = [
+const PROBED_SETTINGS = [
   'useFipsEndpoint',
   'useDualstackEndpoint',
   'retryMode',
