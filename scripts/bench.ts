@@ -58,11 +58,12 @@ function benchFlags(): { quick?: boolean | undefined; 'cold-only'?: boolean | un
 }
 
 const flags = benchFlags();
-const COLD_IMPORTS = flags.quick ? 7 : 21;
+// --quick (the walkthrough test's run) proves the machinery with few samples: its figures are rough.
+const COLD_IMPORTS = flags.quick ? 3 : 21;
 // 41, not the minimum of 11: a fresh process here runs at one of two speeds (the quartiles
 // of one bundle's import lie about 10 ms apart), so the median of 21 moved the ratios by up to
 // 0.04x from run to run (11 by more).
-const COLD_REQUESTS = flags.quick ? 7 : 41;
+const COLD_REQUESTS = flags.quick ? 3 : 41;
 const WARM_REQUESTS = flags.quick ? 300 : 2_000;
 const WARM_UP = flags.quick ? 30 : 200;
 const KEY = 'bench-key-0123456789abcdef';
