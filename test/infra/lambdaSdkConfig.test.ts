@@ -67,6 +67,7 @@ beforeAll(async () => {
   mkdirSync(emptyHome);
   const profile = (name: string) => [name, ...CONFIG_FILE_LINES].join('\n');
   writeFileSync(join(home, '.aws', 'config'), `${profile('[default]')}\n${profile('[profile petstore]')}\n`);
+  // Built with the functions' own options; the name only places the build's output, which is not written.
   probeBundle = await buildBundle('getPet', PROBE);
   bundleFile = join(dir, 'index.mjs');
   writeFileSync(bundleFile, probeBundle.code);
