@@ -1,3 +1,5 @@
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+
 /**
  * Settings every AWS client of the service shares: bounded timeouts and retries, so a slow
  * dependency costs a request a few seconds rather than the Lambda's whole timeout. Each request
@@ -9,8 +11,25 @@
  */
 export const boundedClientConfig = {
   maxAttempts: 3,
+  logger: sdkLogger(),
   requestHandler: { connectionTimeout: 1_000, requestTimeout: 1_000, throwOnRequestTimeout: true },
 } as const;
 
 /** The endpoint setting of a client: AWS's own when unset, else this one (dynalite, a stand-in). */
 export const endpointConfig = (endpoint: string | undefined) => (endpoint ? { endpoint } : {});
+
+/**
+ * The clients' logger: silent, as the SDK's default (`NoOpLogger`) is, but without `info`. After
+ * every call the SDK's logger middleware builds an `info` entry (the call's input and output, each
+ * filtered for sensitive members through the operation's schema) when `logger?.info?.` exists, and
+ * the default's no-op `info` exists: each call built an entry only to drop it, a whole listing page
+ * walked twice. About 1 ms of a cold start's first call (docs/performance.md). The other methods
+ * stay, as no-ops: the SDK calls `debug` and `warn` unguarded (its environment credential provider
+ * calls `logger.debug`). `info` is the one method the SDK only ever calls guarded; the SDK's `Logger`
+ * type still lists it, hence the cast.
+ */
+function sdkLogger(): NonNullable<DynamoDBClientConfig['logger']> {
+  const silent = () => {};
+  const withoutInfo = { trace: silent, debug: silent, warn: silent, error: silent };
+  return withoutInfo as typeof withoutInfo & { info: typeof silent };
+}
