@@ -82,12 +82,16 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  * - the SDK's config module (`@smithy/core/config`) by itself less the shared config files, which
  *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: 3-7 ms of the
  *   first invocation);
+ * - the endpoint-discovery cache the DynamoDB client builds and never reads, on mnemonist's LRU
+ *   (about 7.5 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
+ *   import);
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
   '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
   '@smithy/core/config': join(PROJECT_ROOT, 'infra', 'lambdaSdkConfig.ts'),
+  '@aws-sdk/endpoint-cache': join(PROJECT_ROOT, 'infra', 'lambdaEndpointCache.ts'),
   ...builtinAliases,
 };
 
