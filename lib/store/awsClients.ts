@@ -1,5 +1,3 @@
-import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-
 /**
  * Settings every AWS client of the service shares: bounded timeouts and retries, so a slow
  * dependency costs a request a few seconds rather than the Lambda's whole timeout. Each request
@@ -7,8 +5,11 @@ import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
  *
  * `throwOnRequestTimeout` matters: without it the SDK's node handler only logs a warning when
  * `requestTimeout` passes and keeps waiting, so a hung store held every request until the Lambda
- * timed out (a 500 after 10 s, not a 503).
+ * timed out (a 500 after 10 s, not a 503). The logger is as silent as the SDK's default, with less
+ * work per call (`sdkLogger`).
  */
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+
 export const boundedClientConfig = {
   maxAttempts: 3,
   logger: sdkLogger(),
