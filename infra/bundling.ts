@@ -83,7 +83,7 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: 3-7 ms of the
  *   first invocation);
  * - the endpoint-discovery cache the DynamoDB client builds and never reads, on mnemonist's LRU
- *   (about 7.5 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
+ *   (7.4 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
  *   import);
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
