@@ -76,7 +76,7 @@ const EVENT_STREAMS = /node_modules\/@smithy\/core\/dist-es\/submodules\/event-s
 const PROVIDER_FILE = 'infra/lambdaCredentialProvider.ts';
 const EVENT_STREAMS_STUB = 'infra/noEventStreams.ts';
 /** The modules the bundles take in place of the aliased packages, as the metafile names them. */
-const REPLACEMENTS = Object.values(lambdaAliases).map((file) => relative(PROJECT_ROOT, file));
+const REPLACEMENTS = Object.values(lambdaAliases).map((file) => sourceOf(relative(PROJECT_ROOT, file)));
 
 describe.each(routes.map((route) => [route.operation, route] as const))('the %s bundle', (operation, route) => {
   const bundle = () => bundles.get(operation)!;
