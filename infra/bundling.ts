@@ -87,7 +87,8 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  *   (7.4 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
  *   import);
  * - the DynamoDB client package by a copy of it that registers only the errors the service names
- *   (infra/lambdaDynamoClient.ts: 10.5 kB, 1.3-2.0 ms of the import);
+ *   (infra/lambdaDynamoClient.ts: 10.5 kB, 1.3-2.0 ms of the import), written under
+ *   node_modules/.cache when this module first loads after an install;
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
