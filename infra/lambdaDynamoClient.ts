@@ -65,7 +65,8 @@ export function withoutUnusedErrors(source: string, keep: readonly string[] = RE
  */
 export function lambdaDynamoClientEntry(nodeModules: string): string {
   const published = join(nodeModules, ...PACKAGE.split('/'));
-  const { version } = JSON.parse(readFileSync(join(published, 'package.json'), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(join(published, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const version = String(manifest.version);
   const trim = createHash('sha256').update(readFileSync(new URL(import.meta.url))).digest('hex').slice(0, 12);
   const copies = join(nodeModules, '.cache', 'petstore-lambda');
   const current = `${version}-${trim}`;
@@ -73,7 +74,7 @@ export function lambdaDynamoClientEntry(nodeModules: string): string {
   const copy = join(copies, current, 'node_modules', ...PACKAGE.split('/'));
   const entry = join(copy, 'dist-es', 'index.js');
   if (!existsSync(entry)) {
-    writeCopy(published, copy);
+    writeCopy(published, manifest, copy);
     // Copies of an earlier version or trim are never read again.
     for (const other of readdirSync(copies)) if (other !== current) rmSync(join(copies, other), { recursive: true, force: true });
   }
@@ -81,25 +82,21 @@ export function lambdaDynamoClientEntry(nodeModules: string): string {
 }
 
 /**
- * The copy's package.json: what resolving and bundling it reads (its name, version, entry point and
- * `sideEffects: false`, which lets esbuild drop what is unused). The client bundles the whole file
- * to read its `version`, so the published one's scripts and dependency lists (2.2 kB) stay out.
+ * The fields of the copy's package.json: what resolving and bundling it reads (its name, version,
+ * entry point and `sideEffects: false`, which lets esbuild drop what is unused; of the entry points
+ * only the ES one, as the copy holds `dist-es` alone). The client bundles the whole file to read its
+ * `version`, so the published one's scripts and dependency lists (2.2 kB) stay out.
  */
-function manifestOf(published: string): Record<string, unknown> {
-  const manifest = JSON.parse(readFileSync(join(published, 'package.json'), 'utf8')) as Record<string, unknown>;
-  return Object.fromEntries(MANIFEST_FIELDS.filter((field) => field in manifest).map((field) => [field, manifest[field]]));
-}
-
-/** Of the entry points, only the ES one: the copy holds `dist-es` alone. */
 const MANIFEST_FIELDS = ['name', 'version', 'license', 'sideEffects', 'module'];
 
 /** Writes the copy beside its final place, then moves it there: builds running at once never see half of one. */
-function writeCopy(published: string, copy: string): void {
+function writeCopy(published: string, manifest: Record<string, unknown>, copy: string): void {
   const partial = `${copy}.${process.pid}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
   cpSync(join(published, 'LICENSE'), join(partial, 'LICENSE'));
-  writeFileSync(join(partial, 'package.json'), JSON.stringify(manifestOf(published), null, 2));
+  const fields = MANIFEST_FIELDS.filter((field) => field in manifest).map((field) => [field, manifest[field]]);
+  writeFileSync(join(partial, 'package.json'), JSON.stringify(Object.fromEntries(fields), null, 2));
   cpSync(join(published, 'dist-es'), join(partial, 'dist-es'), { recursive: true });
   writeFileSync(join(partial, SCHEMAS), withoutUnusedErrors(readFileSync(join(published, SCHEMAS), 'utf8')));
   mkdirSync(dirname(copy), { recursive: true });
