@@ -6,13 +6,17 @@
  * `throwOnRequestTimeout` matters: without it the SDK's node handler only logs a warning when
  * `requestTimeout` passes and keeps waiting, so a hung store held every request until the Lambda
  * timed out (a 500 after 10 s, not a 503). The logger is as silent as the SDK's default, with less
- * work per call (`sdkLogger`).
+ * work per call (`sdkLogger`), and response bodies are read without the SDK's stream piping, which a
+ * cold start pays for (lib/store/responseBody.ts).
  */
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { collectResponseBody } from './responseBody.ts';
 
 export const boundedClientConfig = {
   maxAttempts: 3,
   logger: sdkLogger(),
+  // The client's own setting for reading response bodies (typed, though the SDK marks it internal).
+  streamCollector: collectResponseBody,
   requestHandler: { connectionTimeout: 1_000, requestTimeout: 1_000, throwOnRequestTimeout: true },
 } as const;
 

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from '../../../lib/store/dynamo.ts';
+import { collectResponseBody } from '../../../lib/store/responseBody.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -31,6 +32,22 @@ describe("the clients' logger", () => {
     try {
       expect((await client.send(new ListTablesCommand({}))).TableNames).toBeInstanceOf(Array);
       expect((await client.config.credentials()).accessKeyId).toBe('AKIDLOGGERTEST');
+    } finally {
+      client.destroy();
+    }
+  });
+});
+
+describe("the clients' response body collector", () => {
+  it("reads every response body with collectResponseBody, not the SDK's piping collector", async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: endpoint() });
+    try {
+      expect(client.config.streamCollector).toBe(collectResponseBody);
+      // And the SDK reads the setting when it reads a body: each call's answer passes through it.
+      const bodies: unknown[] = [];
+      client.config.streamCollector = (body: unknown) => (bodies.push(body), collectResponseBody(body));
+      expect((await client.send(new ListTablesCommand({}))).TableNames).toBeInstanceOf(Array);
+      expect(bodies).toHaveLength(1);
     } finally {
       client.destroy();
     }
