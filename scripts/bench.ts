@@ -20,9 +20,9 @@
  */
 import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -30,6 +30,7 @@ import { createHandler as createPetHandler } from '../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../functions/listPets.ts';
 import { FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../infra/bundling.ts';
+import { STAGE_SETTINGS } from '../infra/stages.ts';
 import { digestKey } from '../lib/domain/apiKeys.ts';
 import { keyItem } from '../lib/store/controlTableKeys.ts';
 import { verdictContext } from '../lib/http/authorizerVerdict.ts';
@@ -43,21 +44,60 @@ import { DEFAULT_STATUS_INDEX_SHARDS, shardCountOf, statusShardsOf, type PetsTab
 import { localContext, toProxyEvent } from '../local/proxyEvent.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
 import { FLOOR_LABELS, TARGETS, beyondFloor, buildAllBundles, type BuiltBundle, type FloorName } from './bundles.ts';
-import { STAND_IN_TABLES, coldRequest, lambdaRuntimePrelude, startStandInDynamo, type ColdSample, type Invocation } from './coldRequest.ts';
+import {
+  STAND_IN_TABLES,
+  checkLaunch,
+  coldRequest,
+  launchReport,
+  lambdaNodeArgs,
+  lambdaRuntimePrelude,
+  nodeCommand,
+  startStandInDynamo,
+  type ColdSample,
+  type Invocation,
+  type LaunchReport,
+  type ProcessLaunch,
+} from './coldRequest.ts';
 
-const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only]';
+/** The functions' memory as production deploys them: what Lambda's runtime sizes node's heap from. */
+const FUNCTION_MEMORY_MIB = STAGE_SETTINGS.production.functionMemoryMiB;
+
+const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core]';
+
+type BenchFlags = { quick?: boolean | undefined; 'cold-only'?: boolean | undefined; 'lambda-node-args'?: boolean | undefined; 'one-core'?: boolean | undefined };
 
 /** The flags, or one line and exit 2 for anything else (a positional too: the bench takes none). */
-function benchFlags(): { quick?: boolean | undefined; 'cold-only'?: boolean | undefined } {
+function benchFlags(): BenchFlags {
   try {
-    return parseArgs({ options: { quick: { type: 'boolean' }, 'cold-only': { type: 'boolean' } } }).values;
+    const boolean = { type: 'boolean' } as const;
+    return parseArgs({ options: { quick: boolean, 'cold-only': boolean, 'lambda-node-args': boolean, 'one-core': boolean } }).values;
   } catch (error) {
     console.error(`npm run bench: ${(error as Error).message} (${USAGE})`);
     process.exit(2);
   }
 }
 
+/**
+ * How every process the bench times is started (the floors' alike): plain by default;
+ * `--lambda-node-args` with the arguments Lambda's runtime gives `node` for the functions' memory,
+ * `--one-core` confined to one CPU, as a function whose memory buys less than one vCPU runs (the
+ * bench itself then keeps to the other CPUs). One line and exit 2 if `taskset` is missing.
+ */
+function processLaunch(flags: BenchFlags): ProcessLaunch {
+  const nodeArgs = flags['lambda-node-args'] ? lambdaNodeArgs(FUNCTION_MEMORY_MIB) : [];
+  if (!flags['one-core']) return { nodeArgs };
+  const cpus = availableParallelism();
+  const cpu = cpus - 1;
+  const pinned = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus > 1 ? `0-${cpu - 1}` : '0', String(process.pid)], { encoding: 'utf8' });
+  if (pinned.status !== 0) {
+    console.error(`npm run bench: --one-core needs taskset (util-linux): ${pinned.error?.message ?? pinned.stderr.trim()}`);
+    process.exit(2);
+  }
+  return { nodeArgs, cpu };
+}
+
 const flags = benchFlags();
+const LAUNCH = processLaunch(flags);
 // --quick (the walkthrough test's run) proves the machinery with few samples: its figures are rough.
 const COLD_IMPORTS = flags.quick ? 3 : 21;
 // 41, not the issue's minimum of 11: a fresh process here runs at one of two speeds (the quartiles
@@ -99,7 +139,9 @@ function apiEvent(method: string, target: string, body?: unknown) {
  * built-ins Lambda's runtime has loaded (scripts/coldRequest.ts, `lambdaRuntimePrelude`).
  */
 function coldImport(file: string): number {
-  const script = `${lambdaRuntimePrelude}\nconst t = process.hrtime.bigint(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));`;
+  const script =
+    `${lambdaRuntimePrelude}\nconst t = process.hrtime.bigint(); await import(${JSON.stringify(pathToFileURL(file).href)}); const ms = Number(process.hrtime.bigint() - t) / 1e6;\n` +
+    `process.stdout.write(JSON.stringify({ ms, ...${launchReport} }));`;
   const env = {
     PATH: process.env.PATH ?? '',
     NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
@@ -110,7 +152,10 @@ function coldImport(file: string): number {
     TABLE_NAME: 'pets',
     CONTROL_TABLE_NAME: 'petstore-control',
   };
-  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }));
+  const [command, args] = nodeCommand(LAUNCH, ['--input-type=module', '-e', script]);
+  const { ms, ...seen } = JSON.parse(execFileSync(command, args, { env, encoding: 'utf8' })) as LaunchReport & { ms: number };
+  checkLaunch(file, LAUNCH, seen);
+  return ms;
 }
 
 /** A bundle's figures beside one floor's, from the same run. */
@@ -252,7 +297,7 @@ async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle,
     // The compile-cache variant: a cache directory beside each function's file, written by one
     // untimed cold request (as a build step would), then only read.
     const cacheOf = (bundle: BuiltBundle) => ({ ...environment, NODE_COMPILE_CACHE: join(dirname(files.get(bundle)!), 'compile-cache') });
-    for (const bundle of functions) await coldRequest(files.get(bundle)!, invocations[bundle.name], standIn, cacheOf(bundle));
+    for (const bundle of functions) await coldRequest(files.get(bundle)!, invocations[bundle.name], standIn, cacheOf(bundle), LAUNCH);
     type Variant = { bundle: BuiltBundle; compileCache: boolean };
     const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({ bundle, compileCache: false }));
     variants.push(...functions.map((bundle) => ({ bundle, compileCache: true })));
@@ -264,7 +309,7 @@ async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle,
         for (let i = 0; i < order.length; i++) {
           const next = order[(run + i) % order.length]!;
           const env = next.compileCache ? cacheOf(next.bundle) : environment;
-          samples.get(next)!.push(await coldRequest(files.get(next.bundle)!, invocations[next.bundle.name], standIn, env));
+          samples.get(next)!.push(await coldRequest(files.get(next.bundle)!, invocations[next.bundle.name], standIn, env, LAUNCH));
         }
       }
     }
@@ -480,7 +525,12 @@ async function statusIndexReadCost(): Promise<ReadCostRow[]> {
 }
 
 const started = new Date();
-console.log(`npm run bench${flags.quick ? ' --quick' : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
+const given = Object.keys(flags).map((flag) => ` --${flag}`).join('');
+console.log(`npm run bench${given}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
+console.log(
+  `Timed processes: node ${LAUNCH.nodeArgs.length > 0 ? `${LAUNCH.nodeArgs.join(' ')} (Lambda's runtime, ${FUNCTION_MEMORY_MIB} MiB)` : 'without arguments'}, ` +
+    `${LAUNCH.cpu === undefined ? `free to use all ${availableParallelism()} CPUs` : `confined to CPU ${LAUNCH.cpu}`}.`,
+);
 console.log(
   `NODE_OPTIONS of the functions: ${FUNCTION_NODE_OPTIONS || '(none)'}. Targets: bytes <= ${TARGETS.bytes.toFixed(2)}x and import <= ` +
     `${TARGETS.importMedian.toFixed(2)}x the default floor's; warm p50 <= 1.10x, p99 <= 1.20x the raw call's.`,
@@ -568,6 +618,7 @@ const results = {
   platform: `${process.platform}/${process.arch}`,
   quick: Boolean(flags.quick),
   nodeOptions: FUNCTION_NODE_OPTIONS,
+  launch: LAUNCH,
   coldImports: COLD_IMPORTS,
   warmRequests: WARM_REQUESTS,
   coldRequests: COLD_REQUESTS,

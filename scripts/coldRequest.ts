@@ -101,6 +101,59 @@ export interface ColdSample {
   /** The same phases in CPU time (user + system) of the process: steadier than wall time on a shared machine. */
   importCpuMs: number;
   firstCpuMs: number;
+  /** How the process ran, as it saw itself (`launchReport`). */
+  execArgv: string[];
+  cpuList: string;
+}
+
+/**
+ * How the bench starts each process it times: `node`'s own arguments, and the one CPU it is
+ * confined to (none: any). The default is a plain `node` free to use every CPU.
+ */
+export interface ProcessLaunch {
+  nodeArgs: readonly string[];
+  cpu?: number | undefined;
+}
+
+export const PLAIN_LAUNCH: ProcessLaunch = { nodeArgs: [] };
+
+/**
+ * The arguments Lambda's Node.js runtime starts `node` with for a function of `memoryMiB`, unless
+ * its NODE_OPTIONS sets the heap sizes: `--expose-gc` and the header limit always, a tenth of the
+ * memory as the young generation (half of it the semi-space size) and the rest as old space. This
+ * is the runtime's bootstrap script (`/var/runtime/bootstrap`) as public copies of the nodejs18.x
+ * image show it; AWS does not document it, and a copy of the nodejs24.x one sizes the young
+ * generation otherwise (docs/performance.md), so the bench uses it only when asked.
+ */
+export function lambdaNodeArgs(memoryMiB: number): string[] {
+  const newSpace = Math.floor(memoryMiB / 10);
+  return ['--expose-gc', '--max-http-header-size', '81920', `--max-semi-space-size=${Math.floor(newSpace / 2)}`, `--max-old-space-size=${memoryMiB - newSpace}`];
+}
+
+/** The command that starts `node` with `args` as `launch` says (confined by `taskset` to its CPU, if any). */
+export function nodeCommand(launch: ProcessLaunch, args: readonly string[]): [string, string[]] {
+  const node = [...launch.nodeArgs, ...args];
+  return launch.cpu === undefined ? [process.execPath, node] : ['taskset', ['--cpu-list', String(launch.cpu), process.execPath, ...node]];
+}
+
+/** What a timed process reports of how it ran: node's own arguments, and the CPUs it may run on. */
+export interface LaunchReport {
+  execArgv: string[];
+  /** Linux's `Cpus_allowed_list` of the process (`0-1`, `1`). */
+  cpuList: string;
+}
+
+/** A JavaScript expression, for a timed process to evaluate after its timing: its `LaunchReport` (needs `require`). */
+export const launchReport = `({
+  execArgv: process.execArgv.filter((arg) => !arg.includes('\\n')),
+  cpuList: require('node:fs').readFileSync('/proc/self/status', 'utf8').match(/^Cpus_allowed_list:\\s*(\\S+)$/m)?.[1] ?? '?',
+})`;
+
+/** Refuses a sample whose process did not run as `launch` says: its figures would be of another set-up. */
+export function checkLaunch(file: string, launch: ProcessLaunch, seen: LaunchReport): void {
+  const missing = launch.nodeArgs.filter((arg) => !seen.execArgv.includes(arg));
+  if (missing.length > 0) throw new Error(`${file}: the process ran without ${missing.join(' ')} (its arguments: ${seen.execArgv.join(' ')})`);
+  if (launch.cpu !== undefined && seen.cpuList !== String(launch.cpu)) throw new Error(`${file}: the process could run on CPUs ${seen.cpuList}, not on CPU ${launch.cpu} alone`);
 }
 
 /** What to invoke: the event, and the answer that proves it was served (a status code, or a floor's item). */
@@ -173,15 +226,16 @@ const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVer
 const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
 const answered = now();
 const answeredCpu = cpu();
-process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, importCpuMs: importedCpu - startedCpu, firstCpuMs: answeredCpu - importedCpu, result }) + '\\n', () => process.exit(0));
+process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started, firstMs: answered - imported, importCpuMs: importedCpu - startedCpu, firstCpuMs: answeredCpu - importedCpu, ...${launchReport}, result }) + '\\n', () => process.exit(0));
 `;
 
 /** A fresh process's import + first invocation of `file`, with the functions' environment plus `env`. */
-export async function coldRequest(file: string, invocation: Invocation, standIn: StandIn, env: Record<string, string>): Promise<ColdSample> {
+export async function coldRequest(file: string, invocation: Invocation, standIn: StandIn, env: Record<string, string>, launch: ProcessLaunch = PLAIN_LAUNCH): Promise<ColdSample> {
   const before = standIn.calls.length;
   const keyReadsBefore = standIn.keyReads;
   const logFile = join(mkdtempSync(join(tmpdir(), 'petstore-cold-')), 'log');
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', childScript(file)], {
+  const [command, args] = nodeCommand(launch, ['--input-type=module', '-e', childScript(file)]);
+  const { stdout } = await run(command, args, {
     env: {
       PATH: process.env.PATH ?? '',
       NODE_NO_WARNINGS: '1',
@@ -202,7 +256,8 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   });
   const line = stdout.split('\n').findLast((each) => each.startsWith('COLD '));
   if (!line) throw new Error(`${file}: the cold process printed no figures:\n${stdout}`);
-  const { importMs, firstMs, importCpuMs, firstCpuMs, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
+  const { importMs, firstMs, importCpuMs, firstCpuMs, execArgv, cpuList, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
+  checkLaunch(file, launch, { execArgv, cpuList });
   if (standIn.calls.length === before) throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
   if (!invocation.expect(result)) throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
   const keyReads = standIn.keyReads - keyReadsBefore;
@@ -212,5 +267,5 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   if (typeof (result as { statusCode?: unknown } | null)?.statusCode === 'number' && !log.includes('"message":"request"')) {
     throw new Error(`${file}: the first invocation wrote no request log line through the console:\n${log}`);
   }
-  return { importMs, firstMs, importCpuMs, firstCpuMs };
+  return { importMs, firstMs, importCpuMs, firstCpuMs, execArgv, cpuList };
 }

@@ -148,6 +148,29 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
       }
     }
   },
+  // docs/performance.md: the cold request with Lambda's node arguments, on one CPU.
+  'npm run bench -- --quick --cold-only --lambda-node-args --one-core': async (block) => {
+    expect(block.commands).toEqual(['npm run bench -- --quick --cold-only --lambda-node-args --one-core']);
+    const results = join(ROOT, 'bench', 'results.json');
+    const kept = `${results}.walkthrough`;
+    if (existsSync(results)) copyFileSync(results, kept);
+    try {
+      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
+      expect(code, output).toBe(0);
+      expect(output).toMatch(/^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m);
+      expect(output).toContain('Cold request targets:');
+      const written = JSON.parse(readFileSync(results, 'utf8')) as { launch: { nodeArgs: string[]; cpu?: number }; coldRequest: { rows: unknown[] }; warm: unknown[] };
+      expect(written.launch).toEqual({ nodeArgs: expect.arrayContaining(['--expose-gc', '--max-semi-space-size=25']), cpu: expect.any(Number) });
+      // Every row's samples passed checkLaunch; --cold-only stopped before the warm requests.
+      expect(written.coldRequest.rows.length).toBeGreaterThan(0);
+      expect(written.warm).toEqual([]);
+    } finally {
+      if (existsSync(kept)) {
+        copyFileSync(kept, results);
+        rmSync(kept);
+      }
+    }
+  },
 };
 
 /** The rehearsal block of docs/local-development.md: three commands in sequence. */
