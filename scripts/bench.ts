@@ -80,8 +80,9 @@ function benchFlags(): BenchFlags {
 /**
  * How every process the bench times is started (the floors' alike): plain by default;
  * `--lambda-node-args` with the arguments Lambda's runtime gives `node` for the functions' memory,
- * `--one-core` confined to one CPU, as a function whose memory buys less than one vCPU runs (the
- * bench itself then keeps to the other CPUs). One line and exit 2 if `taskset` is missing.
+ * `--one-core` confined to one CPU, the last, as a function whose memory buys less than one vCPU
+ * runs; the bench itself (the stand-in DynamoDB) then keeps to the others, if the machine has more
+ * than one. One line and exit 2 if `taskset` is missing.
  */
 function processLaunch(flags: BenchFlags): ProcessLaunch {
   const nodeArgs = flags['lambda-node-args'] ? lambdaNodeArgs(FUNCTION_MEMORY_MIB) : [];
