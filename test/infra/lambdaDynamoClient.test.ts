@@ -5,7 +5,7 @@
  * `DynamoDBServiceException`), only without a class of its own for the errors no code of ours names.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -66,13 +66,11 @@ async function thrown(how: 'bundle' | 'source'): Promise<Thrown> {
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Thrown;
 }
 
-/** The project's own TypeScript under `folder`. */
-function sourcesUnder(folder: string): string[] {
-  return readdirSync(join(PROJECT_ROOT, folder)).flatMap((entry) => {
-    const path = join(folder, entry);
-    return statSync(join(PROJECT_ROOT, path)).isDirectory() ? sourcesUnder(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
+/** The project's own TypeScript under `folder`, as paths from the project root. */
+const sourcesUnder = (folder: string): string[] =>
+  readdirSync(join(PROJECT_ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(folder, file));
 
 describe("the Lambda bundles' DynamoDB client", () => {
   it("throws every DynamoDB error as the package as published does, with a class of its own only for those the service names", async () => {
