@@ -26,7 +26,7 @@ const sdkFile = (...path: string[]) => readFileSync(join(PROJECT_ROOT, 'node_mod
 /** The resolver a DynamoDB client has by default: the SDK's rules, as published. */
 const sdkResolver: EndpointResolver = new DynamoDBClient({ region: 'us-east-1' }).config.endpointProvider;
 
-/** Every region the SDK lists in any partition (its partitions data), and each partition's pattern. */
+/** Every region the SDK lists in any of its partitions (its partitions data, as published). */
 const PARTITIONS = sdkFile('core', 'dist-es', 'submodules', 'client', 'util-endpoints', 'lib', 'aws', 'partitions.js');
 const LISTED_REGIONS = [...PARTITIONS.matchAll(/"([a-z0-9-]+)": \{\s*"description"/g)].map((match) => match[1]!);
 
