@@ -49,9 +49,10 @@ function isCommercialRegion(region: string): boolean {
 /** A configured endpoint on this machine (`http(s)://` a loopback host, a port, a `/`): never one of AWS's hosts, which the rules treat apart. */
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 function isLoopbackEndpoint(endpoint: string): boolean {
-  const scheme = endpoint.startsWith('http://') ? 7 : endpoint.startsWith('https://') ? 8 : 0;
+  const scheme = endpoint.startsWith('http://') ? 'http://'.length : endpoint.startsWith('https://') ? 'https://'.length : 0;
+  if (scheme === 0) return false;
   const host = LOOPBACK_HOSTS.find((loopback) => endpoint.startsWith(loopback, scheme));
-  if (scheme === 0 || host === undefined) return false;
+  if (host === undefined) return false;
   const rest = endpoint.slice(scheme + host.length, endpoint.endsWith('/') ? -1 : undefined);
   return rest === '' || (rest[0] === ':' && rest.length <= 6 && only(rest.slice(1), '0', '9'));
 }
