@@ -38,10 +38,14 @@ const DOMAIN = {
     'eu-central-9', 'ap-southeast-42', 'us-gov-east-9', 'cn-west-9', 'eusc-de-east-9', 'us-iso-west-9', 'local',
     '', 'US-EAST-1', 'us-East-1', 'us_east-1', 'us-east-1 ', ' us-east-1', 'us-east-1.example.com', 'us-east-x', 'xx-east-1',
     'us-east1-1', 'us-east-1-1', 'us-east-01', undefined,
+    // Other partitions' patterns with a commercial prefix: us-iso-1-1 is aws-iso's (c2s.ic.gov).
+    'us-iso-1-1', 'us-isob-1-1', 'eu-isoe-1-1', 'us-isof-1-1', 'us-gov-1-1', 'cn-x-1', 'eusc-de-x-1',
   ],
   Endpoint: [
     undefined, 'http://127.0.0.1:4567', 'http://127.0.0.1:4567/', 'http://localhost:8000', 'https://localhost', 'http://[::1]:1',
     'http://127.0.0.1:4567/path', 'http://localhost.example.com', 'https://dynamodb.us-east-1.api.aws',
+    // A loopback name as user info: the host is AWS's dual-stack one, which the rules refuse.
+    'http://localhost@dynamodb.us-east-1.api.aws', 'http://127.0.0.1:1@dynamodb.us-east-1.api.aws',
   ],
   UseFIPS: [false, true],
   UseDualStack: [false, true],
