@@ -94,16 +94,13 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
   };
 }
 
-/** One cold request's figures, in milliseconds, measured inside the fresh process. */
-export interface ColdSample {
+/** One cold request's figures, in milliseconds, measured inside the fresh process, and how that process ran (`launchReport`). */
+export interface ColdSample extends LaunchReport {
   importMs: number;
   firstMs: number;
   /** The same phases in CPU time (user + system) of the process: steadier than wall time on a shared machine. */
   importCpuMs: number;
   firstCpuMs: number;
-  /** How the process ran, as it saw itself (`launchReport`). */
-  execArgv: string[];
-  cpuList: string;
 }
 
 /**
