@@ -1,5 +1,5 @@
 // Mutation testing of the write path: `npm run mutation` (scripts/mutation.ts runs Stryker, then
-// scripts/mutationScores.ts fails the run when any file scores below 90% or has no mutants).
+// tools/mutation/scores.ts fails the run when any file scores below 90% or has no mutants).
 // Surviving mutants judged equivalent are listed with why in docs/architecture.md ("Mutation testing").
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -15,9 +15,9 @@ export default {
     'lib/domain/apiKeys.ts',
     'lib/store/petPages.ts',
   ],
-  // Stryker's break is on the overall score only; the per-file floor is scripts/mutationScores.ts.
+  // Stryker's break is on the overall score only; the per-file floor is tools/mutation/scores.ts.
   thresholds: { high: 90, low: 90, break: 90 },
-  // json: reports/mutation/mutation.json, read by scripts/mutationScores.ts.
+  // json: reports/mutation/mutation.json, read by tools/mutation/scores.ts.
   reporters: ['clear-text', 'progress', 'json'],
   // Two cores: one vitest per core, as in vitest.config.ts.
   concurrency: 2,
@@ -25,6 +25,6 @@ export default {
   // does not ship; ours has neither, so it names a file that does not exist and nothing is rewritten.
   tsconfigFile: 'stryker-has-no-tsconfig.json',
   // Copied into each sandbox otherwise; none of the mutated tests reads them.
-  ignorePatterns: ['cdk.out', 'dist', '.data', 'coverage', 'test-output', 'bench/results.json'],
+  ignorePatterns: ['cdk.out', 'dist', '.data', 'coverage', 'test-output', 'tools/bench/results.json'],
   tempDirName: '.stryker-tmp',
 };

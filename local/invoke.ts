@@ -1,8 +1,9 @@
 /**
  * SAM-style invocation: `npm run invoke -- <operation> --event <file> [--path name=value]`.
  * Runs one deployed handler module on an event file (the JSON `sam local invoke -e` takes)
- * against the local store, and prints the Lambda result. With `--stage <stage>`, runs the
- * function from the stage's cdk.out asset instead, as start:deployed does (./deployed/invokeDeployed.ts).
+ * against the local store, and prints the Lambda result. With `--stage <stage>`, the invoker the
+ * caller passes runs the function from the stage's cdk.out asset instead (scripts/invoke.ts passes
+ * the stage emulator's, tools/stage-emulator/src/invokeStage.ts; local/ never imports the emulator).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
@@ -10,15 +11,9 @@ import { parseArgs } from 'node:util';
 import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { routes } from '../lib/domain/routes.ts';
 import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
-import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from './proxyEvent.ts';
-import { OFFLINE_PARAMETERS } from '../scripts/startDeployed.ts';
-import { STAGES, isStage } from '../lib/domain/stages.ts';
-import { invokeDeployed, invokeResponse, UnknownFunctionError } from './deployed/invokeDeployed.ts';
-import { CloudAssemblyError } from './deployed/cloudAssembly.ts';
-import { SynthesisError } from './deployed/freshAssembly.ts';
-import { LambdaHostError } from './deployed/lambdaHost.ts';
+import { STAGES } from '../lib/domain/stages.ts';
 
 /**
  * The address an event without `requestContext.domainName` is given, as API Gateway always gives one:
@@ -34,14 +29,21 @@ const USAGE =
   `       npm run invoke -- --stage <${STAGES.join('|')}> <function> --event <file> [--path name=value]`;
 
 /** A function's error, as Lambda's Invoke answers it: its `{errorType, errorMessage}` goes to stdout, exit 1. */
-class FunctionError {
+export class FunctionError {
   constructor(readonly response: unknown) {}
 }
 
-export async function invoke(argv: string[]): Promise<unknown> {
+/** Runs one function of a synthesized stage on an event (`--stage`); its mistakes are UsageError or LocalSetupError. */
+export type StageInvoker = (stage: string, functionNames: string[], event: (() => APIGatewayProxyEvent) | undefined) => Promise<unknown>;
+
+export async function invoke(argv: string[], invokeStage?: StageInvoker): Promise<unknown> {
   const { positionals, values } = parseArguments(argv);
   if (values.help) return new HelpRequest();
-  if (values.stage !== undefined) return invokeStage(values.stage, positionals, values);
+  if (values.stage !== undefined) {
+    if (!invokeStage) throw new UsageError('--stage is not available here.');
+    const file = values.event;
+    return invokeStage(values.stage, positionals, file === undefined ? undefined : () => eventOf(file, values.path));
+  }
   const route = routes.find((r) => r.operation === positionals[0]);
   if (!route || !values.event) throw new UsageError(USAGE);
   const event = eventOf(values.event, values.path);
@@ -70,21 +72,6 @@ function eventOf(file: string, paths: string[] = []): APIGatewayProxyEvent {
   }
   event.requestContext = { ...event.requestContext, domainName: event.requestContext?.domainName || localDomainName() };
   return event;
-}
-
-async function invokeStage(stage: string, positionals: string[], values: { event?: string; path?: string[] }): Promise<unknown> {
-  if (!isStage(stage)) throw new UsageError(`unknown stage "${stage}": the stages are ${STAGES.join(' and ')}.`);
-  if (positionals.length !== 1 || !values.event) throw new UsageError(`--stage takes one function and --event <file>.`);
-  const event = eventOf(values.event, values.path);
-  try {
-    const outcome = await invokeDeployed({ stage, name: positionals[0]!, event, parameters: { ...OFFLINE_PARAMETERS }, sampleKey: SAMPLE_EVENT_API_KEY });
-    if (outcome.kind !== 'ok') throw new FunctionError(invokeResponse(outcome));
-    return outcome.payload;
-  } catch (error) {
-    if (error instanceof UnknownFunctionError) throw new UsageError(error.message);
-    if ([CloudAssemblyError, SynthesisError, LambdaHostError].some((kind) => error instanceof kind)) throw new LocalSetupError((error as Error).message);
-    throw error;
-  }
 }
 
 function parseArguments(argv: string[]) {
@@ -118,12 +105,13 @@ function readEvent(file: string): APIGatewayProxyEvent {
   }
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 class HelpRequest {}
 
-async function main(): Promise<void> {
+/** `npm run invoke`'s command line: the result on stdout, its mistakes in one line on stderr. */
+export async function runInvokeCommand(argv: string[], invokeStage?: StageInvoker): Promise<void> {
   try {
-    const result = await invoke(process.argv.slice(2));
+    const result = await invoke(argv, invokeStage);
     if (result instanceof HelpRequest) return console.log(USAGE);
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
@@ -138,4 +126,3 @@ async function main(): Promise<void> {
   }
 }
 
-if (isEntryPoint(import.meta.url)) await main();

@@ -1,12 +1,12 @@
 /**
  * `npm run synth`: synthesizes both stages into cdk.out (`cdk synth --quiet`, offline, no
- * credentials), then prints what each template holds (scripts/templates.ts). It takes no arguments;
+ * credentials), then prints what each template holds (tools/synth/templates.ts). It takes no arguments;
  * anything else is refused in one line before the minute of synthesis, and `cdk synth` flags go to
  * `npx cdk synth` itself.
  */
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { printTemplates } from './templates.ts';
+import { printTemplates } from '../tools/synth/templates.ts';
 
 const USAGE = 'Usage: npm run synth (no arguments; give cdk synth flags to npx cdk synth)';
 const OUTDIR = 'cdk.out';

@@ -127,7 +127,7 @@ export function stageFunction(scope: Construct, name: string, settings: StageSet
     bundling: lambdaBundling(),
   });
   // The source the asset was bundled from, in the assembly's metadata (not the template): what
-  // `start:deployed --watch` rebuilds when that source changes (local/deployed/watch.ts).
+  // `start:deployed --watch` rebuilds when that source changes (tools/stage-emulator/src/watch.ts).
   fn.node.addMetadata(FUNCTION_ENTRY_METADATA, props.entry);
   // Active tracing, set on the resource itself: the `tracing` prop would also add an inline
   // xray statement on "*" to the role, which AWSXRayDaemonWriteAccess (above) already covers.

@@ -88,7 +88,7 @@ export function requestLog(operation: OperationName): ProxyMiddleware {
 /**
  * Whole milliseconds since `since` (0 without it). `process.hrtime`, not `performance.now()`: the
  * global `performance` loads Node's perf_hooks on first use, about 1.3 ms of a cold start that
- * Lambda's runtime has not paid (scripts/coldRequest.ts times with hrtime for the same reason).
+ * Lambda's runtime has not paid (tools/bench/coldRequest.ts times with hrtime for the same reason).
  */
 const elapsedMs = (since: bigint | undefined): number =>
   since === undefined ? 0 : Math.round(Number(process.hrtime.bigint() - since) / 1e6);

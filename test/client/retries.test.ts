@@ -1,6 +1,6 @@
 /**
  * The client's retry rules against the real local API: faults on the wire between the API and
- * DynamoDB (test/support/faultProxy.ts) and at the gateway (./gatewayProxy.ts, answering as API
+ * DynamoDB (tools/load/faultProxy.ts) and at the gateway (./gatewayProxy.ts, answering as API
  * Gateway does). One createPet call stores exactly one pet however its attempts fare, every attempt
  * carries the same Idempotency-Key, and what is not transient is thrown at once.
  */
@@ -19,7 +19,7 @@ import {
 } from '../../client/src/index.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
-import { startFaultProxy, type FaultProxy } from '../support/faultProxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
 import { validatingFetch } from '../support/http.ts';
 import { startGatewayProxy, type GatewayProxy } from './gatewayProxy.ts';
 

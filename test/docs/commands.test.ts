@@ -3,25 +3,33 @@
  * commands (`<!-- run by: test/a.test.ts, test/b.test.ts -->`), runs the block itself as written
  * (`<!-- run as written by: test/docs/walkthrough.test.ts -->`), or why none can here
  * (`<!-- not run here: needs an AWS account -->`). A block "run by" named tests holds only npm
- * scripts, and each named script's entry file and first argument appear in one of those tests.
+ * scripts, and each named script's entry file (or a module that entry runs: scripts/ are thin entry
+ * points over tools/ and local/) and first argument appear in one of those tests.
  * A new block with neither mark fails, so does a "run by" that names a test which does not run it.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MARK, ROOT, documentedBlocks } from './shellBlocks.ts';
 
 const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
-/** What a test must mention to run `command`: the npm script's entry file and its first argument. */
-function signature(command: string): string[] | undefined {
+/** The entry file and the project modules it imports: a test that runs any of them runs the command. */
+function entryAndModules(entry: string): string[] {
+  const text = readFileSync(join(ROOT, entry), 'utf8');
+  const imported = [...text.matchAll(/^import [^'\n]*'(\.{1,2}\/[^']+)';$/gm)].map((match) => relative(ROOT, join(ROOT, dirname(entry), match[1]!)));
+  return [entry, ...imported];
+}
+
+/** What a test must mention to run `command`: one of the npm script's entry files, and its first argument. */
+function signature(command: string): string[][] | undefined {
   const words = command.replace(/^(\w+=\S*\s+)+/, '').split(/\s+/);
   const script = words[0] === 'npm' && words[1] === 'run' ? words[2] : words[0] === 'npm' && words[1] === 'start' ? 'start' : undefined;
   const entry = script && SCRIPTS[script]?.split(/\s+/).find((word) => /\.(ts|mjs)$/.test(word));
   if (!entry) return undefined;
   const dashes = words.indexOf('--');
   const firstArgument = dashes < 0 ? undefined : words[dashes + 1];
-  return firstArgument ? [entry, `'${firstArgument}'`] : [entry];
+  return firstArgument ? [entryAndModules(entry), [`'${firstArgument}'`]] : [entryAndModules(entry)];
 }
 
 const BLOCKS = documentedBlocks();
@@ -43,7 +51,9 @@ describe('every documented shell command is run by a named test or marked', () =
     for (const command of block.commands) {
       const needed = signature(command);
       expect(needed, `${block.where}: "${command}" is not an npm script a test can be checked to run; mark the block "not run here"`).toBeDefined();
-      for (const part of needed!) expect(sources, `${block.where}: "${command}": ${tests.join(', ')} never mention ${part}`).toContain(part);
+      for (const anyOf of needed!) {
+        expect(anyOf.some((part) => sources.includes(part)), `${block.where}: "${command}": ${tests.join(', ')} never mention ${anyOf.join(' or ')}`).toBe(true);
+      }
     }
   });
 });

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../local/deployed/freshAssembly.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -129,7 +129,7 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
   // docs/performance.md: the quick benchmark (the full run is the same code with more samples).
   'npm run bench -- --quick': async (block) => {
     expect(block.commands).toEqual(['npm run bench -- --quick']);
-    const results = join(ROOT, 'bench', 'results.json');
+    const results = join(ROOT, 'tools', 'bench', 'results.json');
     const kept = `${results}.walkthrough`;
     if (existsSync(results)) copyFileSync(results, kept);
     const started = new Date();
@@ -151,7 +151,7 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
   // docs/performance.md: the cold request with Lambda's node arguments, on one CPU.
   'npm run bench -- --quick --cold-only --lambda-node-args --one-core': async (block) => {
     expect(block.commands).toEqual(['npm run bench -- --quick --cold-only --lambda-node-args --one-core']);
-    const results = join(ROOT, 'bench', 'results.json');
+    const results = join(ROOT, 'tools', 'bench', 'results.json');
     const kept = `${results}.walkthrough`;
     if (existsSync(results)) copyFileSync(results, kept);
     try {

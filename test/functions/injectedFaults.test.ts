@@ -1,5 +1,5 @@
 /**
- * Faults injected on the wire between the real DynamoDB client and dynalite (test/support/faultProxy.ts):
+ * Faults injected on the wire between the real DynamoDB client and dynalite (tools/load/faultProxy.ts):
  * for each, the status, Retry-After, the time to answer and what the table holds afterwards.
  * The time bound is a correctness bound on a hang (the store budget is 2.5 s), with slack for a
  * loaded machine; it is not a speed figure.
@@ -16,7 +16,7 @@ import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy, type FaultKind } from '../support/faultProxy.ts';
+import { useFaultProxy, type FaultKind } from '../../tools/load/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 /** Budget plus slack for two busy cores: a hang must never hold a request near the Lambda timeout. */

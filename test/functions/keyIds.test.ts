@@ -9,7 +9,7 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { EXIT_OK, generateApiKey, runKeys } from '../../scripts/keys.ts';
+import { EXIT_OK, generateApiKey, runKeys } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 

@@ -10,9 +10,9 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
 import { ControlTableApiKeys, DEFAULT_KEYS_TTL_MS, KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { API_KEY_FORMAT, EXIT_OK, runKeys } from '../../scripts/keys.ts';
+import { API_KEY_FORMAT, EXIT_OK, runKeys } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy } from '../support/faultProxy.ts';
+import { useFaultProxy } from '../../tools/load/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();

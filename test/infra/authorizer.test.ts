@@ -10,7 +10,7 @@ import { BEARER_CHALLENGE } from '../../infra/gatewayErrors.ts';
 import { USAGE_PLAN_OUTPUT } from '../../infra/names.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS, STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { controlKeys } from '../../lib/store/table.ts';
-import { generateApiKey } from '../../scripts/keys.ts';
+import { generateApiKey } from '../../tools/keys/keys.ts';
 import { apiMethods, getAtt, props, ref, strings, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();

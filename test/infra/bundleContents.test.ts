@@ -2,13 +2,13 @@
  * What each function's bundle contains, read from esbuild's metafile (deterministic: no timing).
  * Each function carries only what its route uses, reads its credentials from the environment only
  * (infra/lambdaCredentialProvider.ts), and stays within the issue's byte target of the default
- * floor (bench/floor.ts: one GetCommand through DynamoDBDocumentClient, built the usual way).
+ * floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient, built the usual way).
  */
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, deployedBundleOptions, lambdaAliases } from '../../infra/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { TARGETS, beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../scripts/bundles.ts';
+import { TARGETS, beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
 
 /**
  * The issue's byte target, against the default floor. It proves the aliases: without the

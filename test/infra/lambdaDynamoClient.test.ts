@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundling.ts';
 import { REGISTERED_DYNAMODB_ERRORS, registeredDynamoErrors, withoutUnusedErrors } from '../../infra/lambdaDynamoClient.ts';
-import { buildBundle, type BuiltBundle } from '../../scripts/bundles.ts';
+import { buildBundle, type BuiltBundle } from '../../tools/bench/bundles.ts';
 
 const run = promisify(execFile);
 const PROBE = 'test/infra/dynamoErrorProbe.ts';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { EndpointCache as PackageCache } from '@aws-sdk/endpoint-cache';
 import { EndpointCache } from '../../infra/lambdaEndpointCache.ts';
-import { buildBundle } from '../../scripts/bundles.ts';
+import { buildBundle } from '../../tools/bench/bundles.ts';
 
 afterEach(() => vi.restoreAllMocks());
 

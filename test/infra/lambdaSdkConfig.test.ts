@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundling.ts';
-import { buildBundle, type BuiltBundle } from '../../scripts/bundles.ts';
+import { buildBundle, type BuiltBundle } from '../../tools/bench/bundles.ts';
 
 const run = promisify(execFile);
 const PROBE = 'test/infra/sdkConfigProbe.ts';

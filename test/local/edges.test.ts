@@ -218,13 +218,13 @@ describe('commands', () => {
   });
 
   it('npm run invoke -- --help prints the usage', async () => {
-    const run = await tsx(['local/invoke.ts', '--help']);
+    const run = await tsx(['scripts/invoke.ts', '--help']);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^Usage: npm run invoke/);
   });
 
   it('npm run invoke with a missing event file says so in one line', async () => {
-    const run = await tsx(['local/invoke.ts', 'listPets', '--event', 'events/nope.json']);
+    const run = await tsx(['scripts/invoke.ts', 'listPets', '--event', 'events/nope.json']);
     expect(run.status).toBe(2);
     expect(run.stderr.trim()).toBe('Cannot read the event file events/nope.json (ENOENT).');
   });

@@ -25,7 +25,7 @@ interface LambdaResult {
 async function invokeCli(args: string[], extraEnv: Record<string, string> = {}): Promise<LambdaResult> {
   const env: Record<string, string | undefined> = { ...process.env, PETSTORE_DATA_DIR: dataDir };
   for (const name of ['PETSTORE_API_KEYS', 'PETSTORE_IN_MEMORY', 'DYNAMODB_ENDPOINT', 'PORT']) delete env[name];
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'local/invoke.ts', ...args], { env: { ...env, ...extraEnv } });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/invoke.ts', ...args], { env: { ...env, ...extraEnv } });
   return JSON.parse(stdout) as LambdaResult;
 }
 
@@ -50,7 +50,7 @@ it('refuses an unknown operation or a missing event with its usage', async () =>
 });
 
 it('refuses a cursor secret under 16 bytes in one line, exit 1, as npm start does', async () => {
-  const refused = await runCli('local/invoke.ts', ['listPets', '--event', 'events/listPets.json'], { PETSTORE_IN_MEMORY: '1', PETSTORE_CURSOR_SECRET: 'abc' });
+  const refused = await runCli('scripts/invoke.ts', ['listPets', '--event', 'events/listPets.json'], { PETSTORE_IN_MEMORY: '1', PETSTORE_CURSOR_SECRET: 'abc' });
   expectOneLineRefusal(refused, /^PETSTORE_CURSOR_SECRET is 3 bytes: give one of at least 16/);
   expect(refused).toMatchObject({ code: 1, stdout: '' });
 });

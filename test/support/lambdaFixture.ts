@@ -1,9 +1,9 @@
 /**
- * A fixture function for the Lambda host's tests (local/deployed/lambdaHost.ts): `PetStore-<name>`
+ * A fixture function for the Lambda host's tests (tools/stage-emulator/src/lambdaHost.ts): `PetStore-<name>`
  * from `assetDir`, with the settings a template's function usually has, its ARN, version and log
  * group named after it; `overrides` change any of them.
  */
-import type { FunctionDefinition } from '../../local/deployed/lambdaHost.ts';
+import type { FunctionDefinition } from '../../tools/stage-emulator/src/lambdaHost.ts';
 
 export const FIXTURE_CREDENTIALS = { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' };
 

@@ -3,7 +3,7 @@ import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { StaticApiKeys, digestKey, keyIdOfKey, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
 import { UNAUTHORIZED, createAuthorizer, stageArnOf } from '../../../lib/http/authorizer.ts';
-import { generateApiKey } from '../../../scripts/keys.ts';
+import { generateApiKey } from '../../../tools/keys/keys.ts';
 
 const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/GET/pets/7';
 const event = (headers: Record<string, string>): APIGatewayRequestAuthorizerEvent =>

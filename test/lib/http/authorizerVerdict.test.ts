@@ -17,7 +17,7 @@ import { serviceFromEnvironment, type Service } from '../../../lib/service.ts';
 import { ControlTableApiKeys, KEY_REVOCATION_BOUND_MS, keyItem } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
-import { generateApiKey } from '../../../scripts/keys.ts';
+import { generateApiKey } from '../../../tools/keys/keys.ts';
 import { apiEvent, call } from '../../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
 

@@ -11,7 +11,7 @@ import { CursorCodec } from '../../../lib/domain/pagination.ts';
 import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS, controlTableCursorSecret } from '../../../lib/store/cursorSecret.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
-import { EXIT_FAILED, EXIT_OK, runKeys } from '../../../scripts/keys.ts';
+import { EXIT_FAILED, EXIT_OK, runKeys } from '../../../tools/keys/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const endpoint = useEmbeddedStore();

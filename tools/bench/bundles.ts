@@ -1,0 +1,103 @@
+/**
+ * Every function bundled in memory exactly as deployed (infra/bundling.ts), beside two builds of
+ * the floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient), with esbuild's
+ * metafile: what `npm run bench` measures and what the bundle-contents test asserts on. Derived
+ * from lib/routes.ts, so a new route or a new import is picked up without a file list here.
+ *
+ * - `floor`, the default floor: built the usual way, with the SDK as published (its whole default
+ *   credential chain). The targets are ratios to it.
+ * - `lambdaFloor`: the same handler built with the functions' own options (`lambdaAliases`), so
+ *   what a function adds beyond it is its own code.
+ */
+import { build, type BuildOptions } from 'esbuild';
+import { join, relative } from 'node:path';
+import { PROJECT_ROOT, builtinAliases, deployedBundleOptions } from '../../infra/bundling.ts';
+import { routes, type OperationName } from '../../lib/domain/routes.ts';
+
+export const FLOOR_ENTRY = 'tools/bench/floor.ts';
+
+/** The targets every function's bundle is held to, as ratios to the default floor's figures. */
+export const TARGETS = { bytes: 0.7, importMedian: 0.75, coldRequest: 0.6, firstInvocation: 1.0 } as const;
+
+export type FloorName = 'floor' | 'lambdaFloor';
+
+export const FLOOR_LABELS: Record<FloorName, string> = {
+  floor: 'default floor (the SDK as published)',
+  lambdaFloor: 'Lambda floor (built as the functions are)',
+};
+
+/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases` or `define`. */
+export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {}, define: {} });
+
+/** The modules that replace the Node built-ins (`builtinAliases`), as the metafile names them. */
+const BUILTIN_MODULES = new Set(Object.values(builtinAliases).map((file) => relative(PROJECT_ROOT, file)));
+
+export interface BuiltBundle {
+  name: OperationName | FloorName;
+  entry: string;
+  code: Uint8Array;
+  bytes: number;
+  /** Bytes in the output per input file, as the metafile gives them. */
+  inputs: Record<string, number>;
+  /**
+   * What the output imports with a static ES `import`, as the metafile gives it (only Node built-ins
+   * are left external). A dynamic `import()` is left out: it runs only when reached (the SDK's
+   * `node:async_hooks`, for Lambda's multi-concurrency mode).
+   */
+  esImports: string[];
+  /** Each dynamic `import()` of a replaced built-in (`builtinAliases`), as `importer -> specifier`: it gets only the names the bundles use. */
+  dynamicBuiltinImports: string[];
+}
+
+export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
+  const result = await build({
+    ...options,
+    entryPoints: [join(PROJECT_ROOT, entry)],
+    outfile: join(PROJECT_ROOT, 'dist', name, 'index.mjs'),
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const output = result.outputFiles[0];
+  const meta = Object.values(result.metafile.outputs)[0];
+  if (!output || !meta) throw new Error(`${entry}: esbuild wrote nothing`);
+  const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
+  const esImports = meta.imports.filter((each) => each.kind === 'import-statement').map((each) => each.path);
+  const dynamicBuiltinImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
+    input.imports.filter((each) => each.kind === 'dynamic-import' && BUILTIN_MODULES.has(each.path)).map((each) => `${importer} -> ${each.original ?? each.path}`),
+  );
+  return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
+}
+
+/** Both floors, then one bundle per route. */
+export async function buildAllBundles(): Promise<{ floor: BuiltBundle; lambdaFloor: BuiltBundle; functions: BuiltBundle[] }> {
+  const [floor, lambdaFloor, ...functions] = await Promise.all([
+    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions()),
+    buildBundle('lambdaFloor', FLOOR_ENTRY),
+    ...routes.map((route) => buildBundle(route.operation, route.entry)),
+  ]);
+  return { floor: floor!, lambdaFloor: lambdaFloor!, functions };
+}
+
+/** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */
+export function sourceOf(input: string): string {
+  // The innermost node_modules: the bundles' copy of a package (infra/lambdaDynamoClient.ts) sits in one of its own.
+  const match = /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+  return match ? match[1]! : input;
+}
+
+/** Output bytes per package or project file, largest first. */
+export function breakdown(bundle: BuiltBundle): [string, number][] {
+  const bySource = new Map<string, number>();
+  for (const [input, bytes] of Object.entries(bundle.inputs)) bySource.set(sourceOf(input), (bySource.get(sourceOf(input)) ?? 0) + bytes);
+  return [...bySource].sort((a, b) => b[1] - a[1]);
+}
+
+/** What a function carries beyond the floor: per source, the bytes it adds (largest first). */
+export function beyondFloor(bundle: BuiltBundle, floor: BuiltBundle): [string, number][] {
+  const floorBytes = new Map(breakdown(floor));
+  return breakdown(bundle)
+    .map(([source, bytes]): [string, number] => [source, bytes - (floorBytes.get(source) ?? 0)])
+    .filter(([, extra]) => extra > 0)
+    .sort((a, b) => b[1] - a[1]);
+}

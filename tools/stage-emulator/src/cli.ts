@@ -1,0 +1,189 @@
+/**
+ * `npm run start:deployed -- --stage staging|production [--port N]`: serves a synthesized stage on
+ * localhost exactly as deployed, offline (tools/stage-emulator/src/deployedApi.ts): API Gateway from the
+ * template, each function from its cdk.out asset in its own Node 22 process, each function's IAM role
+ * enforced on its DynamoDB calls, tables from the template, on an in-memory dynalite. Synthesizes
+ * first when cdk.out is missing or older than the sources. At stop (Ctrl-C), prints one IAM line per
+ * function: its calls allowed and denied, and the grants of its role no call used; `--iam-report
+ * <file>` also writes that report as JSON. Exit codes: 0 stopped, 1 failed, 2 bad usage.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ALARM_EMAIL_PARAMETER } from '../../../infra/constructs/monitoring.ts';
+import { stackName } from '../../../infra/stages.ts';
+import { STAGES, isStage, type Stage } from '../../../lib/domain/stages.ts';
+import { CloudAssemblyError } from './cloudAssembly.ts';
+import { startDeployedApi, type DeployedApi } from './deployedApi.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS, LambdaHostError, MAX_INSTANCES } from './lambdaHost.ts';
+import { parseInspectTarget, type InspectTarget } from './inspectBundle.ts';
+import { watchDeployedStage } from './watch.ts';
+import { RestApiPortInUseError, RestApiTemplateError } from './restApi.ts';
+import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
+import { parsePort } from '../../../local/port.ts';
+
+export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]] [--watch]`;
+const DEFAULT_PORT = 3100;
+/**
+ * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
+ * only name a subscription that is never sent anything; `--parameter` replaces them.
+ */
+export const OFFLINE_PARAMETERS: Readonly<Record<string, string>> = { [ALARM_EMAIL_PARAMETER]: 'alarms@example.com' };
+
+class UsageError extends Error {}
+
+export interface StartDeployedArguments {
+  stage: Stage;
+  port: number;
+  outdir: string;
+  parameters: Record<string, string>;
+  /** Where the IAM report is written as JSON at stop. */
+  iamReport?: string;
+  /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
+  idleTimeoutMs?: number;
+  /** The function run under the Node inspector. */
+  inspect?: InspectTarget;
+  /** Rebuild changed functions, re-synthesize on infra/ changes (tools/stage-emulator/src/watch.ts). */
+  watch: boolean;
+}
+
+export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      // A bare --inspect (no value) reads as --inspect= : parseArgs' string options need one.
+      args: argv.map((arg) => (arg === '--inspect' ? '--inspect=' : arg)),
+      strict: true,
+      options: {
+        stage: { type: 'string' },
+        port: { type: 'string' },
+        'cdk-out': { type: 'string' },
+        parameter: { type: 'string', multiple: true },
+        'iam-report': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        inspect: { type: 'string' },
+        watch: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values } = parsed;
+  if (values.help) return 'help';
+  if (values.stage === undefined) throw new UsageError(`--stage is required (${STAGES.join(' or ')}).`);
+  if (!isStage(values.stage)) throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
+  let port: number;
+  try {
+    port = parsePort(values.port, DEFAULT_PORT, '--port');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const parameters: Record<string, string> = { ...OFFLINE_PARAMETERS };
+  for (const assignment of values.parameter ?? []) {
+    const at = assignment.indexOf('=');
+    if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
+    parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
+  }
+  const idleSeconds = Number(values['idle-timeout']);
+  if (values['idle-timeout'] !== undefined && !(idleSeconds > 0 && Number.isFinite(idleSeconds))) throw new UsageError(`--idle-timeout takes a number of seconds above 0, not "${values['idle-timeout']}".`);
+  const inspect = values.inspect === undefined ? undefined : parseInspectTarget(values.inspect);
+  if (values.inspect !== undefined && !inspect) throw new UsageError(`--inspect takes [<function>][:<port>], not "${values.inspect}".`);
+  if (values['iam-report'] === '') throw new UsageError('--iam-report takes a file name.');
+  return {
+    stage: values.stage,
+    port,
+    outdir: values['cdk-out'] ?? DEFAULT_OUTDIR,
+    parameters,
+    ...(values['idle-timeout'] === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
+    ...(inspect ? { inspect } : {}),
+    watch: values.watch ?? false,
+    ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
+  };
+}
+
+export async function runStartDeployedCommand(argv: string[]): Promise<void> {
+  let args: StartDeployedArguments | 'help';
+  try {
+    args = parseStartDeployed(argv);
+  } catch (error) {
+    console.error(`start:deployed: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args === 'help') return console.log(USAGE);
+  let running: { readonly api: DeployedApi; close(): Promise<void> };
+  try {
+    await ensureCloudAssembly(args.outdir);
+    const { outdir } = args;
+    const start = () =>
+      startDeployedApi({
+        stackName: stackName(args.stage),
+        outdir,
+        port: args.port,
+        parameters: args.parameters,
+        ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
+        ...(args.inspect ? { inspect: args.inspect } : {}),
+        report: (line) => console.log(line),
+      });
+    if (args.watch) running = await watchDeployedStage({ start, resynthesize: () => ensureCloudAssembly(outdir) });
+    else {
+      const api = await start();
+      running = { api, close: () => api.close() };
+    }
+  } catch (error) {
+    console.error(`start:deployed: ${isOneLineError(error) ? error.message : `failed: ${String(error)}`}`);
+    process.exit(1);
+  }
+  const { iamReport } = args;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // Written before close(), which prints the same report's lines and stops the gates.
+    let code = 0;
+    try {
+      if (iamReport) writeFileSync(iamReport, `${JSON.stringify(running.api.iamReport(), null, 2)}\n`);
+    } catch (error) {
+      console.error(`start:deployed: cannot write the IAM report: ${(error as Error).message}`);
+      code = 1;
+    }
+    void running.close().then(() => process.exit(code));
+  };
+  // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
+  // before close() had printed the report (tools/stage-emulator/test/cli.test.ts saw exit by signal).
+  // Set before the banner: a Ctrl-C as soon as its lines appear must find them.
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  printBanner(args.stage, running.api, args.parameters, args.iamReport);
+  console.log(
+    `  scaling: a sandbox per concurrent request, each with its own cold start; past a function's ReservedConcurrentExecutions Lambda's throttle` +
+      ` (TooManyRequestsException), past ${MAX_INSTANCES} per function (this runner's cap, not Lambda's) a wait;` +
+      ` idle ones recycled after ${(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000} s (--idle-timeout)`,
+  );
+  if (args.inspect) {
+    console.log(
+      `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
+        " its timeout runs as on Lambda but stops while the debugger has it paused (one line each way), so a breakpoint may hold it as long as it likes",
+    );
+  }
+  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
+}
+
+/** The errors whose message is written for the user, one line each. */
+const isOneLineError = (error: unknown): error is Error =>
+  [CloudAssemblyError, SynthesisError, RestApiPortInUseError, RestApiTemplateError, LambdaHostError].some((kind) => error instanceof kind);
+
+function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>, iamReportFile: string | undefined): void {
+  console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
+  const used = Object.keys(api.stack.template.Parameters ?? {}).filter((name) => name in parameters);
+  if (used.length) console.log(`  parameters: ${used.map((name) => `${name}=${parameters[name]}`).join(', ')} (--parameter Name=Value to change)`);
+  console.log(`  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`);
+  console.log(`  IAM: every DynamoDB call checked against its function's role; at stop, each function's calls and unused grants${
+    iamReportFile ? ` (JSON in ${iamReportFile})` : ''
+  }`);
+  console.log(`  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`);
+  console.log('No API key exists yet. Issue one as an operator would after a deploy:');
+  console.log(`  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`);
+  console.log('Then, for example:');
+  console.log(`  PETSTORE_API_KEY=<the key> npm run smoke -- --base ${api.url}`);
+}
+

@@ -1,0 +1,104 @@
+/**
+ * The cloud assembly the deployed runner reads, synthesized first when it is missing or older than
+ * what it is made from (the CDK app, the functions and the libraries they bundle, the lock file), so
+ * `npm run start:deployed` never serves yesterday's code. Synthesis is the CDK CLI's own
+ * (`cdk synth`, pinned in devDependencies), exactly what `cdk deploy` would upload.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+
+/** What the synthesized templates and assets are made from. */
+export const ASSEMBLY_SOURCES = ['infra', 'lib', 'functions', 'contract', 'cdk.json', 'package-lock.json', 'openapi.json'];
+
+export const DEFAULT_OUTDIR = join(PROJECT_ROOT, 'cdk.out');
+
+export class SynthesisError extends Error {}
+
+/** The newest modification time among the sources, in milliseconds. */
+export function newestSource(root: string = PROJECT_ROOT): number {
+  let newest = 0;
+  const visit = (path: string): void => {
+    if (!existsSync(path)) return;
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+    else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const source of ASSEMBLY_SOURCES) visit(join(root, source));
+  return newest;
+}
+
+/** Whether `outdir` holds an assembly at least as new as every source. */
+export function isFresh(outdir: string): boolean {
+  const manifest = join(outdir, 'manifest.json');
+  return existsSync(manifest) && statSync(manifest).mtimeMs >= newestSource();
+}
+
+/**
+ * Synthesizes into `outdir` unless it is fresh. Concurrent callers (test files run in parallel)
+ * take turns through a lock folder, so only one of them synthesizes.
+ */
+export async function ensureCloudAssembly(
+  outdir: string = DEFAULT_OUTDIR,
+  { quiet = false }: { quiet?: boolean } = {},
+): Promise<'fresh' | 'synthesized'> {
+  const target = resolve(outdir);
+  if (isFresh(target)) return 'fresh';
+  const lock = `${target}.lock`;
+  await acquire(lock, quiet);
+  try {
+    if (isFresh(target)) return 'fresh';
+    if (!quiet) console.error(`Synthesizing ${target} (it is missing or older than the sources)...`);
+    const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
+    // Offline: no notices fetched, no CLI telemetry sent (both would reach AWS's endpoints).
+    const result = spawnSync(cdk, ['synth', '--quiet', '--no-notices', '--output', target], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+    });
+    if (result.status !== 0) {
+      const detail = `${result.stderr ?? ''}`.split('\n').filter((line) => line.trim() && !/npm warn/.test(line)).slice(-3).join(' / ');
+      throw new SynthesisError(`cdk synth failed${result.error ? `: ${result.error.message}` : ''}${detail ? `: ${detail}` : ''}`);
+    }
+    return 'synthesized';
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The lock is a folder holding the pid of the process that synthesizes. A lock whose process is
+ * gone (killed mid-synthesis, Ctrl-C) is taken over at once; a live one is waited for, and said so.
+ */
+async function acquire(lock: string, quiet: boolean): Promise<void> {
+  let told = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(join(lock, 'pid'), { encoding: 'utf8', flag: 'a+' }));
+      if (holder > 0 && !isAlive(holder)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!quiet && !told) console.error(`Waiting for the synthesis another process is running (${lock})...`);
+      told = true;
+      await sleep(200);
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * `npm run start:deployed -- --watch`: keeps a running stage on the code being edited. A change under
+ * functions/ or lib/ rebuilds only the bundles whose esbuild metafile lists the changed file, with
+ * the functions' own options (infra/bundling.ts), into a runner-only folder (never cdk.out, whose
+ * assets are what a deploy uploads), and points each rebuilt function's host at it: new requests
+ * start sandboxes on the new code, requests in flight finish on the old. A change under infra/
+ * re-synthesizes and restarts the stage (its in-memory store starts empty again). One line per reload.
+ */
+import { context, type BuildContext, type BuildOptions } from 'esbuild';
+import { watch, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type FSWatcher } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundling.ts';
+import type { StackArtifact } from './cloudAssembly.ts';
+import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
+
+/** The folders whose changes rebuild bundles; infra/ changes re-synthesize. */
+export const BUNDLED_SOURCES = ['functions', 'lib'] as const;
+export const INFRA_SOURCE = 'infra';
+/** Edits arrive as bursts of events (write, rename, chmod): one reload per burst. */
+const SETTLE_MS = 25;
+
+export interface StageWatchOptions {
+  /** Starts the stage; called again, after `resynthesize`, when infra/ changes. */
+  start(): Promise<DeployedApi>;
+  resynthesize(): Promise<unknown>;
+  /**
+   * Where functions/ and lib/ are read and watched (default: the repository). A test seam: tests
+   * point it at a copy, so the file they edit is never the repository's.
+   */
+  sourceRoot?: string;
+  /**
+   * The folder whose changes re-synthesize and restart the stage (default: the repository's infra/,
+   * watched only when `sourceRoot` is the repository: the assembly is synthesized from it). A test
+   * seam: tests point it at a folder of their own, with `resynthesize` and `start` their own too.
+   */
+  infraDir?: string;
+  /** The runner-only folder the rebuilt bundles go to (default `.watch/` in the repository). */
+  runnerDir?: string;
+  /** One line per reload (default: stdout). */
+  report?(line: string): void;
+}
+
+export interface StageWatch {
+  /** The stage now running (a new one after an infra/ reload). */
+  readonly api: DeployedApi;
+  /** Reloads finished so far. */
+  readonly reloads: number;
+  close(): Promise<void>;
+}
+
+/** One function's incremental build: its entry, its current inputs, and the next output folder. */
+interface FunctionBuild {
+  deployed: DeployedFunction;
+  entry: string;
+  context: BuildContext<BuildOptions & { write: false; metafile: true }>;
+  inputs: Set<string>;
+  generation: number;
+}
+
+export async function watchDeployedStage(options: StageWatchOptions): Promise<StageWatch> {
+  const sourceRoot = resolve(options.sourceRoot ?? PROJECT_ROOT);
+  const runnerDir = resolve(options.runnerDir ?? join(PROJECT_ROOT, '.watch'));
+  const report = options.report ?? ((line: string) => console.log(line));
+  const infraDir = options.infraDir ? resolve(options.infraDir) : sourceRoot === PROJECT_ROOT ? join(PROJECT_ROOT, INFRA_SOURCE) : undefined;
+  let api = await options.start();
+  let builds: FunctionBuild[];
+  try {
+    rmSync(join(runnerDir, api.stack.stackName), { recursive: true, force: true });
+    builds = await prepareBuilds(api, sourceRoot, runnerDir);
+  } catch (error) {
+    await api.close();
+    throw error;
+  }
+  let reloads = 0;
+  let closed = false;
+  let pending = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let queue: Promise<void> = Promise.resolve();
+
+  const reload = async (changed: string[]): Promise<void> => {
+    const started = performance.now();
+    const shown = changed.map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : PROJECT_ROOT, file)).join(', ');
+    const elapsed = () => `${Math.round(performance.now() - started)} ms`;
+    if (infraDir && changed.some((file) => file.startsWith(infraDir + sep))) {
+      await disposeAll(builds);
+      await api.close();
+      await options.resynthesize();
+      api = await options.start();
+      builds = await prepareBuilds(api, sourceRoot, runnerDir);
+      report(`reload: ${shown} changed; re-synthesized and restarted ${api.stack.stackName} on ${api.url} in ${elapsed()} (its store starts empty)`);
+      return;
+    }
+    const affected = builds.filter((build) => changed.some((file) => build.inputs.has(file)));
+    if (affected.length === 0) return report(`reload: ${shown} changed; no function bundles it, nothing rebuilt (${elapsed()})`);
+    try {
+      const folders = await Promise.all(affected.map((build) => rebuild(build, runnerDir, api.stack.stackName)));
+      await Promise.all(affected.map((build, i) => build.deployed.host.replaceCode(folders[i]!)));
+    } catch (error) {
+      return report(`reload: ${shown} changed; the build failed, the old code still runs (${elapsed()}): ${firstLine(error)}`);
+    }
+    report(`reload: ${shown} changed; rebuilt ${affected.map((build) => build.deployed.functionName).join(', ')} in ${elapsed()}`);
+  };
+
+  const onChange = (file: string) => {
+    if (closed) return;
+    pending.add(file);
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const changed = [...pending];
+      pending = new Set();
+      queue = queue.then(() => (closed ? undefined : reload(changed))).then(
+        () => void (reloads += 1),
+        (error: unknown) => report(`reload failed: ${firstLine(error)}`),
+      );
+    }, SETTLE_MS);
+  };
+
+  const watched = [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])];
+  const watchers: FSWatcher[] = watched
+    .filter((folder) => existsSync(folder))
+    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
+
+  return {
+    get api() {
+      return api;
+    },
+    get reloads() {
+      return reloads;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      for (const watcher of watchers) watcher.close();
+      await queue;
+      await disposeAll(builds);
+      await api.close();
+    },
+  };
+}
+
+/** Each function's entry, as the assembly's metadata records it (infra/constructs/functions.ts). */
+export function functionEntries(stack: StackArtifact): Map<string, string> {
+  const manifest = JSON.parse(readFileSync(join(stack.outdir, 'manifest.json'), 'utf8')) as {
+    artifacts: Record<string, { metadata?: Metadata; additionalMetadataFile?: string }>;
+  };
+  const artifact = manifest.artifacts[stack.stackName];
+  const metadata: Metadata = {
+    ...artifact?.metadata,
+    ...(artifact?.additionalMetadataFile ? (JSON.parse(readFileSync(join(stack.outdir, artifact.additionalMetadataFile), 'utf8')) as Metadata) : {}),
+  };
+  const entries = new Map<string, string>();
+  for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
+    const path = resource.Metadata?.['aws:cdk:path'];
+    if (resource.Type !== 'AWS::Lambda::Function' || typeof path !== 'string') continue;
+    const entry = metadata[`/${dirname(path)}`]?.find((item) => item.type === FUNCTION_ENTRY_METADATA)?.data;
+    if (typeof entry === 'string') entries.set(logicalId, entry);
+  }
+  return entries;
+}
+
+type Metadata = Record<string, { type: string; data?: unknown }[]>;
+
+async function prepareBuilds(api: DeployedApi, sourceRoot: string, runnerDir: string): Promise<FunctionBuild[]> {
+  const entries = functionEntries(api.stack);
+  const builds = await Promise.all(
+    api.functions.map(async (deployed): Promise<FunctionBuild | undefined> => {
+      const entry = entries.get(deployed.logicalId);
+      if (!entry) return undefined;
+      const buildContext = await context({
+        ...deployedBundleOptions(),
+        entryPoints: [join(sourceRoot, entry)],
+        // Named for esbuild's metafile only: the output is written by rebuild() into a fresh folder.
+        outfile: join(runnerDir, api.stack.stackName, deployed.functionName, BUNDLE_FILE),
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const build: FunctionBuild = { deployed, entry, context: buildContext, inputs: new Set(), generation: 0 };
+      // A first build only to learn the inputs: the stage keeps serving cdk.out's assets until a change.
+      await buildOutput(build);
+      return build;
+    }),
+  );
+  return builds.filter((build): build is FunctionBuild => build !== undefined);
+}
+
+async function buildOutput(build: FunctionBuild): Promise<Uint8Array> {
+  const result = await build.context.rebuild();
+  build.inputs = new Set(Object.keys(result.metafile.inputs).map((input) => resolve(PROJECT_ROOT, input)));
+  const output = result.outputFiles.find((file) => file.path.endsWith(BUNDLE_FILE));
+  if (!output) throw new Error(`${build.entry}: esbuild wrote no ${BUNDLE_FILE}`);
+  return output.contents;
+}
+
+/** Rebuilds into a new folder (the old one stays for the sandboxes still on it); returns the folder. */
+async function rebuild(build: FunctionBuild, runnerDir: string, stackName: string): Promise<string> {
+  const code = await buildOutput(build);
+  build.generation += 1;
+  const folder = join(runnerDir, stackName, build.deployed.functionName, String(build.generation));
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, BUNDLE_FILE), code);
+  return folder;
+}
+
+async function disposeAll(builds: FunctionBuild[]): Promise<void> {
+  await Promise.all(builds.map((build) => build.context.dispose()));
+}
+
+const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split('\n')[0] ?? '';

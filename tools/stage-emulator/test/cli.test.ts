@@ -1,0 +1,118 @@
+/**
+ * `npm run start:deployed` on bad input: one clear line and a non-zero exit, never a stack trace.
+ * (Serving a stage as deployed is tested in tools/stage-emulator/test/deployedStage.test.ts.)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
+import { OFFLINE_PARAMETERS, parseStartDeployed } from '../src/cli.ts';
+
+function run(...args: string[]) {
+  const result = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--import', 'tsx', 'scripts/startDeployed.ts', ...args], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: result.status, lines: result.stderr.split('\n').filter(Boolean) };
+}
+
+describe('start:deployed arguments', () => {
+  it('reads the stage, port, assembly and parameters, with the offline placeholder for production alarms', () => {
+    expect(parseStartDeployed(['--stage', 'production', '--port', '0', '--parameter', 'AlarmEmail=me@example.org'])).toEqual({
+      stage: 'production',
+      port: 0,
+      outdir: DEFAULT_OUTDIR,
+      parameters: { ...OFFLINE_PARAMETERS, AlarmEmail: 'me@example.org' },
+      watch: false,
+    });
+  });
+
+  it('reads --watch', () => {
+    expect(parseStartDeployed(['--stage', 'staging', '--watch'])).toMatchObject({ stage: 'staging', watch: true });
+  });
+
+  it('reads where the IAM report goes', () => {
+    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'])).toMatchObject({ stage: 'staging', iamReport: 'iam.json' });
+    expect(parseStartDeployed(['--stage', 'staging'])).not.toHaveProperty('iamReport');
+  });
+
+  it.each([
+    [[], /--stage is required/],
+    [['--stage', 'staging', '--iam-report', ''], /--iam-report takes a file name/],
+    [['--stage', 'qa'], /unknown stage "qa": the stages are staging and production/],
+    [['--stage', 'staging', '--port', 'x'], /--port must be a port number/],
+    [['--stage', 'staging', '--port', ''], /--port must be a port number from 0 to 65535 \(0: any free port\), not empty/],
+    [['--stage', 'staging', '--port', '1e3'], /--port must be a port number .* not "1e3"/],
+    [['--stage', 'staging', '--parameter', 'nothing'], /--parameter takes Name=Value/],
+    [['--stage', 'staging', '--colour'], /Unknown option '--colour'/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseStartDeployed(argv)).toThrow(message);
+  });
+});
+
+describe('start:deployed on bad input', () => {
+  it('an unknown stage: one line and the usage, exit 2', () => {
+    const { status, lines } = run('--stage', 'qa');
+    expect(status).toBe(2);
+    expect(lines).toEqual([expect.stringMatching(/^start:deployed: unknown stage "qa"/), expect.stringMatching(/^Usage: npm run start:deployed/)]);
+  });
+
+  it('an assembly it cannot read: one line, exit 1', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
+    const manifest = join(outdir, 'manifest.json');
+    writeFileSync(manifest, '{"artifacts":{}}');
+    const later = new Date(Date.now() + 3_600_000);
+    utimesSync(manifest, later, later); // newer than the sources: no synthesis
+    const { status, lines } = run('--stage', 'staging', '--cdk-out', outdir);
+    expect(status).toBe(1);
+    expect(lines).toEqual([expect.stringMatching(/^start:deployed: .*PetStore-staging/)]);
+  });
+
+  it('a port in use: one line naming it, exit 1', async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    const server = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const { status, lines } = run('--stage', 'staging', '--port', String(port));
+      expect(status).toBe(1);
+      expect(lines).toEqual([expect.stringMatching(new RegExp(`^start:deployed: .*${port}.*in use`))]);
+    } finally {
+      server.close();
+    }
+  }, 120_000);
+});
+
+describe('start:deployed --iam-report', () => {
+  it('at Ctrl-C prints one IAM line per function and writes the report as JSON', async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    const file = join(mkdtempSync(join(tmpdir(), 'iam-report-')), 'iam.json');
+    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--import', 'tsx', 'scripts/startDeployed.ts', '--stage', 'staging', '--port', '0', '--iam-report', file], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    let stopped = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      // Once, as a Ctrl-C: the report lines that follow are more data.
+      if (!stopped && stdout.includes('npm run keys')) stopped = child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, stdout).toBe(0);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { stack: string; functions: { function: string; unusedGrants: string[] }[] };
+    expect(report.stack).toBe('PetStore-staging');
+    const lines = stdout.split('\n').filter((line) => line.startsWith('IAM '));
+    // Nothing was called: every function's every grant is unused, and each line says so.
+    expect(lines).toEqual(
+      report.functions.map((fn) => expect.stringMatching(new RegExp(`^IAM ${fn.function}: 0 calls allowed, 0 denied; unused grants: dynamodb:`))),
+    );
+    expect(report.functions.every((fn) => fn.unusedGrants.length > 0)).toBe(true);
+  }, 120_000);
+});

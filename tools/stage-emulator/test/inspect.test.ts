@@ -1,0 +1,180 @@
+/**
+ * start:deployed --inspect: a debugger attached over the inspector protocol (WebSocket to the
+ * sandbox's /json/list URL) stops at a breakpoint set by TypeScript file and line, found through
+ * the bundle's source map, and may keep it paused past the function's timeout: the clock stops
+ * while it is paused, and only then. Needs a global WebSocket: Node 22 has it, Node 20 behind the
+ * flag vitest.config.ts passes it.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { SourceMap } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { stackName } from '../../../infra/stages.ts';
+import { readStack } from '../src/cloudAssembly.ts';
+import { startDeployedApi, type DeployedApi } from '../src/deployedApi.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
+import { LambdaFunctionHost } from '../src/lambdaHost.ts';
+import { API_KEY_FORMAT, runKeys } from '../../keys/keys.ts';
+import { OFFLINE_PARAMETERS } from '../src/cli.ts';
+import { freePort } from '../../../test/support/ports.ts';
+import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
+
+const SOURCE = 'functions/listPets.ts';
+/** listPets' Timeout in this test's copy of the template: short, so a pause can outlast it. */
+const TIMEOUT_SECONDS = 2;
+let api: DeployedApi;
+let port: number;
+let key: string;
+const logs: string[] = [];
+
+/** Staging's template with listPets' Timeout cut to TIMEOUT_SECONDS. */
+function stagingWithAShortTimeout() {
+  const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('staging')).template);
+  const [, listPets] = Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ListPets'))!;
+  listPets.Properties!.Timeout = TIMEOUT_SECONDS;
+  return template;
+}
+
+beforeAll(async () => {
+  await ensureCloudAssembly(DEFAULT_OUTDIR);
+  port = await freePort();
+  api = await startDeployedApi({
+    stackName: stackName('staging'),
+    outdir: DEFAULT_OUTDIR,
+    template: stagingWithAShortTimeout(),
+    port: 0,
+    parameters: { ...OFFLINE_PARAMETERS },
+    inspect: { name: 'listPets', port },
+    log: (line) => logs.push(line),
+    report: () => undefined,
+  });
+  const lines: string[] = [];
+  await runKeys(['create', '--stage', 'staging', '--table', api.controlTableName, '--endpoint', api.storeEndpoint], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+  key = lines.map((l) => l.trim()).find((l) => API_KEY_FORMAT.test(l))!;
+}, 300_000);
+afterAll(async () => api?.close());
+
+const listPets = () => fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+
+/** The bundle line and column a TypeScript line maps to, through the bundle's own source map. */
+function generatedPosition(bundle: string, sourceLine: number) {
+  const map = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')));
+  const lines = readFileSync(bundle, 'utf8').split('\n');
+  for (let line = 0; line < lines.length; line++) {
+    const column = lines[line]!.search(/\S/);
+    if (column < 0) continue;
+    const entry = map.findEntry(line, column) as { originalSource?: string; originalLine?: number };
+    if (entry.originalSource?.endsWith(SOURCE) && entry.originalLine === sourceLine) return { map, line, column };
+  }
+  throw new Error(`no bundle line maps to ${SOURCE}:${sourceLine + 1}`);
+}
+
+/** The inspected listPets bundle (its sandbox's LAMBDA_TASK_ROOT/index.mjs). */
+const inspectedBundle = () => join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, 'index.mjs');
+
+interface PausedAt { callFrames: { location: { lineNumber: number; columnNumber: number } }[] }
+
+/** A debugger on the sandbox's inspector (what VS Code or Chrome does), with one breakpoint set. */
+async function attachWithBreakpoint(bundle: string, line: number, column: number) {
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const socket = new WebSocket(target!.webSocketDebuggerUrl);
+  await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }));
+  let id = 0;
+  const paused = new Promise<PausedAt>((resolve) =>
+    socket.addEventListener('message', (message) => {
+      const data = JSON.parse(String(message.data));
+      if (data.method === 'Debugger.paused') resolve(data.params);
+    }),
+  );
+  const send = (method: string, params: object = {}) => socket.send(JSON.stringify({ id: ++id, method, params }));
+  send('Debugger.enable');
+  send('Debugger.setBreakpointByUrl', { url: pathToFileURL(bundle).href, lineNumber: line, columnNumber: column });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { paused, resume: () => send('Debugger.resume'), close: () => socket.close() };
+}
+
+it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers', async () => {
+  expect((await listPets()).status).toBe(200); // starts the sandbox, under the inspector
+  const bundle = inspectedBundle();
+  // Zero-based, as the protocol counts: the handler's first statement.
+  const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8').split('\n').findIndex((l) => l.includes('parseOrThrow(ListPetsQuery'));
+  const { map, line, column } = generatedPosition(bundle, sourceLine);
+  const debug = await attachWithBreakpoint(bundle, line, column);
+
+  const answer = listPets();
+  const stop = await debug.paused;
+  const at = map.findEntry(stop.callFrames[0]!.location.lineNumber, stop.callFrames[0]!.location.columnNumber) as { originalSource: string; originalLine: number };
+  expect(fileURLToPath(new URL(at.originalSource, pathToFileURL(bundle)))).toBe(join(PROJECT_ROOT, SOURCE));
+  expect(at.originalLine).toBe(sourceLine);
+  debug.resume();
+  expect((await answer).status).toBe(200);
+  debug.close();
+}, 60_000);
+
+// Paused where the pipeline is about to read context.getRemainingTimeInMillis() (lib/http/pipeline.ts):
+// neither the runner's timeout nor the remaining time the function is told may count the pause. (A
+// pause after that line outlasts the store deadline the function set itself, on its own clock.)
+it("paused longer than the function's timeout, it still answers: the timeout stops while paused, with one line each way", async () => {
+  expect((await listPets()).status).toBe(200);
+  logs.length = 0;
+  const bundle = inspectedBundle();
+  const lines = readFileSync(bundle, 'utf8').split('\n');
+  const line = lines.findIndex((l) => l.includes('storeDeadline(context.getRemainingTimeInMillis'));
+  const debug = await attachWithBreakpoint(bundle, line, lines[line]!.search(/\S/));
+
+  const answer = listPets();
+  await debug.paused;
+  await new Promise((resolve) => setTimeout(resolve, TIMEOUT_SECONDS * 1000 + 1_500));
+  debug.resume();
+  const reply = await answer;
+  expect(reply.status, await reply.clone().text()).toBe(200);
+  expect(logs.filter((l) => l.includes('Task timed out'))).toEqual([]);
+  // The resume is reported on its own pipe, which the host may read after the answer.
+  for (let waited = 0; waited < 5_000 && !logs.some((l) => l.includes('Timeout resumed')); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(logs.filter((l) => /Timeout (suspended|resumed)/.test(l))).toEqual([
+    expect.stringMatching(new RegExp(`Timeout suspended: the debugger paused the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
+    expect.stringMatching(new RegExp(`Timeout resumed: the debugger resumed the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
+  ]);
+  debug.close();
+}, 60_000);
+
+/** A fixture function's host under the inspector, with a 1 s timeout. */
+function inspectedFixture(source: string, lines: string[], inspectPort: number) {
+  const assetDir = mkdtempSync(join(tmpdir(), 'inspect-fixture-'));
+  writeFileSync(join(assetDir, 'index.mjs'), source);
+  const host = new LambdaFunctionHost(fixtureFunction('inspect-fixture', assetDir, { timeoutSeconds: 1, inspectPort, log: (line) => lines.push(line) }));
+  const close = async () => {
+    await host.close();
+    rmSync(assetDir, { recursive: true, force: true });
+  };
+  return { host, close };
+}
+
+it("an inspected sandbox that runs past its timeout without a pause is killed with Lambda's message", async () => {
+  const lines: string[] = [];
+  const fixture = inspectedFixture('export const handler = async () => { await new Promise((r) => setTimeout(r, 5_000)); return "late"; };', lines, await freePort());
+  try {
+    const started = Date.now();
+    expect(await fixture.host.invoke({})).toEqual({ kind: 'timeout', errorMessage: 'Task timed out after 1.00 seconds' });
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(lines).toContainEqual(expect.stringMatching(/ Task timed out after 1\.00 seconds$/));
+    expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);
+  } finally {
+    await fixture.close();
+  }
+}, 30_000);
+
+it('with no debugger attached, a `debugger;` statement does not pause the sandbox (the runner watches pauses, it makes none)', async () => {
+  const lines: string[] = [];
+  const fixture = inspectedFixture('export const handler = async () => { debugger; return "past it"; };', lines, await freePort());
+  try {
+    const stuck = new Promise((resolve) => setTimeout(() => resolve('still paused after 5 s'), 5_000).unref());
+    expect(await Promise.race([fixture.host.invoke({}), stuck])).toEqual({ kind: 'ok', payload: 'past it' });
+    expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);
+  } finally {
+    await fixture.close();
+  }
+}, 30_000);

@@ -1,0 +1,226 @@
+/**
+ * `start:deployed --watch` (tools/stage-emulator/src/watch.ts) on a copy of functions/ and lib/: an edit to a
+ * function in the copy is served by the running stage, only that function is rebuilt, a client that
+ * keeps sending requests through the swap sees no failure, and a request in flight at the swap
+ * finishes on the old code while requests sent after the reload line get the new. An edit under the
+ * watched infra folder (a folder of the test's own, never the repository's infra/) re-synthesizes
+ * and restarts the stage on the same port. Reload times are printed (docs/local-development.md
+ * quotes them), never asserted.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { stackName } from '../../../infra/stages.ts';
+import { startDeployedApi } from '../src/deployedApi.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
+import { BUNDLED_SOURCES, INFRA_SOURCE, watchDeployedStage, type StageWatch } from '../src/watch.ts';
+import { DEPLOY_PARAMETERS, issueKey } from './support/deployedStage.ts';
+import { fetchApi } from '../../../test/support/http.ts';
+import { freePort } from '../../../test/support/ports.ts';
+
+/** Each client's interval between requests: two clients stay under 10 requests a second per key. */
+const PACE_MS = 110;
+/** How many answers to requests sent after the reload line the clients collect before they stop. */
+const AFTER_RELOAD = 4;
+/** The functional limit on any wait; nothing about time is asserted below it. */
+const WAIT_MS = 60_000;
+const MISSING_ID = 987654;
+/** The id whose request the first edit holds until the test releases it. */
+const HELD_ID = 987655;
+const OLD_TEMPLATE = '`No pet has the id ${petId}.`';
+const NEW_TEMPLATE = '`Pet ${petId} is not in the inventory.`';
+const oldMessage = (id: number) => `No pet has the id ${id}.`;
+const newMessage = (id: number) => `Pet ${id} is not in the inventory.`;
+/** What the held request's sandbox logs once it holds the request. */
+const HELD_MARKER = 'holding the request until released';
+const PARSED = "const { petId } = parseOrThrow(PetIdPath, event.pathParameters ?? {}, 'path');";
+const READ = 'const pet = await getPet(pets, petId);';
+
+describe('start:deployed --watch', () => {
+  let copy: string;
+  let releaseFile: string;
+  let watching: StageWatch;
+  /** One key per client (a staging key's own limit is 10 requests a second), and one for the held request. */
+  let keys: string[];
+  const reports: string[] = [];
+  /** When each report line arrived (performance.now()). */
+  const reportedAt: number[] = [];
+  const logs: string[] = [];
+  let starts = 0;
+  let resyntheses = 0;
+
+  const get = (id: number, key: string) => fetchApi(`${watching.api.url}/pets/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+  const getPetName = () => watching.api.functions.find((fn) => /GetPet/.test(fn.logicalId))!.functionName;
+  const rebuiltGetPet = () => new RegExp(`^reload: functions/getPet\\.ts changed; rebuilt ${getPetName()} in \\d+ ms$`);
+
+  /** Replaces `from` with `to` in the copy's getPet and saves it; returns when it was saved. */
+  const editGetPet = (from: string, to: string): number => {
+    const file = join(copy, 'functions', 'getPet.ts');
+    const source = readFileSync(file, 'utf8');
+    const edited = source.replace(from, to);
+    expect(edited).not.toBe(source);
+    const savedAt = performance.now();
+    writeFileSync(file, edited);
+    return savedAt;
+  };
+
+  /** Polls `probe` every `everyMs` (PACE_MS when it sends a request) until it holds; fails after WAIT_MS saying what it waited for. */
+  const until = async (what: string, probe: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> => {
+    const deadline = performance.now() + WAIT_MS;
+    while (!(await probe())) {
+      if (performance.now() > deadline) throw new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`);
+      await sleep(everyMs);
+    }
+  };
+
+  beforeAll(async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    copy = mkdtempSync(join(tmpdir(), 'petstore-watch-'));
+    releaseFile = join(copy, 'release-held-request');
+    for (const folder of BUNDLED_SOURCES) cpSync(join(PROJECT_ROOT, folder), join(copy, folder), { recursive: true });
+    cpSync(join(PROJECT_ROOT, 'tsconfig.json'), join(copy, 'tsconfig.json'));
+    symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'));
+    // The infra folder watched is the copy's own: the repository's infra/ is never edited.
+    mkdirSync(join(copy, INFRA_SOURCE));
+    // A fixed port, as `--port 3100` is: the documented restart keeps it.
+    const port = await freePort();
+    watching = await watchDeployedStage({
+      start: () => {
+        starts += 1;
+        return startDeployedApi({ stackName: stackName('staging'), outdir: DEFAULT_OUTDIR, port, parameters: DEPLOY_PARAMETERS, log: (line) => logs.push(line), report: () => undefined });
+      },
+      resynthesize: () => {
+        resyntheses += 1;
+        return ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+      },
+      sourceRoot: copy,
+      infraDir: join(copy, INFRA_SOURCE),
+      runnerDir: join(copy, '.watch'),
+      report: (line) => {
+        reports.push(line);
+        reportedAt.push(performance.now());
+      },
+    });
+    keys = await Promise.all([0, 1, 2].map(() => issueKey('staging', watching.api)));
+  }, 120_000);
+
+  afterAll(async () => {
+    await watching?.close();
+    if (copy) rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('serves an edited function without dropping a request: one in flight finishes on the old code, later ones get the new', async () => {
+    expect((await get(MISSING_ID, keys[0]!)).body.message).toBe(oldMessage(MISSING_ID));
+
+    // Edit 1: getPet holds HELD_ID's request until the test releases it (the Lambda's 10 s timeout
+    // bounds it), then answers it without a store call: the hold may outlast the request's store
+    // budget (2.5 s), after which a call would be aborted (503) whatever code served it. It reads
+    // node:fs by process.getBuiltinModule, as bundled code does: an import() of it would get
+    // infra/builtins/fs.ts, which exports only the names the functions use.
+    const heldSavedAt = editGetPet(
+      `${PARSED}\n    ${READ}`,
+      `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +
+        `      while (!process.getBuiltinModule('node:fs').existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }\n` +
+        `    const pet = String(petId) === '${HELD_ID}' ? undefined : await getPet(pets, petId);`,
+    );
+    await until('the reload line of edit 1', () => reports.length >= 1);
+    const heldReloadMs = Math.round(reportedAt[0]! - heldSavedAt);
+
+    // The held request, in flight on edit 1's code (its sandbox said so) before edit 2 is saved.
+    let held: { status: number; message: unknown } | { error: string } | undefined;
+    const heldSentAt = performance.now();
+    const heldAnswer = get(HELD_ID, keys[2]!).then(
+      ({ status, body }) => void (held = { status, message: body.message }),
+      (error: unknown) => void (held = { error: String(error) }),
+    );
+    await until('the held request in its sandbox', () => logs.some((line) => line.includes(HELD_MARKER)));
+
+    // Two clients, a request each every PACE_MS (under their keys' and the stage's throttles), from
+    // before the save until AFTER_RELOAD requests sent after the reload line have been answered.
+    const answers: { sentAt: number; answeredAt: number; status: number; message: unknown }[] = [];
+    const failures: string[] = [];
+    const sentAfterReload = () => answers.filter((answer) => reportedAt[1] !== undefined && answer.sentAt > reportedAt[1]);
+    const client = async (key: string) => {
+      while (sentAfterReload().length < AFTER_RELOAD) {
+        const pace = sleep(PACE_MS);
+        const sentAt = performance.now();
+        try {
+          const { status, body } = await get(MISSING_ID, key);
+          answers.push({ sentAt, answeredAt: performance.now(), status, message: body.message });
+        } catch (error) {
+          failures.push(String(error));
+        }
+        await pace;
+      }
+    };
+    const clients = [client(keys[0]!), sleep(PACE_MS / 2).then(() => client(keys[1]!))];
+    await sleep(500);
+
+    // Edit 2: the message. The held request is still in flight when it is rebuilt and swapped in.
+    const savedAt = editGetPet(OLD_TEMPLATE, NEW_TEMPLATE);
+    await Promise.race([Promise.all(clients), until('the new answer after the reload line', () => false)]);
+    const inFlightAfterReload = held === undefined;
+    writeFileSync(releaseFile, '');
+    await heldAnswer;
+    const heldMs = Math.round(performance.now() - heldSentAt);
+    // The same id asked after the reload line (and the release): the new code answers it.
+    const heldIdNow = await get(HELD_ID, keys[2]!);
+
+    const firstNew = Math.min(...answers.filter((answer) => answer.message === newMessage(MISSING_ID)).map((answer) => answer.answeredAt));
+    console.log(
+      `start:deployed --watch: edit 1 save to reload line ${heldReloadMs} ms; edit 2 save to reload line ${Math.round(reportedAt[1]! - savedAt)} ms,` +
+        ` save to first new answer received ${Math.round(firstNew - savedAt)} ms; held request answered after ${heldMs} ms;` +
+        ` ${answers.length} paced requests; ${reports.join(' | ')}`,
+    );
+    expect(failures).toEqual([]);
+    expect(answers.filter((answer) => answer.status !== 404 || ![oldMessage(MISSING_ID), newMessage(MISSING_ID)].includes(answer.message as string))).toEqual([]);
+    expect(answers.some((answer) => answer.message === oldMessage(MISSING_ID))).toBe(true);
+    // Every request sent after the reload line got the new code.
+    expect(sentAfterReload().map((answer) => answer.message)).toEqual(sentAfterReload().map(() => newMessage(MISSING_ID)));
+    // The request in flight at the swap finished, on the code it started on.
+    expect(inFlightAfterReload).toBe(true);
+    expect(held).toEqual({ status: 404, message: oldMessage(HELD_ID) });
+    expect({ status: heldIdNow.status, message: heldIdNow.body.message }).toEqual({ status: 404, message: newMessage(HELD_ID) });
+    // One reload line per edit, naming the file and the one function whose bundle holds it.
+    expect(reports).toEqual([expect.stringMatching(rebuiltGetPet()), expect.stringMatching(rebuiltGetPet())]);
+    // The deployable assets are untouched: the new code exists only in the runner's folder.
+    const asset = readFileSync(join(watching.api.stack.assetDir(watching.api.functions.find((fn) => fn.functionName === getPetName())!.logicalId), 'index.mjs'), 'utf8');
+    expect(asset).toContain('No pet has the id');
+    expect(asset).not.toContain('is not in the inventory');
+  }, 120_000);
+
+  it('re-synthesizes and restarts the stage on an infra change: same port, an empty store, functions rebuilt on the new stage', async () => {
+    const before = { api: watching.api, url: watching.api.url, reports: reports.length, starts, resyntheses };
+    const savedAt = performance.now();
+    writeFileSync(join(copy, INFRA_SOURCE, 'note.ts'), '// an infra change\n');
+    await until('the infra reload line', () => reports.length > before.reports);
+    console.log(`start:deployed --watch: infra change save to reload line ${Math.round(reportedAt[before.reports]! - savedAt)} ms; ${reports[before.reports]}`);
+
+    expect(reports.slice(before.reports)).toEqual([
+      expect.stringMatching(/^reload: infra\/note\.ts changed; re-synthesized and restarted PetStore-staging on http:\/\/\S+ in \d+ ms \(its store starts empty\)$/),
+    ]);
+    expect(reports[before.reports]).toContain(` on ${before.url} in `);
+    expect({ resyntheses: resyntheses - before.resyntheses, starts: starts - before.starts }).toEqual({ resyntheses: 1, starts: 1 });
+    expect(watching.api).not.toBe(before.api);
+    expect(watching.api.url).toBe(before.url);
+
+    // The new stage's store is empty: the old key is refused, one issued on it is served. (Issued
+    // first: the authorizer keeps the keys it read, empty ones included, for a while.)
+    const key = await issueKey('staging', watching.api);
+    expect((await get(MISSING_ID, keys[0]!)).status).toBe(401);
+    const answer = await get(MISSING_ID, key);
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get('x-request-id')).toBeTruthy();
+
+    // The new stage's functions are watched: an edit is rebuilt and served on it.
+    const third = '`Pet ${petId}: none in the inventory.`';
+    editGetPet(NEW_TEMPLATE, third);
+    const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID}: none in the inventory.`;
+    await until('the edit served on the restarted stage', served, PACE_MS);
+    expect(reports.slice(before.reports + 1)).toEqual([expect.stringMatching(rebuiltGetPet())]);
+  }, 120_000);
+});
