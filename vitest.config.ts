@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'tools/*/test/**/*.test.ts'],
-    // Mutes the one-line-per-request log (lib/requestLog.ts); test/functions/requestLog.test.ts reads it.
+    // Mutes the one-line-per-request log (lib/http/requestLog.ts); test/functions/requestLog.test.ts reads it.
     setupFiles: ['test/support/muteRequestLog.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',

@@ -1,6 +1,6 @@
 /**
- * The OpenAPI 3.1 document, generated from what the code declares: routes (lib/routes.ts), schemas
- * (lib/schemas.ts), error codes (lib/errors.ts), stages (infra/stages.ts), plus the contract data of
+ * The OpenAPI 3.1 document, generated from what the code declares: routes (lib/domain/routes.ts), schemas
+ * (lib/domain/schemas.ts), error codes (lib/domain/errors.ts), stages (infra/stages.ts), plus the contract data of
  * contract/operations.ts. `npm run openapi` writes it to openapi.json; a test fails when that file
  * differs from a fresh generation. Never imported by functions/ or lib/ (a test checks the bundles).
  */
@@ -29,7 +29,7 @@ const ref = (kind: 'schemas' | 'headers' | 'parameters' | 'responses', name: str
 });
 
 /**
- * The one place a schema of lib/schemas.ts becomes the document's JSON Schema (draft 2020-12, what
+ * The one place a schema of lib/domain/schemas.ts becomes the document's JSON Schema (draft 2020-12, what
  * OpenAPI 3.1 uses). They are JSON Schema already; only our `x-` keywords (how the handler trims and
  * words its messages) stay out, and integers get the spec's `int64` format.
  */

@@ -65,7 +65,7 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   },
 };
 
-/** Headers on every answer a function gives, whatever the operation (lib/requestLog.ts). */
+/** Headers on every answer a function gives, whatever the operation (lib/http/requestLog.ts). */
 export const FUNCTION_ANSWER_HEADERS: readonly HeaderName[] = ['X-Request-Id'];
 
 /**
@@ -108,7 +108,7 @@ export const GATEWAY_ERRORS: readonly ErrorCode[] = [
   'GATEWAY_TIMEOUT',
 ];
 
-/** Errors the shared pipeline (lib/http.ts) can answer for every operation. */
+/** Errors the shared pipeline (lib/http/pipeline.ts) can answer for every operation. */
 export const PIPELINE_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
 
 export interface OperationContract {

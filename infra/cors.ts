@@ -1,6 +1,6 @@
 /**
  * CORS on AWS, from the stage's `corsAllowedOrigins` (none by default): the functions get the list
- * in `CORS_ALLOWED_ORIGINS` (lib/cors.ts adds the headers to their answers), and each route resource
+ * in `CORS_ALLOWED_ORIGINS` (lib/http/cors.ts adds the headers to their answers), and each route resource
  * gets an OPTIONS preflight answered by API Gateway itself. With no origins, nothing is added: OPTIONS
  * stays with the resource's ANY mock (405) as before.
  */

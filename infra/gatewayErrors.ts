@@ -1,6 +1,6 @@
 /**
  * The answers API Gateway gives by itself (gateway responses, and the 404/405 mock methods),
- * each in the spec's Error body with a code and status from lib/errors.ts.
+ * each in the spec's Error body with a code and status from lib/domain/errors.ts.
  *
  * Gateway response templates are not VTL (simple `$context` substitution only), so each type gets a
  * fixed status and a fixed, JSON-safe message: nothing a client sent is echoed into the body.

@@ -25,7 +25,7 @@ export function logicalIdWithoutConcerns(stack: Stack, element: CfnElement): str
   return uniqueId(components);
 }
 
-// Kept exactly as aws-cdk-lib's core/lib/private/uniqueid.ts computes it.
+// Kept exactly as aws-cdk-lib/core/lib/private/uniqueid.js computes it.
 const HIDDEN_ID = 'Default';
 const HIDDEN_FROM_HUMAN_ID = 'Resource';
 const MAX_HUMAN_LEN = 240;

@@ -1,5 +1,5 @@
 /**
- * One function per route (lib/routes.ts), each with its own log group and a role that may do only
+ * One function per route (lib/domain/routes.ts), each with its own log group and a role that may do only
  * what its route needs (./permissions.ts).
  */
 import { Validations } from 'aws-cdk-lib';

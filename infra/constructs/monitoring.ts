@@ -359,7 +359,7 @@ export class Monitoring extends Concern {
     return new cloudwatch.Metric({ namespace: metricNamespace(settings.stage), metricName, statistic: 'Sum', period: PERIOD });
   }
 
-  /** Counted from the request log (lib/requestLog.ts): Lambda publishes no cold-start metric. */
+  /** Counted from the request log (lib/http/requestLog.ts): Lambda publishes no cold-start metric. */
   #coldStarts(operation: OperationName): cloudwatch.IMetric {
     const { logGroup } = this.#props.functions.get(operation);
     const filter = new logs.MetricFilter(this, `${pascal(operation)}ColdStartsFilter`, {

@@ -16,7 +16,7 @@ export interface StorageProps {
 
 export class Storage extends Concern {
   readonly table: dynamodb.Table;
-  /** Idempotency records, keys and secrets (lib/table.ts `controlTable`). */
+  /** Idempotency records, keys and secrets (lib/store/table.ts `controlTable`). */
   readonly controlTable: dynamodb.Table;
 
   constructor(scope: Construct, id: string, { settings }: StorageProps) {

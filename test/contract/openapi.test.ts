@@ -14,7 +14,7 @@ describe('openapi.json', () => {
     expect(committed).toBe(openApiText());
   });
 
-  it('client/schema.ts is generated from it (run `npm run openapi`)', async () => {
+  it('client/src/schema.ts is generated from it (run `npm run openapi`)', async () => {
     expect(readFileSync(CLIENT_TYPES_FILE, 'utf8')).toBe(await clientTypesText(committed));
   });
 

@@ -1,6 +1,6 @@
 /**
  * Every shell block of the README and docs/ says, on the line before it, whether a test runs its
- * commands (`<!-- run by: test/a.test.ts, test/b.test.ts -->`), runs the block itself as written
+ * commands (`<!-- run by: test/tools/keys/keys.test.ts, test/local/invoke.test.ts -->`), runs the block itself as written
  * (`<!-- run as written by: test/docs/walkthrough.test.ts -->`), or why none can here
  * (`<!-- not run here: needs an AWS account -->`). A block "run by" named tests holds only npm
  * scripts, and each named script's entry file (or a module that entry runs: scripts/ are thin entry

@@ -1,5 +1,5 @@
 /**
- * The request log (lib/requestLog.ts): one JSON line per invocation with the ids, operation,
+ * The request log (lib/http/requestLog.ts): one JSON line per invocation with the ids, operation,
  * status, error code, latency, cold start and key id; never the key, the Authorization header or
  * the body. And X-Request-Id on every answer, `requestId` in every 5xx body.
  */

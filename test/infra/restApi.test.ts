@@ -157,7 +157,7 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       }
     });
 
-    it("answers the gateway's own errors with the Error body, codes and statuses from lib/errors.ts", () => {
+    it("answers the gateway's own errors with the Error body, codes and statuses from lib/domain/errors.ts", () => {
       const s = of(stage);
       const responses = new Map(
         s.ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(props(r).ResponseType), props(r) as Record<string, any>]),

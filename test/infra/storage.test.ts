@@ -11,7 +11,7 @@ describe.each(STAGES)('PetStore-%s storage', (stage) => {
   const production = stage === 'production';
 
   describe('table', () => {
-    it('is the shared definition from lib/table.ts', () => {
+    it('is the shared definition from lib/store/table.ts', () => {
       const { partitionKey, statusIndex } = petsTable;
       of(stage).template.resourceCountIs('AWS::DynamoDB::Table', 2);
       of(stage).template.hasResourceProperties('AWS::DynamoDB::Table', {
