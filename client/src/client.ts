@@ -4,7 +4,7 @@
  * retries transient failures (./retry.ts); createPet always sends an `Idempotency-Key`, the same on
  * every retry, so one call stores at most one pet. Error answers throw a typed `PetStoreError`.
  */
-import createClient from 'openapi-fetch';
+import createClient, { type Client } from 'openapi-fetch';
 import { retryPolicy, withRetries, type Answer, type RetryOptions } from './retry.ts';
 import type { components, paths } from './schema.ts';
 
@@ -66,23 +66,23 @@ export function nextLink(link: string | null): string | undefined {
   return link?.split(',').map((part) => /^\s*<([^>]+)>\s*;\s*rel="?next"?\s*$/.exec(part)?.[1]).find(Boolean);
 }
 
-export function petStoreClient(options: ClientOptions) {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  // Refused when the client is made, not retried at its first call as if the network had failed.
-  if (!/^https?:$/.test(URL.canParse(baseUrl) ? new URL(baseUrl).protocol : '')) {
-    throw new TypeError(`baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${options.baseUrl}`);
+/**
+ * The API's base address, refused in one line when it is not an absolute http(s) URL: when the
+ * client is made, not retried at its first call as if the network had failed.
+ */
+function baseUrlOf(value: unknown): string {
+  const text = typeof value === 'string' ? value.replace(/\/+$/, '') : '';
+  if (!/^https?:$/.test(URL.canParse(text) ? new URL(text).protocol : '')) {
+    const given = typeof value === 'string' ? JSON.stringify(value) : String(value);
+    throw new TypeError(`baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${given}`);
   }
-  retryPolicy(options.retry); // refuses bad retry options when the client is made, not at its first call
-  const api = createClient<paths>({
-    baseUrl,
-    headers: options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` },
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  return text;
+}
 
-  function retried<T>(call: CallOptions | undefined, send: (signal: AbortSignal) => Promise<Answer<T>>, idempotencyKey?: string) {
-    return withRetries(send, { policy: retryPolicy(options.retry, call?.retry), signal: call?.signal, idempotencyKey });
-  }
+type Retried = <T>(call: CallOptions | undefined, send: (signal: AbortSignal) => Promise<Answer<T>>, idempotencyKey?: string) => Promise<{ data: T; response: Response }>;
 
+/** listPets' pages: one page, and the page a `next` link names. */
+function pages(api: Client<paths>, baseUrl: string, retried: Retried) {
   async function listPage(query: ListQuery, call: CallOptions | undefined): Promise<Page> {
     const { data, response } = await retried(call, (signal) => api.GET('/pets', { params: { query }, signal }));
     const link = nextLink(response.headers.get('link'));
@@ -101,6 +101,21 @@ export function petStoreClient(options: ClientOptions) {
     if (query.limit !== undefined) query.limit = Number(query.limit);
     return listPage(query, call);
   }
+
+  return { listPage, followNext };
+}
+
+export function petStoreClient(options: ClientOptions) {
+  const baseUrl = baseUrlOf(options?.baseUrl);
+  retryPolicy(options.retry); // refuses bad retry options when the client is made, not at its first call
+  const api = createClient<paths>({
+    baseUrl,
+    headers: options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const retried: Retried = (call, send, idempotencyKey) =>
+    withRetries(send, { policy: retryPolicy(options.retry, call?.retry), signal: call?.signal, idempotencyKey });
+  const { listPage, followNext } = pages(api, baseUrl, retried);
 
   return {
     /** The underlying openapi-fetch client, for requests the methods below do not cover (it does not retry). */

@@ -15,6 +15,7 @@ import {
   retryAfterMs,
   retryDelayMs,
   DEFAULT_RETRY,
+  type ClientOptions,
   type RetryOptions,
 } from '../../client/src/index.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
@@ -263,8 +264,10 @@ describe('the wait between attempts', () => {
   });
 
   it('refuses a baseUrl that is not an http(s) URL when the client is made, rather than retrying it', () => {
-    for (const baseUrl of ['localhost:3000/v1', '127.0.0.1:3000/v1', 'ftp://example.com/v1', '']) {
-      expect(() => petStoreClient({ baseUrl }), baseUrl).toThrow(/baseUrl must be an http\(s\) URL/);
+    for (const baseUrl of ['localhost:3000/v1', '127.0.0.1:3000/v1', 'ftp://example.com/v1', '', '/v1', undefined, null]) {
+      // A missing one too (`process.env.PETSTORE_URL` unset in plain JavaScript): one line, not a TypeError of ours.
+      const made = () => petStoreClient({ baseUrl } as unknown as ClientOptions);
+      expect(made, String(baseUrl)).toThrow(/^baseUrl must be an http\(s\) URL such as https:\/\/\S+, not \S+$/);
     }
     expect(() => petStoreClient({ baseUrl: 'http://127.0.0.1:3000/v1' })).not.toThrow();
   });
