@@ -1,8 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The suite in tiers, each a vitest project; `npm test` runs them all (the README's test line, and
+ * CI's), `npm run test:unit` the inner loop alone (`vitest run --project <tier>` any one):
+ * - unit: the handlers on dynalite, lib/, the contract, the client, and the static checks of the
+ *   documents and the repository (paths, sizes, imports);
+ * - local: the local API over HTTP and every command-line tool, each in its own process;
+ * - stage: the CDK app (synthesis, cfn-lint, cdk-nag), the stage emulator and the stages run offline as deployed;
+ * - stress: the write histories and crash consistency (many processes, kills, long runs).
+ */
+export const TIERS = {
+  unit: ['test/functions/**', 'test/lib/**', 'test/contract/**', 'test/client/**', 'test/docs/commands.test.ts', 'test/docs/frontDoor.test.ts', 'test/repository/**', 'test/tools/mutation/**'],
+  local: ['test/local/**', 'test/tools/**', 'test/scripts/**'],
+  stage: ['test/infra/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
+  stress: ['test/local/writeHistory.test.ts', 'test/local/crashConsistency.test.ts', 'tools/stage-emulator/test/writeHistory.test.ts'],
+} as const;
+
+/** Files of a tier that belong to a later one: they need a stage running, or are stress runs. */
+const MOVED_ON: Partial<Record<keyof typeof TIERS, readonly string[]>> = {
+  unit: ['test/contract/contentEncoding.test.ts'],
+  local: [...TIERS.stress, 'test/local/parity.test.ts', 'test/tools/mutation/**'],
+  stage: [...TIERS.stress],
+};
+const LATER: Partial<Record<keyof typeof TIERS, readonly string[]>> = {
+  stage: ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'],
+};
+
+const tier = (name: keyof typeof TIERS) => ({
+  extends: true as const,
+  test: {
+    name,
+    include: [...TIERS[name], ...(LATER[name] ?? [])].map((glob) => (glob.endsWith('/**') ? `${glob}/*.test.ts` : glob)),
+    exclude: [...(MOVED_ON[name] ?? [])],
+  },
+});
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'tools/*/test/**/*.test.ts'],
+    projects: [tier('unit'), tier('local'), tier('stage'), tier('stress')],
     // Mutes the one-line-per-request log (lib/http/requestLog.ts); test/functions/requestLog.test.ts reads it.
     setupFiles: ['test/support/muteRequestLog.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.

@@ -12,6 +12,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importsOf } from '../repository/imports.ts';
 
 type Layer = 'domain' | 'store' | 'http' | 'root' | 'functions';
 
@@ -39,14 +40,6 @@ function layerOf(path: string): Layer | 'unlayered' | undefined {
   if (path === 'lib/service.ts') return 'root';
   if (/^functions\/[^/]+\.ts$/.test(path)) return 'functions';
   return path.startsWith('lib/') || path.startsWith('functions/') ? 'unlayered' : undefined;
-}
-
-/** Every module specifier `source` imports or re-exports, statically or dynamically. */
-function importsOf(source: string): string[] {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-  const statements = /\b(?:import|export)\s+(?:type\s+)?(?:[\w$*{}\s,]+?\s+from\s+)?['"]([^'"]+)['"]/g;
-  const dynamic = /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
-  return [...code.matchAll(statements), ...code.matchAll(dynamic)].map((match) => match[1]!);
 }
 
 /** Why each of `file`'s imports breaks the layering; empty when none does. */
