@@ -104,7 +104,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new PortInUseError(`Port ${port} on ${host} is already in use. Stop what uses it, or choose another port: PORT=${port + 1} npm start`)
+          ? new PortInUseError(`Port ${port} on ${host} is already in use. Stop what uses it, or choose another port: PORT=${port + 1} ${process.env.PETSTORE_COMMAND || 'npm start'}`)
           : error,
       );
     });

@@ -1,2 +1,4 @@
 /** `npm run dev`: the local API restarted on every change under functions/ or lib/ (local/dev.ts). */
-import '../local/dev.ts';
+import { runDev } from '../local/dev.ts';
+
+await runDev();

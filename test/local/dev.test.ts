@@ -1,10 +1,14 @@
 /**
- * `npm run dev` (scripts/dev.ts) on a copy of the sources (PETSTORE_SOURCE_ROOT), run from the copy
- * so its `.data/` is the copy's: an edit to a handler in the copy is served after one reload, and the
- * data and key from before the reload still answer. The reload time is printed, never asserted.
+ * `npm run dev` (scripts/dev.ts, local/dev.ts) on a copy of the sources (PETSTORE_SOURCE_ROOT), run
+ * from the copy so its `.data/` is the copy's: every edit to a handler in the copy is served after
+ * one reload, however the editor saves it (in place, by renaming a temporary file over it, by
+ * deleting and creating it), and the data and key from before the reload still answer; a syntax
+ * error keeps the old code serving and is said in one line; a start-up mistake ends dev in one line.
+ * Reload times are printed, never asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,27 +27,51 @@ const SERVER_SOURCES = [...BUNDLED_SOURCES, 'local', 'contract', 'package.json',
 /** The functional limit on any wait; nothing about time is asserted below it. */
 const WAIT_MS = 60_000;
 const MISSING_ID = 987654;
-const OLD_MESSAGE = `No pet has the id ${MISSING_ID}.`;
-const NEW_MESSAGE = `Pet ${MISSING_ID} is not in the inventory.`;
+const OLD_TEMPLATE = '`No pet has the id ${petId}.`';
+const messageOf = (template: string) => template.slice(1, -1).replace('${petId}', String(MISSING_ID));
 
-describe('npm run dev', () => {
-  let copy: string;
-  let dev: ChildProcess;
-  let exited: Promise<number | null>;
-  const lines: string[] = [];
-  let stderr = '';
+/** One `npm run dev`, its output read line by line. */
+class Dev {
+  readonly lines: string[] = [];
+  stderr = '';
+  readonly process: ChildProcess;
+  readonly exited: Promise<number | null>;
+
+  constructor(copy: string, port: number) {
+    // Run from the copy, as a newcomer runs it from the repository: `.data/` lands in the copy.
+    this.process = spawn(PROJECT_NODE, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'dev.ts')], {
+      cwd: copy,
+      env: commandEnvironment({ PORT: String(port), PETSTORE_SOURCE_ROOT: copy }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.exited = new Promise((resolve) => this.process.once('exit', (code) => resolve(code)));
+    createInterface({ input: this.process.stdout! }).on('line', (line) => this.lines.push(line));
+    this.process.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+  }
 
   /** Polls `probe` until it holds; fails after WAIT_MS saying what it waited for and what dev printed. */
-  const until = async (what: string, probe: () => boolean | Promise<boolean>): Promise<void> => {
+  async until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
     const deadline = performance.now() + WAIT_MS;
     while (!(await probe())) {
-      if (performance.now() > deadline || dev.exitCode !== null) {
-        const printed = lines.filter((line) => !line.startsWith('{') && !/ -> \d{3} \(/.test(line)); // without the request log
-        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${stderr}`);
+      if (performance.now() > deadline || this.process.exitCode !== null) {
+        const printed = this.lines.filter((line) => !line.startsWith('{') && !/ -> \d{3} \(/.test(line)); // without the request log
+        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${this.stderr}`);
       }
       await sleep(50);
     }
-  };
+  }
+
+  reloads = () => this.lines.filter((line) => line.startsWith('reload:'));
+
+  async stop(): Promise<number | null> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+describe('npm run dev', () => {
+  let copy: string;
+  let dev: Dev | undefined;
 
   beforeAll(() => {
     copy = mkdtempSync(join(tmpdir(), 'petstore-dev-'));
@@ -52,58 +80,100 @@ describe('npm run dev', () => {
   });
 
   afterAll(async () => {
-    if (dev && dev.exitCode === null && dev.signalCode === null) {
-      dev.kill('SIGTERM');
-      await exited;
-    }
+    await dev?.stop();
     if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
-  it('serves an edited handler after one reload, with the data and key from before it', async () => {
+  it('serves every edit, saved in place, by rename over and by delete and create, three times each in a row, with the data and key from before', async () => {
     const port = await freePort();
-    // Run from the copy, as a newcomer runs it from the repository: `.data/` lands in the copy.
-    dev = spawn(PROJECT_NODE, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'dev.ts')], {
-      cwd: copy,
-      env: commandEnvironment({ PORT: String(port), PETSTORE_SOURCE_ROOT: copy }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    exited = new Promise((resolve) => dev.once('exit', (code) => resolve(code)));
-    createInterface({ input: dev.stdout! }).on('line', (line) => lines.push(line));
-    dev.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-
-    await until('the banner', () => lines.some((line) => line.startsWith('Watching ')));
-    const key = lines.join('\n').match(/API key kept in \.data\/api-key: (\S+)/)?.[1];
-    expect(key, lines.join('\n')).toBeDefined();
+    dev = new Dev(copy, port);
+    await dev.until('the banner', () => dev!.lines.some((line) => line.startsWith('Watching ')));
+    const key = dev.lines.join('\n').match(/API key kept in \.data\/api-key: (\S+)/)?.[1];
+    expect(key, dev.lines.join('\n')).toBeDefined();
     expect(readFileSync(join(copy, '.data', 'api-key'), 'utf8').trim()).toBe(key);
     const url = `http://127.0.0.1:${port}${API_BASE_PATH}`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const created = await fetchApi(`${url}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }) });
     expect(created.status).toBe(201);
-    expect((await fetchApi(`${url}/pets/${MISSING_ID}`, { headers })).body.message).toBe(OLD_MESSAGE);
+    expect((await fetchApi(`${url}/pets/${MISSING_ID}`, { headers })).body.message).toBe(messageOf(OLD_TEMPLATE));
 
     const file = join(copy, 'functions', 'getPet.ts');
-    const source = readFileSync(file, 'utf8');
-    const edited = source.replace('`No pet has the id ${petId}.`', '`Pet ${petId} is not in the inventory.`');
-    expect(edited).not.toBe(source);
-    const savedAt = performance.now();
-    writeFileSync(file, edited);
-    // Requests during the restart are refused (connection refused): the poll asks again.
-    const served = async () => (await fetchApi(`${url}/pets/${MISSING_ID}`, { headers }).catch(() => undefined))?.body.message === NEW_MESSAGE;
-    await until('the new answer', served);
-    const servedMs = Math.round(performance.now() - savedAt);
+    const saves: Record<string, (text: string) => void> = {
+      'in place': (text) => writeFileSync(file, text),
+      'rename over': (text) => {
+        writeFileSync(`${file}.tmp`, text);
+        renameSync(`${file}.tmp`, file);
+      },
+      'delete and create': (text) => {
+        unlinkSync(file);
+        writeFileSync(file, text);
+      },
+    };
+    let template = OLD_TEMPLATE;
+    const timings: string[] = [];
+    for (const [how, save] of Object.entries(saves)) {
+      for (let round = 1; round <= 3; round++) {
+        const next = `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
+        const source = readFileSync(file, 'utf8');
+        expect(source).toContain(template);
+        const savedAt = performance.now();
+        save(source.replace(template, next));
+        template = next;
+        // Requests during the restart are refused (connection refused): the poll asks again.
+        const served = async () => (await fetchApi(`${url}/pets/${MISSING_ID}`, { headers }).catch(() => undefined))?.body.message === messageOf(next);
+        await dev.until(`the answer after save ${how} ${round}`, served);
+        timings.push(`${how} ${round}: ${Math.round(performance.now() - savedAt)} ms`);
+      }
+    }
 
-    // The pet created before the reload, listed with the same key.
+    // The pet created before the reloads, listed with the same key.
     const listed = await fetchApi(`${url}/pets?limit=100`, { headers });
     expect(listed.status).toBe(200);
     expect(listed.body).toContainEqual(created.body);
-
-    dev.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    const reloads = lines.filter((line) => line.startsWith('reload:'));
-    console.log(`npm run dev: save to new answer ${servedMs} ms; ${reloads.join(' | ')}`);
-    expect(reloads).toEqual([
-      expect.stringMatching(/^reload: functions\/getPet\.ts changed; restarted the local API \(handlers, same port, data and key kept\) in \d+ ms$/),
-    ]);
+    console.log(`npm run dev, save to new answer: ${timings.join('; ')}`);
+    for (const line of dev.reloads()) {
+      expect(line).toMatch(/^reload: functions\/getPet\.ts changed; restarted the local API \(handlers, same port, data and key kept\) in \d+ ms$/);
+    }
     expect(existsSync(join(copy, '.data', 'dynalite'))).toBe(true);
+  }, 180_000);
+
+  it('keeps the old code serving through a syntax error, says where in one line, and reloads on the fix', async () => {
+    expect(dev, 'the first test started dev').toBeDefined();
+    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(dev!.lines.join('\n'))?.[1]);
+    const key = dev!.lines.join('\n').match(/API key kept in \.data\/api-key: (\S+)/)![1]!;
+    const url = `http://127.0.0.1:${port}${API_BASE_PATH}/pets/${MISSING_ID}`;
+    const headers = { Authorization: `Bearer ${key}` };
+    const before = (await fetchApi(url, { headers })).body.message;
+    const file = join(copy, 'lib', 'http', 'responses.ts');
+    const source = readFileSync(file, 'utf8');
+    const reloadsBefore = dev!.reloads().length;
+    writeFileSync(file, `${source}const broken = ;\n`);
+    await dev!.until('the build failure line', () => dev!.reloads().length > reloadsBefore);
+    const line = dev!.reloads().at(-1)!;
+    const brokenLine = source.split('\n').length;
+    expect(line).toMatch(new RegExp(`^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs: lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`));
+    expect(dev!.stderr).not.toMatch(/^\s+at /m);
+    expect((await fetchApi(url, { headers })).body.message).toBe(before);
+
+    writeFileSync(file, source);
+    await dev!.until('the reload after the fix', () => dev!.reloads().length > reloadsBefore + 1);
+    expect(dev!.reloads().at(-1)).toMatch(/^reload: lib\/http\/responses\.ts changed; restarted the local API/);
+    expect((await fetchApi(url, { headers })).body.message).toBe(before);
+    expect(await dev!.stop()).toBe(0);
   }, 120_000);
+
+  it('exits non-zero in one line naming npm run dev when the port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const refused = new Dev(copy, port);
+      const code = await refused.exited;
+      expect(code).not.toBe(0);
+      expect(refused.stderr.trim().split('\n'), refused.stderr).toEqual([expect.stringMatching(new RegExp(`^Port ${port} .*already in use.*: PORT=${port + 1} npm run dev$`))]);
+      expect(refused.lines.filter((line) => line.startsWith('Watching '))).toEqual([]);
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
 });
