@@ -88,7 +88,7 @@ const keyStoreOf = (env: Environment, control: StoreTable): ApiKeyStore =>
   env.PETSTORE_API_KEYS ? StaticApiKeys.fromList(env.PETSTORE_API_KEYS) : new ControlTableApiKeys(control);
 
 /** The configured shard count; a value that is not a power of two from 1 to the maximum stops the start. */
-function statusIndexShardsOf(env: Environment): number {
+export function statusIndexShardsOf(env: Environment): number {
   const given = env[STATUS_INDEX_SHARDS_VARIABLE];
   if (given === undefined || given === '') return DEFAULT_STATUS_INDEX_SHARDS;
   const shards = /^\d+$/.test(given) ? Number(given) : NaN;

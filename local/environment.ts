@@ -17,6 +17,8 @@ import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore, storeFolderProblem } from './store.ts';
 import { repairPetsTable } from './storeRepair.ts';
+import { checkSettings, inMemoryOf, makeDataDir } from './settings.ts';
+import { LocalSetupError } from './setupError.ts';
 
 export interface LocalEnvironment {
   /** The variables to run the handlers with. */
@@ -35,12 +37,12 @@ export interface LocalEnvironment {
 
 const DEFAULT_TABLE = 'pets';
 
-/** A local setting that stops the start, said in one line (no stack trace). */
-export class LocalSetupError extends Error {}
+export { LocalSetupError };
 
 export async function prepareLocalEnvironment(given: Environment = process.env): Promise<LocalEnvironment> {
+  checkSettings(given);
   const dataDir = resolve(given.PETSTORE_DATA_DIR ?? '.data');
-  const inMemory = given.PETSTORE_IN_MEMORY === '1' || given.PETSTORE_IN_MEMORY === 'true';
+  const inMemory = inMemoryOf(given);
   const tableName = given.TABLE_NAME ?? DEFAULT_TABLE;
   const controlTableName = given.CONTROL_TABLE_NAME ?? DEFAULT_CONTROL_TABLE;
 
@@ -65,7 +67,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     await ensureControlTable(store.endpoint, controlTableName);
   } catch (error) {
     await close();
-    throw error;
+    throw given.DYNAMODB_ENDPOINT ? unusableEndpoint(given.DYNAMODB_ENDPOINT, error) : error;
   }
   const apiKeyFile = given.PETSTORE_API_KEYS || !store.persistent ? undefined : join(dataDir, 'api-key');
   const generatedApiKey = given.PETSTORE_API_KEYS ? undefined : apiKeyFile ? kept(apiKeyFile, newApiKey) : newApiKey();
@@ -124,19 +126,6 @@ async function persistentStore(dataDir: string, tableName: string) {
   };
 }
 
-/** The data folder, made unless it exists; one that cannot be (a file in its place, no permission) stops the start. */
-function makeDataDir(dataDir: string): void {
-  try {
-    mkdirSync(dataDir, { recursive: true });
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : `${code ?? String(error)}`;
-    throw new LocalSetupError(
-      `The data folder ${dataDir} cannot be made (${why}): point PETSTORE_DATA_DIR at a folder, or set PETSTORE_IN_MEMORY=1 to keep nothing.`,
-    );
-  }
-}
-
 /** A store folder LevelDB cannot open stops the start in one line naming it and the remedy. */
 async function refuseUnopenable(folder: string): Promise<void> {
   const problem = await storeFolderProblem(folder);
@@ -148,6 +137,13 @@ async function refuseUnopenable(folder: string): Promise<void> {
     `The local store ${folder} cannot be opened (${problem.message}): move it aside (mv ${folder} ${folder}.broken) ` +
       'or delete it to start with an empty store; the pets in it are lost, the API key and cursor secret beside it are kept.',
   );
+}
+
+/** DYNAMODB_ENDPOINT that does not answer, or not as DynamoDB does: one line, and the way out. */
+function unusableEndpoint(endpoint: string, error: unknown): LocalSetupError {
+  const { name, code, message } = error as { name?: string; code?: string; message?: string };
+  const why = code ?? `${name ?? 'Error'}: ${(message ?? '').split('\n')[0]}`;
+  return new LocalSetupError(`DYNAMODB_ENDPOINT ${endpoint} cannot be used as a DynamoDB store (${why}): start that store, or unset DYNAMODB_ENDPOINT to use the embedded one.`);
 }
 
 async function reachable(endpoint: string): Promise<boolean> {
@@ -195,7 +191,12 @@ function kept(file: string, make: () => string): string {
       rmSync(aside, { force: true });
     }
   }
-  const value = readFileSync(file, 'utf8').trim();
+  let value: string;
+  try {
+    value = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new LocalSetupError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): remove it and a new one is made at the next start.`);
+  }
   if (!value) throw new LocalSetupError(`${file} is empty: delete it and a new one is made at the next start.`);
   return value;
 }

@@ -1,5 +1,5 @@
 /** A port given as text (PORT, --port), read the same way by every command that listens. */
-import { LocalSetupError } from './environment.ts';
+import { LocalSetupError } from './setupError.ts';
 
 /** Thrown for a port that is no port number; its message names the setting and says what it takes. */
 export class PortSettingError extends LocalSetupError {}

@@ -4,10 +4,11 @@
  * cursor secret too short to sign. And a second process on a running API's data folder says whose store it uses.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_NODE, expectOneLineRefusal, runCli } from '../support/cli.ts';
 
 const startApi = (env: Record<string, string>) => runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000);
@@ -35,6 +36,69 @@ it('PETSTORE_DATA_DIR naming a file: one line naming it and the remedy', async (
   writeFileSync(file, 'not a folder');
   const run = await startApi({ PETSTORE_DATA_DIR: file });
   expectOneLineRefusal(run, `The data folder ${file} cannot be made (a file is in the way): point PETSTORE_DATA_DIR at a folder`);
+});
+
+/** The variables docs/local-development.md documents, from its table of them. */
+const DOCUMENTED = [...readFileSync('docs/local-development.md', 'utf8').matchAll(/^\| `([A-Z_]+)(?:=[^`]*)?` \|/gm)].map((match) => match[1]!);
+
+describe('every documented variable, given a value the start cannot use', () => {
+  const notDynamo = createServer((_request, response) => response.writeHead(404).end('<html>not DynamoDB</html>'));
+  let notDynamoUrl = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => notDynamo.listen(0, '127.0.0.1', resolve));
+    notDynamoUrl = `http://127.0.0.1:${(notDynamo.address() as { port: number }).port}`;
+  });
+  afterAll(() => void notDynamo.close());
+
+  const aFile = () => {
+    const file = join(dataDir(), 'a-file');
+    writeFileSync(file, 'not a folder');
+    return file;
+  };
+  const secretFolder = () => {
+    const dir = dataDir();
+    mkdirSync(join(dir, 'cursor-secret'));
+    return dir;
+  };
+  /** variable, what the value is, the value (made when the case runs), what the one line says */
+  const CASES: ReadonlyArray<[string, string, () => string, RegExp]> = [
+    ['PORT', 'not a number', () => 'abc', /^PORT must be a port number from 0 to 65535/],
+    ['PORT', 'out of range', () => '70000', /^PORT must be a port number from 0 to 65535/],
+    ['PETSTORE_API_KEYS', 'no key in the list', () => ' , ', /^PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it/],
+    ['PETSTORE_API_KEYS', 'empty', () => '', /^PETSTORE_API_KEYS holds no key/],
+    ['PETSTORE_IN_MEMORY', 'a malformed boolean', () => 'yes', /^PETSTORE_IN_MEMORY takes 1 or true .* or 0 or false .*, not "yes"\.$/],
+    ['PETSTORE_IN_MEMORY', 'out of range', () => '2', /^PETSTORE_IN_MEMORY takes 1 or true/],
+    ['PETSTORE_IN_MEMORY', 'empty', () => '', /^PETSTORE_IN_MEMORY takes 1 or true/],
+    ['PETSTORE_DATA_DIR', 'a file', aFile, /^The data folder .* cannot be made \(a file is in the way\): point PETSTORE_DATA_DIR at a folder you can write/],
+    ['PETSTORE_DATA_DIR', 'nonexistent, under /proc', () => '/proc/petstore-x', /^The data folder \/proc\/petstore-x cannot be made \(\w+\): point PETSTORE_DATA_DIR/],
+    ['PETSTORE_DATA_DIR', 'an existing folder nobody can write (/proc)', () => '/proc', /^The data folder \/proc cannot be written \(\w+\): point PETSTORE_DATA_DIR/],
+    ['PETSTORE_DATA_DIR', 'holding a folder where the cursor secret goes', secretFolder, /cursor-secret cannot be read \(EISDIR\): remove it/],
+    ['DYNAMODB_ENDPOINT', 'not a URL', () => 'not-a-url', /^DYNAMODB_ENDPOINT must be an http\(s\) URL .*, not "not-a-url"; unset it/],
+    ['DYNAMODB_ENDPOINT', 'refusing connections', () => 'http://127.0.0.1:1', /^DYNAMODB_ENDPOINT http:\/\/127\.0\.0\.1:1 cannot be used as a DynamoDB store \(ECONNREFUSED\): start that store, or unset/],
+    ['DYNAMODB_ENDPOINT', 'a server that is not DynamoDB', () => notDynamoUrl, /^DYNAMODB_ENDPOINT http:\/\/127\.0\.0\.1:\d+ cannot be used as a DynamoDB store \(.+\): start that store/],
+    ['TABLE_NAME', 'too short', () => 'a', /^TABLE_NAME must be a DynamoDB table name .*, not "a"; unset it/],
+    ['TABLE_NAME', 'with a space', () => 'bad name!', /^TABLE_NAME must be a DynamoDB table name/],
+    ['CONTROL_TABLE_NAME', 'too short', () => 'x', /^CONTROL_TABLE_NAME must be a DynamoDB table name/],
+    ['PETSTORE_CURSOR_SECRET', 'too short', () => 'abc', /^PETSTORE_CURSOR_SECRET is 3 bytes: give one of at least 16/],
+    ['CORS_ALLOWED_ORIGINS', 'not an origin', () => 'not an origin', /^CORS_ALLOWED_ORIGINS takes comma-separated origins .*, not "not an origin"\.$/],
+    ['CORS_ALLOWED_ORIGINS', 'an origin with a path', () => 'https://app.example.com/x', /^CORS_ALLOWED_ORIGINS takes comma-separated origins/],
+    ['STATUS_INDEX_SHARDS', 'not a power of two', () => '3', /^STATUS_INDEX_SHARDS must be a power of two from 1 to 64, not '3'\. Unset it for the default\.$/],
+    ['STATUS_INDEX_SHARDS', 'out of range', () => '128', /^STATUS_INDEX_SHARDS must be a power of two/],
+    ['STATUS_INDEX_SHARDS', 'not a number', () => 'abc', /^STATUS_INDEX_SHARDS must be a power of two/],
+  ];
+
+  it('has a case for every variable the docs list', () => {
+    expect(DOCUMENTED.length).toBeGreaterThan(8);
+    expect(DOCUMENTED.filter((name) => !CASES.some(([variable]) => variable === name))).toEqual([]);
+  });
+
+  it.concurrent.each(CASES)('%s %s: one line with the remedy, a non-zero exit, no stack, no hang', async (variable, _what, value, says) => {
+    // In memory unless the case is about the store: a refusal must not depend on the data folder.
+    const store: Record<string, string> = ['PETSTORE_DATA_DIR', 'DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY'].includes(variable) ? {} : { PETSTORE_IN_MEMORY: '1' };
+    const run = await startApi({ ...store, [variable]: value() });
+    expectOneLineRefusal(run, says);
+    expect(run.code).toBe(1);
+  });
 });
 
 const running = new Set<ChildProcess>();

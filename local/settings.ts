@@ -1,0 +1,87 @@
+/**
+ * The documented variables of `npm start`, `npm run dev` and `npm run invoke`
+ * (docs/local-development.md), each read once and refused in one line with its remedy before any
+ * store starts: a value that would otherwise start something else, hang, or end in a stack trace.
+ */
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { statusIndexShardsOf, type Environment } from '../lib/service.ts';
+import { LocalSetupError } from './setupError.ts';
+
+/** `PETSTORE_IN_MEMORY`: 1/true keeps nothing, 0/false (or unset) persists under the data folder. */
+export function inMemoryOf(given: Environment): boolean {
+  const value = given.PETSTORE_IN_MEMORY;
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new LocalSetupError(
+    `PETSTORE_IN_MEMORY takes 1 or true (keep nothing) or 0 or false (keep the data in PETSTORE_DATA_DIR), not "${value}".`,
+  );
+}
+
+/** DynamoDB's rule for a table name: 3 to 255 of letters, digits, `_`, `-` and `.`. */
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+
+/** Refuses every documented variable's value that the start cannot use; the data folder is `makeDataDir`'s. */
+export function checkSettings(given: Environment): void {
+  inMemoryOf(given);
+  for (const name of ['TABLE_NAME', 'CONTROL_TABLE_NAME'] as const) {
+    const value = given[name];
+    if (value !== undefined && !TABLE_NAME.test(value)) {
+      throw new LocalSetupError(`${name} must be a DynamoDB table name (3 to 255 letters, digits, _ - .), not "${value}"; unset it for the default.`);
+    }
+  }
+  const endpoint = given.DYNAMODB_ENDPOINT;
+  if (endpoint !== undefined && !/^https?:$/.test(URL.canParse(endpoint) ? new URL(endpoint).protocol : '')) {
+    throw new LocalSetupError(`DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, not "${endpoint}"; unset it to use the embedded store.`);
+  }
+  const keys = given.PETSTORE_API_KEYS;
+  if (keys !== undefined && !keys.split(',').some((key) => key.trim())) {
+    throw new LocalSetupError('PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.');
+  }
+  for (const origin of (given.CORS_ALLOWED_ORIGINS ?? '').split(',').map((value) => value.trim()).filter(Boolean)) {
+    if (!isOrigin(origin)) {
+      throw new LocalSetupError(`CORS_ALLOWED_ORIGINS takes comma-separated origins such as https://app.example.com (no path), not "${origin}".`);
+    }
+  }
+  try {
+    statusIndexShardsOf(given);
+  } catch (error) {
+    throw new LocalSetupError(`${(error as Error).message} Unset it for the default.`);
+  }
+}
+
+/** `scheme://host[:port]` and nothing more, as a browser sends it in `Origin`. */
+function isOrigin(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return /^https?:$/.test(url.protocol) && url.origin === value;
+}
+
+/**
+ * The data folder, made unless it exists, and written to once to prove it can be. Made one level at
+ * a time: Node's recursive mkdir never returns on a path under /proc.
+ */
+export function makeDataDir(dataDir: string): void {
+  const refuse = (why: string) =>
+    new LocalSetupError(`The data folder ${dataDir} cannot be ${why}: point PETSTORE_DATA_DIR at a folder you can write, or set PETSTORE_IN_MEMORY=1 to keep nothing.`);
+  const missing: string[] = [];
+  for (let folder = dataDir; !existsSync(folder); folder = dirname(folder)) missing.unshift(folder);
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      throw refuse(`made (${codeOf(error)})`);
+    }
+  }
+  if (!statSync(dataDir).isDirectory()) throw refuse('made (a file is in the way)');
+  // A write, not access(): for root, access() says yes where the write is refused.
+  const probe = join(dataDir, `.write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (error) {
+    throw refuse(`written (${codeOf(error)})`);
+  }
+}
+
+const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
