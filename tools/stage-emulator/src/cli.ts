@@ -17,7 +17,8 @@ import { startDeployedApi, type DeployedApi } from './deployedApi.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, LambdaHostError, MAX_INSTANCES } from './lambdaHost.ts';
 import { parseInspectTarget, type InspectTarget } from './inspectBundle.ts';
 import { watchDeployedStage } from './watch.ts';
-import { RestApiPortInUseError, RestApiTemplateError } from './restApi.ts';
+import { RestApiPortInUseError } from './restApi.ts';
+import { RestApiTemplateError } from './restApiModel.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
 import { parsePort } from '../../../local/port.ts';
 
