@@ -116,10 +116,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     }, SETTLE_MS);
   };
 
-  const watched = [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])];
-  const watchers: FSWatcher[] = watched
-    .filter((folder) => existsSync(folder))
-    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
+  const watchers = watchFolders([...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])], onChange);
 
   return {
     get api() {
@@ -137,6 +134,13 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       await api.close();
     },
   };
+}
+
+/** A recursive watcher on each of the folders that exists, told each changed file's path. */
+function watchFolders(folders: string[], onChange: (file: string) => void): FSWatcher[] {
+  return folders
+    .filter((folder) => existsSync(folder))
+    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
 }
 
 /** Each function's entry, as the assembly's metadata records it (infra/constructs/functions.ts). */
