@@ -8,7 +8,7 @@
  * Not emulated: which API keys exist and which usage plan each is in (`npm run keys` creates them
  * on AWS only): every usageIdentifierKey an authorizer returns counts as a key of the stage's plan.
  */
-import type { InvokeOutcome } from './lambdaHost.ts';
+import type { InvokeOutcome } from './lambdaFunction.ts';
 
 export interface AuthorizerDefinition {
   id: string;

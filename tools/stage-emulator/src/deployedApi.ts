@@ -17,7 +17,8 @@ import { rolePolicies, startIamGate, type Denial, type IamGate } from './iamGate
 import type { PolicyDocument } from './iamPolicy.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
 import { buildInspectBundle, entryOf, type InspectTarget } from './inspectBundle.ts';
-import { LambdaFunctionHost, LambdaHostError } from './lambdaHost.ts';
+import { LambdaHostError } from './lambdaFunction.ts';
+import { LambdaFunctionHost } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
 import { createTablesFromTemplate, type TableKeys } from './tables.ts';
 

@@ -9,7 +9,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { headersAndQuery } from '../../../local/proxyEvent.ts';
 import { permits } from './accessControl.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
-import { THROTTLED_OUTCOME, type InvokeOutcome } from './lambdaHost.ts';
+import { THROTTLED_OUTCOME, type InvokeOutcome } from './lambdaFunction.ts';
 import { contextVariables } from './mappingTemplates.ts';
 import {
   isRecord,

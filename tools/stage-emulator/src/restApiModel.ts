@@ -6,7 +6,7 @@
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
 import type { Authorization, AuthorizerDefinition, Authorizers, UsagePlanDefinition, UsagePlanLimits } from './authorizers.ts';
-import type { InvokeOutcome } from './lambdaHost.ts';
+import type { InvokeOutcome } from './lambdaFunction.ts';
 import { pairs } from '../../../local/proxyEvent.ts';
 
 /** What reads the template's values: the stack's TemplateResolver (./intrinsics.ts). */
