@@ -15,7 +15,7 @@ import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { PROJECT_ROOT } from '../infra/bundling.ts';
-import { BUNDLED_SOURCES } from '../tools/stage-emulator/src/watch.ts';
+import { BUNDLED_SOURCES } from './bundledSources.ts';
 
 const SOURCE_ROOT = resolve(process.env.PETSTORE_SOURCE_ROOT || PROJECT_ROOT);
 /** The server script of the source root: it loads the handlers beside it (local/handlers.ts). */

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundling.ts';
 import { API_BASE_PATH } from '../../lib/domain/routes.ts';
-import { BUNDLED_SOURCES } from '../../tools/stage-emulator/src/watch.ts';
+import { BUNDLED_SOURCES } from '../../local/bundledSources.ts';
 import { PROJECT_NODE, commandEnvironment } from '../support/cli.ts';
 import { fetchApi } from '../support/http.ts';
 import { freePort } from '../support/ports.ts';

@@ -11,11 +11,11 @@ import { watch, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundling.ts';
+import { BUNDLED_SOURCES } from '../../../local/bundledSources.ts';
 import type { StackArtifact } from './cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
 
-/** The folders whose changes rebuild bundles; infra/ changes re-synthesize. */
-export const BUNDLED_SOURCES = ['functions', 'lib'] as const;
+/** The folder whose changes re-synthesize; changes in BUNDLED_SOURCES rebuild bundles. */
 export const INFRA_SOURCE = 'infra';
 /** Edits arrive as bursts of events (write, rename, chmod): one reload per burst. */
 const SETTLE_MS = 25;
