@@ -3,7 +3,7 @@
  * from `assetDir`, with the settings a template's function usually has, its ARN, version and log
  * group named after it; `overrides` change any of them.
  */
-import type { FunctionDefinition } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import type { FunctionDefinition } from '../../tools/stage-emulator/src/lambdaFunction.ts';
 
 export const FIXTURE_CREDENTIALS = { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' };
 

@@ -3,12 +3,12 @@
  * defines it: the method's Lambda REQUEST authorizer (its identity sources, its function invoked
  * under the API's permission, its answer cached per identity for the TTL, its policy evaluated, its
  * context and usageIdentifierKey kept), then the usage plan of an API key (per-key token bucket and
- * quota). Used by ./restApi.ts.
+ * quota). Used by ./accessControl.ts.
  *
  * Not emulated: which API keys exist and which usage plan each is in (`npm run keys` creates them
  * on AWS only): every usageIdentifierKey an authorizer returns counts as a key of the stage's plan.
  */
-import type { InvokeOutcome } from './lambdaHost.ts';
+import type { InvokeOutcome } from './lambdaFunction.ts';
 
 export interface AuthorizerDefinition {
   id: string;

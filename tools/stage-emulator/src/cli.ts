@@ -14,10 +14,12 @@ import { stackName } from '../../../infra/stages.ts';
 import { STAGES, isStage, type Stage } from '../../../lib/domain/stages.ts';
 import { CloudAssemblyError } from './cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from './deployedApi.ts';
-import { DEFAULT_IDLE_TIMEOUT_MS, LambdaHostError, MAX_INSTANCES } from './lambdaHost.ts';
+import { LambdaHostError } from './lambdaFunction.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS, MAX_INSTANCES } from './lambdaHost.ts';
 import { parseInspectTarget, type InspectTarget } from './inspectBundle.ts';
 import { watchDeployedStage } from './watch.ts';
-import { RestApiPortInUseError, RestApiTemplateError } from './restApi.ts';
+import { RestApiPortInUseError } from './restApi.ts';
+import { RestApiTemplateError } from './restApiModel.ts';
 import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
 import { parsePort } from '../../../local/port.ts';
 

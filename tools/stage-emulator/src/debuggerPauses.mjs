@@ -3,7 +3,7 @@
  * timeout to stop while it is paused. lambdaRuntime.mjs runs this module as a worker thread, which
  * watches the main thread through a `connectToMainThread` inspector session (a paused main thread can
  * neither send IPC nor read a postMessage; the worker still runs) and
- * - writes `paused` / `resumed` lines to the fd the host opened for them (lambdaHost.ts stops and
+ * - writes `paused` / `resumed` lines to the fd the host opened for them (sandbox.ts stops and
  *   restarts its timeout on them);
  * - keeps the time spent paused in shared memory, which the main thread reads synchronously
  *   (`pausedMs`) for `context.getRemainingTimeInMillis()`.

@@ -13,10 +13,12 @@ import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts'
 import { readStack, type CfnResource, type CfnTemplate, type StackArtifact } from './cloudAssembly.ts';
 import { describeRoleSource, roleSource, type RoleSource } from './grantSources.ts';
 import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
-import { rolePolicies, startIamGate, type Denial, type IamGate, type PolicyDocument } from './iamGate.ts';
+import { rolePolicies, startIamGate, type Denial, type IamGate } from './iamGate.ts';
+import type { PolicyDocument } from './iamPolicy.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
 import { buildInspectBundle, entryOf, type InspectTarget } from './inspectBundle.ts';
-import { LambdaFunctionHost, LambdaHostError } from './lambdaHost.ts';
+import { LambdaHostError } from './lambdaFunction.ts';
+import { LambdaFunctionHost } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
 import { createTablesFromTemplate, type TableKeys } from './tables.ts';
 

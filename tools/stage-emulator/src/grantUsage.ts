@@ -8,7 +8,7 @@
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { DeployedEnvironment } from './intrinsics.ts';
-import type { PolicyDocument, PolicyStatement } from './iamGate.ts';
+import type { PolicyDocument, PolicyStatement } from './iamPolicy.ts';
 import type { TableKeys } from './tables.ts';
 
 /** One authorization a DynamoDB request needs: IAM evaluates each. */

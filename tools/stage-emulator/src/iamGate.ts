@@ -16,23 +16,9 @@ import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import { evaluateCheck, grantsOf, markUsed, wouldAllow, type Check, type GrantUsage } from './grantUsage.ts';
+import type { PolicyDocument, PolicyStatement } from './iamPolicy.ts';
 import { OFFLINE_ENVIRONMENT, type DeployedEnvironment, type TemplateResolver } from './intrinsics.ts';
 import type { TableKeys } from './tables.ts';
-
-export interface PolicyStatement {
-  Effect: 'Allow' | 'Deny';
-  Action?: string | string[];
-  NotAction?: string | string[];
-  Resource?: string | string[];
-  NotResource?: string | string[];
-  Condition?: Record<string, Record<string, string | string[]>>;
-  Sid?: string;
-}
-
-export interface PolicyDocument {
-  Version?: string;
-  Statement: PolicyStatement | PolicyStatement[];
-}
 
 export interface GateDecision {
   action: string;
@@ -105,28 +91,7 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
   const sessionArn = assumedRoleSessionArn(options.roleArn, options.sessionName, env);
   const usage: GrantUsage = { allowed: 0, denied: 0, grants: grantsOf(options.policies, options.tables) };
   const upstream = new URL(options.upstream);
-
-  // The policies never change while the gate runs, so a decision holds for the same request shape.
-  const verdicts = new Map<string, Promise<GateDecision>>();
-  const evaluate = (check: Check): Promise<GateDecision> => {
-    const key = JSON.stringify([check.action, check.resource, check.leadingKeys]);
-    let verdict = verdicts.get(key);
-    if (!verdict) {
-      if (verdicts.size >= DECISION_CACHE_SIZE) verdicts.clear();
-      verdict = simulate(check);
-      verdicts.set(key, verdict);
-      // A simulation that failed is not a verdict: the next call of this shape tries again.
-      verdict.catch(() => verdicts.delete(key));
-    }
-    return verdict.then((decision) => ({ ...decision }));
-  };
-
-  // Once per request shape (the verdict cache): which grants the shape uses never changes either.
-  const simulate = async (check: Check): Promise<GateDecision> => {
-    const verdict = await evaluateCheck(options.policies, check, sessionArn, env);
-    if (verdict.allowed) await markUsed(usage.grants, check, sessionArn, env);
-    return { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}), ...verdict };
-  };
+  const evaluate = decisionCache(options.policies, usage, sessionArn, env);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
@@ -179,6 +144,34 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * IAM's decision on a check, evaluated once per request shape: the policies never change while the
+ * gate runs, so a decision holds for the same action, resource and leading keys.
+ */
+function decisionCache(policies: PolicyDocument[], usage: GrantUsage, sessionArn: string, env: DeployedEnvironment): (check: Check) => Promise<GateDecision> {
+  const verdicts = new Map<string, Promise<GateDecision>>();
+  const evaluate = (check: Check): Promise<GateDecision> => {
+    const key = JSON.stringify([check.action, check.resource, check.leadingKeys]);
+    let verdict = verdicts.get(key);
+    if (!verdict) {
+      if (verdicts.size >= DECISION_CACHE_SIZE) verdicts.clear();
+      verdict = simulate(check);
+      verdicts.set(key, verdict);
+      // A simulation that failed is not a verdict: the next call of this shape tries again.
+      verdict.catch(() => verdicts.delete(key));
+    }
+    return verdict.then((decision) => ({ ...decision }));
+  };
+
+  // Once per request shape (the verdict cache): which grants the shape uses never changes either.
+  const simulate = async (check: Check): Promise<GateDecision> => {
+    const verdict = await evaluateCheck(policies, check, sessionArn, env);
+    if (verdict.allowed) await markUsed(usage.grants, check, sessionArn, env);
+    return { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}), ...verdict };
+  };
+  return evaluate;
 }
 
 /**

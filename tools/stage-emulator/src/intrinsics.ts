@@ -313,25 +313,6 @@ export class TemplateResolver {
       }
       case 'AWS::Logs::LogGroup':
         return named({ Arn: () => arn('logs', `log-group:${name()}:*`) });
-      case 'AWS::ApiGateway::RestApi': {
-        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 10);
-        return { ref: id, attributes: { RestApiId: id, RootResourceId: () => deterministicId(`${this.stackName}/${logicalId}/`, 10) } };
-      }
-      case 'AWS::ApiGateway::Resource': {
-        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
-        return { ref: id, attributes: { ResourceId: id } };
-      }
-      case 'AWS::ApiGateway::Deployment': {
-        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
-        return { ref: id, attributes: { DeploymentId: id } };
-      }
-      case 'AWS::ApiGateway::Authorizer':
-      case 'AWS::ApiGateway::UsagePlan': {
-        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
-        return { ref: id, attributes: { AuthorizerId: id, Id: id } };
-      }
-      case 'AWS::ApiGateway::Stage':
-        return { ref: () => this.resolveString(props.StageName), attributes: {} };
       case 'AWS::SNS::Topic': {
         const topicArn = () => arn('sns', name());
         return { ref: topicArn, attributes: { TopicArn: topicArn, TopicName: name } };
@@ -353,8 +334,36 @@ export class TemplateResolver {
         return { ref: () => `${name()}|${id()}|${String(this.resolve(props.Scope))}`, attributes: { Arn: webAclArn, Id: id } };
       }
       default:
-        // CloudWatch::Dashboard, CodeDeploy::*, and any type without its own semantics: the physical name.
-        return named();
+        // API Gateway's types; then CloudWatch::Dashboard, CodeDeploy::*, and any type without its own semantics: the physical name.
+        return this.apiGatewaySemantics(logicalId, resource) ?? named();
+    }
+  }
+
+  /** API Gateway's resources, whose ids API Gateway makes up (undefined for any other type). */
+  private apiGatewaySemantics(logicalId: string, resource: CfnResource): TypeSemantics | undefined {
+    const props = resource.Properties ?? {};
+    switch (resource.Type) {
+      case 'AWS::ApiGateway::RestApi': {
+        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 10);
+        return { ref: id, attributes: { RestApiId: id, RootResourceId: () => deterministicId(`${this.stackName}/${logicalId}/`, 10) } };
+      }
+      case 'AWS::ApiGateway::Resource': {
+        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
+        return { ref: id, attributes: { ResourceId: id } };
+      }
+      case 'AWS::ApiGateway::Deployment': {
+        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
+        return { ref: id, attributes: { DeploymentId: id } };
+      }
+      case 'AWS::ApiGateway::Authorizer':
+      case 'AWS::ApiGateway::UsagePlan': {
+        const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
+        return { ref: id, attributes: { AuthorizerId: id, Id: id } };
+      }
+      case 'AWS::ApiGateway::Stage':
+        return { ref: () => this.resolveString(props.StageName), attributes: {} };
+      default:
+        return undefined;
     }
   }
 

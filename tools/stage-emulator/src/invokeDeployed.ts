@@ -10,7 +10,7 @@ import type { Stage } from '../../../lib/domain/stages.ts';
 import { API_KEY_FORMAT, runKeys } from '../../keys/keys.ts';
 import { startDeployedFunction, functionNamesOf, type DeployedFunctionRun } from './deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from './freshAssembly.ts';
-import type { InvokeOutcome } from './lambdaHost.ts';
+import type { InvokeOutcome } from './lambdaFunction.ts';
 
 export interface DeployedInvocation {
   stage: Stage;

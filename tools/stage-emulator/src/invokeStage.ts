@@ -10,7 +10,7 @@ import { OFFLINE_PARAMETERS } from './cli.ts';
 import { CloudAssemblyError } from './cloudAssembly.ts';
 import { SynthesisError } from './freshAssembly.ts';
 import { invokeDeployed, invokeResponse, UnknownFunctionError } from './invokeDeployed.ts';
-import { LambdaHostError } from './lambdaHost.ts';
+import { LambdaHostError } from './lambdaFunction.ts';
 
 export const invokeStage: StageInvoker = async (stage, functionNames, event) => {
   if (!isStage(stage)) throw new UsageError(`unknown stage "${stage}": the stages are ${STAGES.join(' and ')}.`);

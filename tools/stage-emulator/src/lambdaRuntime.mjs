@@ -1,5 +1,5 @@
 /**
- * The child side of LambdaFunctionHost (lambdaHost.ts): one Lambda execution environment, doing what
+ * The child side of a LambdaFunctionHost sandbox (sandbox.ts): one Lambda execution environment, doing what
  * the AWS Lambda Node.js runtime (aws-lambda-nodejs-runtime-interface-client) does, with the host's
  * IPC channel in place of the Runtime API. Plain JavaScript so the child runs on a bare Node 22.
  *

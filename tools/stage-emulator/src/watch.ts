@@ -15,8 +15,7 @@ import { BUNDLED_SOURCES } from '../../../local/sources.ts';
 import type { StackArtifact } from './cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
 
-/** functions/ and lib/ changes rebuild bundles (local/sources.ts); infra/ changes re-synthesize. */
-export { BUNDLED_SOURCES };
+/** The folder whose changes re-synthesize; changes in BUNDLED_SOURCES (local/sources.ts) rebuild bundles. */
 export const INFRA_SOURCE = 'infra';
 /** Edits arrive as bursts of events (write, rename, chmod): one reload per burst. */
 const SETTLE_MS = 25;
@@ -117,10 +116,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     }, SETTLE_MS);
   };
 
-  const watched = [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])];
-  const watchers: FSWatcher[] = watched
-    .filter((folder) => existsSync(folder))
-    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
+  const watchers = watchFolders([...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])], onChange);
 
   return {
     get api() {
@@ -138,6 +134,13 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       await api.close();
     },
   };
+}
+
+/** A recursive watcher on each of the folders that exists, told each changed file's path. */
+function watchFolders(folders: string[], onChange: (file: string) => void): FSWatcher[] {
+  return folders
+    .filter((folder) => existsSync(folder))
+    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
 }
 
 /** Each function's entry, as the assembly's metadata records it (infra/constructs/functions.ts). */

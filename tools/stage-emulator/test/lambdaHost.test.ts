@@ -7,14 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  INVOKE_PAYLOAD_LIMIT_BYTES,
-  LAMBDA_ENVIRONMENT_NAMES,
-  LambdaFunctionHost,
-  LambdaHostError,
-  type FunctionDefinition,
-  type InvokeOutcome,
-} from '../src/lambdaHost.ts';
+import { LAMBDA_ENVIRONMENT_NAMES } from '../src/lambdaEnvironment.ts';
+import { INVOKE_PAYLOAD_LIMIT_BYTES, LambdaHostError, type FunctionDefinition, type InvokeOutcome } from '../src/lambdaFunction.ts';
+import { LambdaFunctionHost } from '../src/lambdaHost.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../../local/store.ts';
 import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
-import { LambdaFunctionHost, MAX_INSTANCES, THROTTLED_OUTCOME, type FunctionDefinition, type InvokeOutcome } from '../src/lambdaHost.ts';
+import { THROTTLED_OUTCOME, type FunctionDefinition, type InvokeOutcome } from '../src/lambdaFunction.ts';
+import { LambdaFunctionHost, MAX_INSTANCES } from '../src/lambdaHost.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
 
