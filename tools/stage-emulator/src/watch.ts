@@ -7,10 +7,12 @@
  * re-synthesizes and restarts the stage (its in-memory store starts empty again). One line per reload.
  */
 import { context, type BuildContext, type BuildOptions } from 'esbuild';
-import { watch, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type FSWatcher } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundling.ts';
+import { firstBuildError } from '../../../local/buildError.ts';
+import { watchFolders } from '../../../local/folderWatch.ts';
 import { BUNDLED_SOURCES } from '../../../local/sources.ts';
 import type { StackArtifact } from './cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
@@ -97,7 +99,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       const folders = await Promise.all(affected.map((build) => rebuild(build, runnerDir, api.stack.stackName)));
       await Promise.all(affected.map((build, i) => build.deployed.host.replaceCode(folders[i]!)));
     } catch (error) {
-      return report(`reload: ${shown} changed; the build failed, the old code still runs (${elapsed()}): ${firstLine(error)}`);
+      return report(`reload: ${shown} changed; the build failed, the old code still runs (${elapsed()}): ${firstBuildError(error)}`);
     }
     report(`reload: ${shown} changed; rebuilt ${affected.map((build) => build.deployed.functionName).join(', ')} in ${elapsed()}`);
   };
@@ -128,19 +130,12 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     async close() {
       closed = true;
       clearTimeout(timer);
-      for (const watcher of watchers) watcher.close();
+      watchers.close();
       await queue;
       await disposeAll(builds);
       await api.close();
     },
   };
-}
-
-/** A recursive watcher on each of the folders that exists, told each changed file's path. */
-function watchFolders(folders: string[], onChange: (file: string) => void): FSWatcher[] {
-  return folders
-    .filter((folder) => existsSync(folder))
-    .map((folder) => watch(folder, { recursive: true }, (_event, name) => name && onChange(join(folder, name.toString()))));
 }
 
 /** Each function's entry, as the assembly's metadata records it (infra/constructs/functions.ts). */

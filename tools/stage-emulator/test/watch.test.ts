@@ -7,7 +7,7 @@
  * and restarts the stage on the same port. Reload times are printed (docs/local-development.md
  * quotes them), never asserted.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,6 +53,8 @@ describe('start:deployed --watch', () => {
   const logs: string[] = [];
   let starts = 0;
   let resyntheses = 0;
+  /** A key of the stage the infra change restarted (issued before its authorizer first read the keys). */
+  let restartedStageKey: string | undefined;
 
   const get = (id: number, key: string) => fetchApi(`${watching.api.url}/pets/${id}`, { headers: { Authorization: `Bearer ${key}` } });
   const getPetName = () => watching.api.functions.find((fn) => /GetPet/.test(fn.logicalId))!.functionName;
@@ -212,6 +214,7 @@ describe('start:deployed --watch', () => {
     // The new stage's store is empty: the old key is refused, one issued on it is served. (Issued
     // first: the authorizer keeps the keys it read, empty ones included, for a while.)
     const key = await issueKey('staging', watching.api);
+    restartedStageKey = key;
     expect((await get(MISSING_ID, keys[0]!)).status).toBe(401);
     const answer = await get(MISSING_ID, key);
     expect(answer.status).toBe(404);
@@ -223,5 +226,57 @@ describe('start:deployed --watch', () => {
     const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID}: none in the inventory.`;
     await until('the edit served on the restarted stage', served, PACE_MS);
     expect(reports.slice(before.reports + 1)).toEqual([expect.stringMatching(rebuiltGetPet())]);
+  }, 120_000);
+
+  it('serves every edit, saved in place, by rename over and by delete and create, three times each in a row', async () => {
+    const key = restartedStageKey!;
+    expect(key, 'the infra test issued a key on the restarted stage').toBeDefined();
+    const file = join(copy, 'functions', 'getPet.ts');
+    const saves: Record<string, (text: string) => void> = {
+      'in place': (text) => writeFileSync(file, text),
+      'rename over': (text) => {
+        writeFileSync(`${file}.tmp`, text);
+        renameSync(`${file}.tmp`, file);
+      },
+      'delete and create': (text) => {
+        unlinkSync(file);
+        writeFileSync(file, text);
+      },
+    };
+    let template = /`[^`]*\$\{petId\}[^`]*`/.exec(readFileSync(file, 'utf8'))![0];
+    const timings: string[] = [];
+    for (const [how, save] of Object.entries(saves)) {
+      for (let round = 1; round <= 3; round++) {
+        const next = `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
+        const source = readFileSync(file, 'utf8');
+        expect(source).toContain(template);
+        const savedAt = performance.now();
+        save(source.replace(template, next));
+        template = next;
+        const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID} is not in the inventory (${how} ${round}).`;
+        await until(`the answer after save ${how} ${round}`, served, PACE_MS);
+        timings.push(`${how} ${round}: ${Math.round(performance.now() - savedAt)} ms`);
+      }
+    }
+    console.log(`start:deployed --watch, save to new answer: ${timings.join('; ')}`);
+  }, 180_000);
+
+  it('keeps the old code serving through a syntax error, says its file, line and column in one line, and reloads on the fix', async () => {
+    const key = restartedStageKey!;
+    const before = (await get(MISSING_ID, key)).body.message;
+    const file = join(copy, 'lib', 'http', 'responses.ts');
+    const source = readFileSync(file, 'utf8');
+    const reported = reports.length;
+    writeFileSync(file, `${source}const broken = ;\n`);
+    await until('the build failure line', () => reports.length > reported);
+    const brokenLine = source.split('\n').length;
+    expect(reports.slice(reported)).toEqual([
+      expect.stringMatching(new RegExp(`^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs \\(\\d+ ms\\): \\S*lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`)),
+    ]);
+    expect((await get(MISSING_ID, key)).body.message).toBe(before);
+    writeFileSync(file, source);
+    await until('the reload after the fix', () => reports.length > reported + 1);
+    expect(reports[reported + 1]).toMatch(/^reload: lib\/http\/responses\.ts changed; rebuilt /);
+    expect((await get(MISSING_ID, key)).body.message).toBe(before);
   }, 120_000);
 });
