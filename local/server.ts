@@ -61,7 +61,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       ? { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true }
       : await serve(request, url, handlers, domainName, corsOrigins, requestId);
     if (!result) return;
-    result.headers = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+    // A gateway response (the refused key's) carries API Gateway's x-amzn-RequestId instead.
+    if (!result.headers?.['x-amzn-RequestId']) result.headers = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
     send(response, result);
     if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
   };
@@ -235,13 +236,19 @@ async function serve(
 /**
  * On AWS a refused key never reaches a function: the key authorizer refuses it and API Gateway
  * answers its UNAUTHORIZED gateway response, one message and the bare challenge whatever the reason
- * (infra/gatewayErrors.ts). The local API has no authorizer in front; the function's own check
- * (the same code) refuses the same keys, and its 401 is answered as the gateway would.
+ * (infra/gatewayErrors.ts), with API Gateway's own request id and error type, and none of a
+ * function's headers (no X-Request-Id, no getPet deprecation headers). The local API has no
+ * authorizer in front; the function's own check (the same code) refuses the same keys, and its 401
+ * is answered as the gateway would.
  */
 function asKeyAuthorizerRefusal(functionAnswer: APIGatewayProxyResult, requestId: string): APIGatewayProxyResult {
-  const refusal = errorResponse(new ApiError('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE), requestId);
-  // The function's other headers (CORS for an allowed origin) stay: the gateway response has them too.
-  return { ...refusal, headers: { ...functionAnswer.headers, ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE } };
+  const refusal = errorResponse(new ApiError('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE));
+  // Of the function's headers only CORS for an allowed origin stays: the gateway response has it too.
+  const cors = Object.fromEntries(Object.entries(functionAnswer.headers ?? {}).filter(([name]) => /^(access-control-|vary$)/i.test(name)));
+  return {
+    ...refusal,
+    headers: { ...cors, ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE, 'x-amzn-RequestId': requestId, 'x-amzn-ErrorType': 'UnauthorizedException' },
+  };
 }
 
 /** What API Gateway adds in front of a function. */

@@ -27,11 +27,13 @@ describe('local API over HTTP', () => {
     expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   });
 
-  it('gives every answer an X-Request-Id, its own edge answers included', async () => {
+  it('gives every answer an id: X-Request-Id, and on a refused key x-amzn-RequestId alone, as the gateway response on AWS', async () => {
     const created = await createPet({ name: 'Rex', categoryId: 1 });
     const unknownPath = await request('/nothing-here', { headers: auth });
     const unauthenticated = await request('/pets');
-    const ids = [created, unknownPath, unauthenticated].map((res) => res.headers.get('x-request-id'));
+    expect(unauthenticated.headers.get('x-request-id')).toBeNull();
+    expect(unauthenticated.headers.get('x-amzn-errortype')).toBe('UnauthorizedException');
+    const ids = [created, unknownPath].map((res) => res.headers.get('x-request-id')).concat(unauthenticated.headers.get('x-amzn-requestid'));
     expect([created.status, unknownPath.status, unauthenticated.status]).toEqual([201, 404, 401]);
     for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(ids).size).toBe(3);
