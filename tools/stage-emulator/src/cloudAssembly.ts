@@ -87,6 +87,27 @@ export function readStack(outdir: string, stackName: string, template?: CfnTempl
   return { stackName: artifactId, outdir: root, templateFile: templatePath, template: stackTemplate, assetDir };
 }
 
+/**
+ * Whether every function of every stack in `outdir` has its bundle: `cdk ls` (and `cdk synth` with
+ * bundling skipped) writes a fresh manifest and templates but no function's asset.
+ */
+export function hasEveryBundle(outdir: string): boolean {
+  try {
+    const manifest = readJson<Manifest>(join(resolve(outdir), 'manifest.json'), 'no manifest');
+    const stacks = Object.entries(manifest.artifacts ?? {}).filter(([, artifact]) => artifact.type === STACK_ARTIFACT);
+    for (const [stackName] of stacks) {
+      const stack = readStack(outdir, stackName);
+      for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
+        if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.[ASSET_PATH] === 'string') stack.assetDir(logicalId);
+      }
+    }
+    return stacks.length > 0;
+  } catch (error) {
+    if (error instanceof CloudAssemblyError) return false;
+    throw error;
+  }
+}
+
 function readJson<T>(path: string, missing: string): T {
   if (!existsSync(path)) throw new CloudAssemblyError(missing);
   try {

@@ -1,7 +1,8 @@
 /**
- * The cloud assembly the deployed runner reads, synthesized first when it is missing or older than
- * what it is made from (the CDK app, the functions and the libraries they bundle, the lock file), so
- * `npm run start:deployed` never serves yesterday's code. Synthesis is the CDK CLI's own
+ * The cloud assembly the deployed runner reads, synthesized first when it is missing, older than
+ * what it is made from (the CDK app, the functions and the libraries they bundle, the lock file) or
+ * without a function's bundle (`cdk ls` leaves it so), so `npm run start:deployed` never serves
+ * yesterday's code and never stops for a bundle it can make. Synthesis is the CDK CLI's own
  * (`cdk synth`, pinned in devDependencies), exactly what `cdk deploy` would upload.
  */
 import { spawnSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { hasEveryBundle } from './cloudAssembly.ts';
 
 /** What the synthesized templates and assets are made from. */
 export const ASSEMBLY_SOURCES = ['infra', 'lib', 'functions', 'contract', 'cdk.json', 'package-lock.json', 'openapi.json'];
@@ -30,10 +32,10 @@ export function newestSource(root: string = PROJECT_ROOT): number {
   return newest;
 }
 
-/** Whether `outdir` holds an assembly at least as new as every source. */
+/** Whether `outdir` holds an assembly at least as new as every source, every function bundled. */
 export function isFresh(outdir: string): boolean {
   const manifest = join(outdir, 'manifest.json');
-  return existsSync(manifest) && statSync(manifest).mtimeMs >= newestSource();
+  return existsSync(manifest) && statSync(manifest).mtimeMs >= newestSource() && hasEveryBundle(outdir);
 }
 
 /**
@@ -50,7 +52,7 @@ export async function ensureCloudAssembly(
   await acquire(lock, quiet);
   try {
     if (isFresh(target)) return 'fresh';
-    if (!quiet) console.error(`Synthesizing ${target} (it is missing or older than the sources)...`);
+    if (!quiet) console.error(`Synthesizing ${target} (it is missing, older than the sources, or without a function's bundle)...`);
     const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
     // Offline: no notices fetched, no CLI telemetry sent (both would reach AWS's endpoints).
     const result = spawnSync(cdk, ['synth', '--quiet', '--no-notices', '--output', target], {

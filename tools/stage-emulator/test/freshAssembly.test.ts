@@ -1,0 +1,51 @@
+/**
+ * When the runner synthesizes again: `npx cdk ls` (which docs/deploying.md calls safe offline)
+ * writes a fresh manifest and templates but no function's bundle; the runner must take that
+ * assembly as stale, not stop on the first function it cannot start.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { hasEveryBundle } from '../src/cloudAssembly.ts';
+import { DEFAULT_OUTDIR, ensureCloudAssembly, isFresh } from '../src/freshAssembly.ts';
+
+const made: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-assembly-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a cloud assembly without its bundles', () => {
+  it('is what cdk ls writes, and the runner takes it as stale', () => {
+    const outdir = join(scratch(), 'cdk.out');
+    const ls = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), ['ls', '--no-notices', '--output', outdir], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+    });
+    expect(ls.status, ls.stderr).toBe(0);
+    expect(ls.stdout).toMatch(/PetStore-staging/);
+    expect(readdirSync(outdir)).toContain('manifest.json');
+    expect(hasEveryBundle(outdir)).toBe(false);
+    expect(isFresh(outdir)).toBe(false);
+  }, 120_000);
+
+  it('is stale when one function of a fresh assembly lost its bundle, and fresh again once synthesized', async () => {
+    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    expect(isFresh(DEFAULT_OUTDIR)).toBe(true);
+    const copy = join(scratch(), 'cdk.out');
+    cpSync(DEFAULT_OUTDIR, copy, { recursive: true });
+    expect(hasEveryBundle(copy)).toBe(true);
+    const asset = readdirSync(copy).find((name) => name.startsWith('asset.') && readdirSync(join(copy, name)).some((file) => /^index\./.test(file)))!;
+    for (const file of readdirSync(join(copy, asset))) rmSync(join(copy, asset, file));
+    expect(hasEveryBundle(copy)).toBe(false);
+    expect(isFresh(copy)).toBe(false);
+  }, 300_000);
+});
