@@ -28,6 +28,10 @@ const USAGE =
   `Usage: npm run invoke -- <${routes.map((r) => r.operation).join('|')}> --event <file> [--path name=value]\n` +
   `       npm run invoke -- --stage <${STAGES.join('|')}> <function> --event <file> [--path name=value]`;
 
+/** A REQUEST authorizer's event names the method it guards (`methodArn`); an operation's proxy event does not. */
+export const isAuthorizerEvent = (event: unknown): boolean =>
+  typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'REQUEST' && typeof (event as { methodArn?: unknown }).methodArn === 'string';
+
 /** A function's error, as Lambda's Invoke answers it: its `{errorType, errorMessage}` goes to stdout, exit 1. */
 export class FunctionError {
   constructor(readonly response: unknown) {}
@@ -47,6 +51,9 @@ export async function invoke(argv: string[], invokeStage?: StageInvoker): Promis
   const route = routes.find((r) => r.operation === positionals[0]);
   if (!route || !values.event) throw new UsageError(USAGE);
   const event = eventOf(values.event, values.path);
+  if (isAuthorizerEvent(event)) {
+    throw new UsageError(`${route.operation} takes an API Gateway proxy event (e.g. events/${route.operation}.json), not a REQUEST authorizer event; the authorizer runs with --stage.`);
+  }
 
   // As `sam local invoke` does: the function's log on stderr, its result alone on stdout.
   setRequestLogWriter((line) => console.error(line));
