@@ -25,7 +25,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { createDocumentClient, isConditionFailed } from '../../lib/store/dynamo.ts';
 import { timeOrderedId } from '../../lib/domain/ids.ts';
 import { setRequestLogWriter } from '../../lib/http/requestLog.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
@@ -48,6 +48,8 @@ interface Figures {
   p50: number;
   p99: number;
   non2xx: number;
+  /** How many answers of each status were not 2xx, as `503 x2`. */
+  notOk: string;
   errors: number;
   created: number[];
 }
@@ -94,26 +96,48 @@ async function drive(name: string, baseUrl: string, seedIds: number[]): Promise<
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
+    notOk: Object.entries(result.statusCodeStats ?? {})
+      .filter(([status]) => !status.startsWith('2'))
+      .map(([status, { count }]) => `${status} x${count}`)
+      .join(', '),
     errors: result.errors + result.timeouts,
     created,
   };
 }
 
-/** The same DynamoDB calls the service makes, with nothing around them. */
-function bareServer(endpoint: string, table: string, control: string) {
+/** How often the bare server draws a new id when the one it drew is taken, as createPet does. */
+const ID_ATTEMPTS = 3;
+
+/**
+ * The same DynamoDB calls the service makes, with nothing around them. A failed request is
+ * answered 503 and its error written as one line to the error log (console.error), as the
+ * service's are; `newId` is a test seam (ids made to collide).
+ */
+export function bareServer(endpoint: string, table: string, control: string, newId: () => number = timeOrderedId) {
   const documents = createDocumentClient({ endpoint });
+  /** The pet stored under a fresh id: a taken one (two creates in one millisecond) draws again. */
+  const storePet = async (fields: object) => {
+    for (let attempt = 1; ; attempt++) {
+      const pet = { id: newId(), ...fields };
+      try {
+        await documents.send(new PutCommand({ TableName: table, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+        return pet;
+      } catch (error) {
+        if (!isConditionFailed(error) || attempt >= ID_ATTEMPTS) throw error;
+      }
+    }
+  };
   const send = (response: ServerResponse, status: number, body: unknown) => {
     response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   };
   const handle = async (request: IncomingMessage, response: ServerResponse, body: string) => {
     const path = new URL(request.url ?? '/', 'http://x').pathname;
     if (request.method === 'POST') {
-      const pet = { id: timeOrderedId(), ...(JSON.parse(body) as object) };
       const key = String(request.headers['idempotency-key']);
       const pk = `idempotency#${createHash('sha256').update(key).digest('hex')}`;
       const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-      await documents.send(new PutCommand({ TableName: control, Item: { pk, sk: 'record', state: 'in_progress', petId: pet.id, expiresAt }, ConditionExpression: 'attribute_not_exists(pk)' }));
-      await documents.send(new PutCommand({ TableName: table, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+      await documents.send(new PutCommand({ TableName: control, Item: { pk, sk: 'record', state: 'in_progress', expiresAt }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      const pet = await storePet(JSON.parse(body) as object);
       await documents.send(new UpdateCommand({ TableName: control, Key: { pk, sk: 'record' }, UpdateExpression: 'SET #s = :c, pet = :p', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':c': 'completed', ':p': pet } }));
       return send(response, 201, pet);
     }
@@ -129,7 +153,11 @@ function bareServer(endpoint: string, table: string, control: string) {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      handle(request, response, Buffer.concat(chunks).toString()).catch(() => send(response, 503, {}));
+      handle(request, response, Buffer.concat(chunks).toString()).catch((error: unknown) => {
+        const { name, message } = error as Error;
+        console.error(JSON.stringify({ level: 'ERROR', server: 'bare', method: request.method, path: request.url, error: `${name}: ${message}` }));
+        send(response, 503, {});
+      });
     });
   });
 }
@@ -153,7 +181,7 @@ async function verify(endpoint: string, table: string, figures: Figures): Promis
     if (Item?.name === 'Load') readable++;
   }
   const failure =
-    figures.non2xx > 0 ? `${figures.non2xx} answers were not 2xx`
+    figures.non2xx > 0 ? `${figures.non2xx} answers were not 2xx (${figures.notOk})`
     : figures.errors > 0 ? `${figures.errors} requests failed or timed out`
     : figures.created.length === 0 ? 'no pet was acknowledged'
     : unique.size !== figures.created.length ? `${figures.created.length - unique.size} acknowledged ids were repeated`
