@@ -1,4 +1,8 @@
-/** Ends a run with one plain line, `Tests: N passed, N failed, N skipped`, that CI can read. */
+/**
+ * Ends a run with one plain line, `Tests: N passed, N failed, N skipped`, that CI can read, after a
+ * line per skipped test (`Skipped: <file> > <title>`): a skip says why in its title, and the
+ * reporter's own output hides what a skipped test would print.
+ */
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
@@ -8,7 +12,10 @@ export default class SummaryReporter implements Reporter {
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed' || state === 'failed') counts[state]++;
-        else counts.skipped++;
+        else {
+          counts.skipped++;
+          console.log(`Skipped: ${module.moduleId.replace(`${process.cwd()}/`, '')} > ${test.name}`);
+        }
       }
     }
     console.log(`\nTests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
