@@ -112,6 +112,7 @@ export async function runStartDeployedCommand(argv: string[]): Promise<void> {
     process.exit(2);
   }
   if (args === 'help') return console.log(USAGE);
+  if (args.iamReport) refuseUnwritableReport(args.iamReport);
   let running: { readonly api: DeployedApi; close(): Promise<void> };
   try {
     await ensureCloudAssembly(args.outdir);
@@ -168,6 +169,19 @@ export async function runStartDeployedCommand(argv: string[]): Promise<void> {
     );
   }
   if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
+}
+
+/**
+ * The IAM report's file, written once now so that a path it cannot be written to is said at start,
+ * in one line, rather than at Ctrl-C when the run's report would be lost.
+ */
+function refuseUnwritableReport(file: string): void {
+  try {
+    writeFileSync(file, '');
+  } catch (error) {
+    console.error(`start:deployed: cannot write the IAM report to ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give --iam-report a file in a folder you can write.`);
+    process.exit(2);
+  }
 }
 
 /** The errors whose message is written for the user, one line each. */

@@ -101,7 +101,7 @@ export function hasEveryBundle(outdir: string): boolean {
         if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.[ASSET_PATH] === 'string') stack.assetDir(logicalId);
       }
     }
-    return stacks.length > 0;
+    return true;
   } catch (error) {
     if (error instanceof CloudAssemblyError) return false;
     throw error;

@@ -63,6 +63,12 @@ describe('start:deployed on bad input', () => {
     expect(lines).toEqual([expect.stringMatching(/^start:deployed: unknown stage "qa"/), expect.stringMatching(/^Usage: npm run start:deployed/)]);
   });
 
+  it('an IAM report it cannot write: one line at start, exit 2, not at Ctrl-C when the report would be lost', () => {
+    const { status, lines } = run('--stage', 'staging', '--iam-report', '/proc/petstore/iam.json');
+    expect(status).toBe(2);
+    expect(lines).toEqual([expect.stringMatching(/^start:deployed: cannot write the IAM report to \/proc\/petstore\/iam\.json \(\w+\): give --iam-report a file in a folder you can write\.$/)]);
+  });
+
   it('an assembly it cannot read: one line, exit 1', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
     const manifest = join(outdir, 'manifest.json');
