@@ -40,6 +40,8 @@ export default defineConfig({
     projects: [tier('unit'), tier('local'), tier('stage'), tier('stress')],
     // Mutes the one-line-per-request log (lib/http/requestLog.ts); test/functions/requestLog.test.ts reads it.
     setupFiles: ['test/support/muteRequestLog.ts'],
+    // One temporary folder per run, removed at its end (test/support/tempRoot.ts).
+    globalSetup: ['test/support/tempRoot.ts'],
     // Two cores: files run in parallel on forks, each with its own embedded dynalite.
     pool: 'forks',
     // Two workers on two cores: vitest's default is one fewer than the cores. Most files wait on
