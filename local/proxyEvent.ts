@@ -25,9 +25,12 @@ export interface IncomingParts {
 /**
  * The headers and query of a proxy event as API Gateway gives them: every value under
  * `multiValue…`, the last one of each name in the single-value maps, null when there is none.
+ * Header names are case-insensitive (RFC 9110): `authorization` and `Authorization` are one header,
+ * under the case it was first sent in, so the value an authorizer's identity source reads (the last)
+ * is the value its event carries.
  */
 export function headersAndQuery(rawHeaders: readonly string[], query: URLSearchParams) {
-  const multiValueHeaders = groupPairs(pairs(rawHeaders));
+  const multiValueHeaders = groupHeaders(pairs(rawHeaders));
   const multiValueQuery = groupPairs([...query.entries()]);
   return {
     headers: lastValues(multiValueHeaders) ?? {},
@@ -121,6 +124,16 @@ export function groupPairs(entries: [string, string][]): Record<string, string[]
   const grouped: Record<string, string[]> = Object.create(null);
   for (const [name, value] of entries) (grouped[name] ??= []).push(value);
   return grouped;
+}
+
+/** Header values grouped by name without regard to case, under the first case each was sent in. */
+function groupHeaders(entries: [string, string][]): Record<string, string[]> {
+  const caseSent = new Map<string, string>();
+  return groupPairs(entries.map(([name, value]) => {
+    const lower = name.toLowerCase();
+    if (!caseSent.has(lower)) caseSent.set(lower, name);
+    return [caseSent.get(lower)!, value];
+  }));
 }
 
 export function lastValues(grouped: Record<string, string[]>): Record<string, string> | null {
