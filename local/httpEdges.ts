@@ -132,7 +132,13 @@ function answerClientError(error: ParserError, socket: Duplex): void {
   };
   const coming = [...(unfinished.get(socket) ?? [])].filter((response) => response.req.complete || response.headersSent);
   if (coming.length === 0) return answer();
-  void Promise.all(coming.map((response) => new Promise((resolve) => response.once('close', resolve)))).then(answer);
+  // Written as the last of them finishes ('prefinish', its bytes already handed to the socket), not
+  // after: a client that half-closed has Node end the socket once its last answer is done.
+  let waiting = coming.length;
+  for (const response of coming) {
+    response.once('prefinish', () => --waiting === 0 && answer());
+    response.once('close', () => waiting > 0 && !response.writableFinished && --waiting === 0 && answer());
+  }
 }
 
 /** For the server's `checkExpectation` event (any `Expect` but `100-continue`). */

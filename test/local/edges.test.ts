@@ -73,9 +73,10 @@ describe('a client that sends its headers too slowly', () => {
 });
 
 /** Sends raw bytes, reads until the server closes, and splits what came into its answers, in order. */
-async function answers(request: string): Promise<{ status: number; body: unknown; connection?: string }[]> {
+async function answers(request: string, { halfClose = false } = {}): Promise<{ status: number; body: unknown; connection?: string }[]> {
   const data = await new Promise<Buffer>((resolve, reject) => {
-    const socket = connect(local.port, '127.0.0.1', () => socket.write(request));
+    // `halfClose`: the client ends its side (FIN) right after the request, as `nc -N` does.
+    const socket = connect(local.port, '127.0.0.1', () => (halfClose ? socket.end(request) : socket.write(request)));
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
@@ -124,6 +125,18 @@ describe('answers on one connection', () => {
     );
     expect(got.map((answer) => answer.status)).toEqual([200, 401, 501]);
     expect(got[2]).toMatchObject({ body: { code: 'NOT_IMPLEMENTED' }, connection: 'close' });
+  });
+
+  it.each([false, true])('answers Content-Length with Transfer-Encoding, pipelined behind pending answers, with 400 after them (client half-closed: %s)', async (halfClose) => {
+    for (let round = 0; round < 5; round++) {
+      const got = await answers(
+        `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`.repeat(2) +
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+        { halfClose },
+      );
+      expect(got.map((answer) => answer.status)).toEqual([200, 200, 400]);
+      expect(got[2]).toMatchObject({ body: { code: 'VALIDATION_FAILED' }, connection: 'close' });
+    }
   });
 
   it('answers an unknown method right after a complete body with 501, after the body\'s own answer', async () => {
