@@ -7,7 +7,7 @@
  * Reload times are printed, never asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { BUNDLED_SOURCES } from '../../local/sources.ts';
 import { PROJECT_NODE, commandEnvironment } from '../support/cli.ts';
 import { fetchApi } from '../support/http.ts';
 import { freePort } from '../support/ports.ts';
+import { EDITOR_SAVES } from '../support/editorSaves.ts';
 
 /** What the local API runs besides functions/ and lib/: its own folder, the contract's, and the package's module settings. */
 const SERVER_SOURCES = [...BUNDLED_SOURCES, 'local', 'contract', 'package.json', 'tsconfig.json', 'openapi.json'];
@@ -98,26 +99,15 @@ describe('npm run dev', () => {
     expect((await fetchApi(`${url}/pets/${MISSING_ID}`, { headers })).body.message).toBe(messageOf(OLD_TEMPLATE));
 
     const file = join(copy, 'functions', 'getPet.ts');
-    const saves: Record<string, (text: string) => void> = {
-      'in place': (text) => writeFileSync(file, text),
-      'rename over': (text) => {
-        writeFileSync(`${file}.tmp`, text);
-        renameSync(`${file}.tmp`, file);
-      },
-      'delete and create': (text) => {
-        unlinkSync(file);
-        writeFileSync(file, text);
-      },
-    };
     let template = OLD_TEMPLATE;
     const timings: string[] = [];
-    for (const [how, save] of Object.entries(saves)) {
+    for (const [how, save] of Object.entries(EDITOR_SAVES)) {
       for (let round = 1; round <= 3; round++) {
         const next = `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
         const source = readFileSync(file, 'utf8');
         expect(source).toContain(template);
         const savedAt = performance.now();
-        save(source.replace(template, next));
+        save(file, source.replace(template, next));
         template = next;
         // Requests during the restart are refused (connection refused): the poll asks again.
         const served = async () => (await fetchApi(`${url}/pets/${MISSING_ID}`, { headers }).catch(() => undefined))?.body.message === messageOf(next);

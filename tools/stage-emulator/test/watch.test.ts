@@ -7,7 +7,7 @@
  * and restarts the stage on the same port. Reload times are printed (docs/local-development.md
  * quotes them), never asserted.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +22,7 @@ import { INFRA_SOURCE, watchDeployedStage, type StageWatch } from '../src/watch.
 import { DEPLOY_PARAMETERS, issueKey } from './support/deployedStage.ts';
 import { fetchApi } from '../../../test/support/http.ts';
 import { freePort } from '../../../test/support/ports.ts';
+import { EDITOR_SAVES } from '../../../test/support/editorSaves.ts';
 
 /** Each client's interval between requests: two clients stay under 10 requests a second per key. */
 const PACE_MS = 110;
@@ -232,26 +233,15 @@ describe('start:deployed --watch', () => {
     const key = restartedStageKey!;
     expect(key, 'the infra test issued a key on the restarted stage').toBeDefined();
     const file = join(copy, 'functions', 'getPet.ts');
-    const saves: Record<string, (text: string) => void> = {
-      'in place': (text) => writeFileSync(file, text),
-      'rename over': (text) => {
-        writeFileSync(`${file}.tmp`, text);
-        renameSync(`${file}.tmp`, file);
-      },
-      'delete and create': (text) => {
-        unlinkSync(file);
-        writeFileSync(file, text);
-      },
-    };
     let template = /`[^`]*\$\{petId\}[^`]*`/.exec(readFileSync(file, 'utf8'))![0];
     const timings: string[] = [];
-    for (const [how, save] of Object.entries(saves)) {
+    for (const [how, save] of Object.entries(EDITOR_SAVES)) {
       for (let round = 1; round <= 3; round++) {
         const next = `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
         const source = readFileSync(file, 'utf8');
         expect(source).toContain(template);
         const savedAt = performance.now();
-        save(source.replace(template, next));
+        save(file, source.replace(template, next));
         template = next;
         const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID} is not in the inventory (${how} ${round}).`;
         await until(`the answer after save ${how} ${round}`, served, PACE_MS);
