@@ -5,6 +5,7 @@
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { createRequire } from 'node:module';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/store/dynamo.ts';
 import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
@@ -27,9 +28,22 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const { port: actual } = server.address() as AddressInfo;
+  // A client's keep-alive connection (the AWS SDK's, whose pool outlives its requests) would keep
+  // close() waiting for ever: once closing, each answer ends its connection and idle ones are closed.
+  let closing = false;
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    response.once('finish', () => {
+      if (closing) response.socket?.end();
+    });
+  });
   return {
     endpoint: `http://127.0.0.1:${actual}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }
 
