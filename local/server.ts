@@ -300,6 +300,11 @@ async function main(): Promise<void> {
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
   stopOnSignals(api);
+  // Sharing a store whose holder has stopped: its port may be anyone's now, so no more writes through it.
+  void api.local.holderGone?.then(() => {
+    console.error(`The local API holding the store of ${displayPath(store.sharedWith ?? '')} has stopped; this one, which shared it, stops too: start it again to hold the store.`);
+    void api.close().finally(() => process.exit(1));
+  });
 }
 
 /** What the store is, for the start lines: whose it is, where, and whether it persists. */

@@ -48,11 +48,18 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
 }
 
 /** The LevelDB that dynalite persists with, as dynalite itself resolves it. */
-interface LevelDatabase {
+export interface LevelDatabase {
   open(): Promise<void>;
   close(): Promise<void>;
 }
 type LevelConstructor = new (path: string, options: { createIfMissing: boolean }) => LevelDatabase;
+
+/** A LevelDB handle on `path` (made if missing), with the Level that dynalite uses; open() opens it. */
+export function openLevel(path: string): LevelDatabase {
+  const require = createRequire(import.meta.url);
+  const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: LevelConstructor };
+  return new Level(path, { createIfMissing: true });
+}
 
 /**
  * Why the LevelDB folder `path` cannot be opened (a truncated CURRENT or MANIFEST, a lock another
@@ -60,9 +67,7 @@ type LevelConstructor = new (path: string, options: { createIfMissing: boolean }
  * throws `Database is closed` from a callback at the first request, uncatchable and without the cause.
  */
 export async function storeFolderProblem(path: string): Promise<{ code: string; message: string } | undefined> {
-  const require = createRequire(import.meta.url);
-  const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: LevelConstructor };
-  const db = new Level(path, { createIfMissing: true });
+  const db = openLevel(path);
   try {
     await db.open();
   } catch (error) {
