@@ -6,7 +6,7 @@ import { commandEnvironment, PROJECT_NODE } from './cli.ts';
 
 export interface ServerProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;
-  /** Its base URL (`http://127.0.0.1:<port>/v1`), once it listens; rejected when it exits first. */
+  /** Its base URL (`http://127.0.0.1:<port>/v1`), once it listens and has printed its start lines; rejected when it exits first. */
   url: Promise<string>;
   stdout(): string;
   stderr(): string;
@@ -34,8 +34,9 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
   const url = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       stdout += String(chunk);
+      // Once the start lines are all in (the docs line is the last), so a test may read them.
       const found = /listening on (\S+)/.exec(stdout)?.[1];
-      if (found) resolve(found);
+      if (found && stdout.includes('\nDocs:')) resolve(found);
     });
     void exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening:\n${stdout}\n${stderr}`)));
   });
