@@ -18,7 +18,8 @@ import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore, storeFolderProblem } from './store.ts';
 import { repairPetsTable } from './storeRepair.ts';
 import { folderStoreId, holderAlive, markStore, readEndpointRecord, storeIdAt, watchHolder, withStartLock, writeEndpointRecord, type EndpointRecord } from './storeOwner.ts';
-import { checkSettings, inMemoryOf, makeDataDir } from './settings.ts';
+import { checkSettings, inMemoryOf, keepDamagedOf, makeDataDir } from './settings.ts';
+import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
 import { LocalSetupError } from './setupError.ts';
 
 export interface LocalEnvironment {
@@ -64,7 +65,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     store = { endpoint: embedded.endpoint, embedded: true, persistent: false };
     close = embedded.close;
   } else {
-    ({ store, close, holderGone } = await persistentStore(dataDir, tableName, controlTableName));
+    ({ store, close, holderGone } = await persistentStore(dataDir, tableName, controlTableName, keepDamagedOf(given)));
   }
   try {
     await ensurePetsTable(store.endpoint, tableName);
@@ -96,7 +97,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
  * is repaired before anything uses it (local/storeRepair.ts). The endpoint is written after the
  * repair, so a kill during it leaves the old one and the next start repairs again.
  */
-async function persistentStore(dataDir: string, tableName: string, controlTableName: string) {
+async function persistentStore(dataDir: string, tableName: string, controlTableName: string, keepDamaged: boolean) {
   return withStartLock(dataDir, async () => {
     const endpointFile = join(dataDir, 'endpoint');
     const record = readEndpointRecord(endpointFile);
@@ -106,7 +107,10 @@ async function persistentStore(dataDir: string, tableName: string, controlTableN
       const holderGone = new Promise<void>((resolve) => (stopWatch.stop = watchHolder(record, resolve)));
       return { store, holderGone, close: async () => stopWatch.stop() };
     }
-    return ownStore(dataDir, tableName, controlTableName, record !== undefined);
+    const unclean = record !== undefined;
+    // After an unclean stop no checkpoint tells the files (the repair handles that case).
+    if (!unclean) await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(join(dataDir, 'dynalite')));
+    return ownStore(dataDir, tableName, controlTableName, unclean);
   });
 }
 
@@ -135,6 +139,7 @@ async function ownStore(dataDir: string, tableName: string, controlTableName: st
   const checkedFile = join(dataDir, 'store-checked');
   try {
     await ensureControlTable(embedded.endpoint, controlTableName);
+    dropCheckpoint(dataDir);
     await markStore(embedded.endpoint, controlTableName, dataDir);
     if (unclean || !existsSync(checkedFile)) {
       const { repaired, ms } = await repairPetsTable(embedded.endpoint, tableName);
@@ -151,8 +156,9 @@ async function ownStore(dataDir: string, tableName: string, controlTableName: st
     store: { endpoint: embedded.endpoint, embedded: true, persistent: true },
     holderGone: undefined,
     close: async () => {
-      rmSync(endpointFile, { force: true });
       await embedded.close();
+      writeCheckpoint(dataDir);
+      rmSync(endpointFile, { force: true });
     },
   };
 }
