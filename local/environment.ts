@@ -17,7 +17,9 @@ import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore, storeFolderProblem } from './store.ts';
 import { repairPetsTable } from './storeRepair.ts';
-import { checkSettings, inMemoryOf, makeDataDir } from './settings.ts';
+import { folderStoreId, holderAlive, markStore, readEndpointRecord, storeIdAt, watchHolder, withStartLock, writeEndpointRecord, type EndpointRecord } from './storeOwner.ts';
+import { checkSettings, inMemoryOf, keepDamagedOf, makeDataDir } from './settings.ts';
+import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
 import { LocalSetupError } from './setupError.ts';
 
 export interface LocalEnvironment {
@@ -28,6 +30,8 @@ export interface LocalEnvironment {
    * store another process (a local API already running on it) serves, when this one uses that.
    */
   store: { endpoint: string; embedded: boolean; persistent: boolean; sharedWith?: string };
+  /** When sharing another process's store: settled once that process has stopped (its port may be anyone's then). */
+  holderGone?: Promise<void>;
   /** The API key generated when none was configured: for this run, or kept from an earlier one. */
   generatedApiKey?: string;
   /** Where the generated key is kept, when the store is persistent. */
@@ -53,6 +57,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
 
   let close = async () => {};
   let store: LocalEnvironment['store'];
+  let holderGone: Promise<void> | undefined;
   if (given.DYNAMODB_ENDPOINT) {
     store = { endpoint: given.DYNAMODB_ENDPOINT, embedded: false, persistent: true };
   } else if (inMemory) {
@@ -60,7 +65,7 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     store = { endpoint: embedded.endpoint, embedded: true, persistent: false };
     close = embedded.close;
   } else {
-    ({ store, close } = await persistentStore(dataDir, tableName));
+    ({ store, close, holderGone } = await persistentStore(dataDir, tableName, controlTableName, keepDamagedOf(given)));
   }
   try {
     await ensurePetsTable(store.endpoint, tableName);
@@ -81,47 +86,79 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     PETSTORE_API_KEYS: given.PETSTORE_API_KEYS ?? generatedApiKey,
     PETSTORE_CURSOR_SECRET: cursorSecret,
   };
-  return { env, store, ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
+  return { env, store, ...(holderGone ? { holderGone } : {}), ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
 }
 
 /**
  * dynalite on `.data/`. LevelDB lets one process open a folder at a time, so the process that
- * holds it writes its endpoint beside it and a second process (invoke while the API runs) uses that.
- * A clean close removes the file, so a file left whose endpoint does not answer means the last run
- * died (kill -9, a crash): the store is repaired before anything uses it (local/storeRepair.ts).
- * The endpoint is written after the repair, so a kill during it leaves the old one and the next
- * start repairs again; a clean restart pays nothing.
+ * holds it writes its endpoint beside it and a second process (invoke while the API runs) uses that,
+ * once the store there proves to be this folder's (local/storeOwner.ts). A clean close removes the
+ * file, so a file left whose holder is gone means the last run died (kill -9, a crash): the store
+ * is repaired before anything uses it (local/storeRepair.ts). The endpoint is written after the
+ * repair, so a kill during it leaves the old one and the next start repairs again.
  */
-async function persistentStore(dataDir: string, tableName: string) {
-  const endpointFile = join(dataDir, 'endpoint');
-  const running = existsSync(endpointFile) ? readFileSync(endpointFile, 'utf8').trim() : undefined;
-  if (running && (await reachable(running))) {
-    return { store: { endpoint: running, embedded: false, persistent: true, sharedWith: dataDir }, close: async () => {} };
-  }
+async function persistentStore(dataDir: string, tableName: string, controlTableName: string, keepDamaged: boolean) {
+  return withStartLock(dataDir, async () => {
+    const endpointFile = join(dataDir, 'endpoint');
+    const record = readEndpointRecord(endpointFile);
+    if (record && (await sharable(record, dataDir, controlTableName))) {
+      const stopWatch = { stop: () => {} };
+      const store = { endpoint: record.endpoint, embedded: false, persistent: true, sharedWith: dataDir };
+      const holderGone = new Promise<void>((resolve) => (stopWatch.stop = watchHolder(record, resolve)));
+      return { store, holderGone, close: async () => stopWatch.stop() };
+    }
+    const unclean = record !== undefined;
+    // After an unclean stop no checkpoint tells the files (the repair handles that case).
+    if (!unclean) await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(join(dataDir, 'dynalite')));
+    return ownStore(dataDir, tableName, controlTableName, unclean);
+  });
+}
+
+/**
+ * Whether the record's store can be shared: its holder runs and the store at its endpoint holds this
+ * folder's store id. A record that fails either is stale; one whose endpoint answers is said in one line.
+ */
+async function sharable(record: EndpointRecord, dataDir: string, controlTableName: string): Promise<boolean> {
+  const id = folderStoreId(dataDir);
+  const alive = holderAlive(record);
+  if (alive && id && (await storeIdAt(record.endpoint, controlTableName)) === id) return true;
+  if (!alive && !(await reachable(record.endpoint))) return false;
+  const why = alive ? 'the store there is not this data folder\'s' : `its process ${record.pid ?? '(unrecorded)'} is gone and another server answers there`;
+  console.error(`Store: ${join(dataDir, 'endpoint')} names ${record.endpoint}, but ${why}; it is not used.`);
+  return false;
+}
+
+/** The folder's store opened by this process: checked as its own, repaired after an unclean stop, then published. */
+async function ownStore(dataDir: string, tableName: string, controlTableName: string, unclean: boolean) {
   const folder = join(dataDir, 'dynalite');
   await refuseUnopenable(folder);
   const embedded = await startEmbeddedStore({ path: folder });
+  const endpointFile = join(dataDir, 'endpoint');
   // A store kept from before the repair existed may hold phantoms from a kill whose endpoint file
   // a later clean stop removed: it is checked once, then marked (an empty or new store costs ms).
   const checkedFile = join(dataDir, 'store-checked');
-  const unclean = running !== undefined;
-  if (unclean || !existsSync(checkedFile)) {
-    try {
+  try {
+    await ensureControlTable(embedded.endpoint, controlTableName);
+    dropCheckpoint(dataDir);
+    await markStore(embedded.endpoint, controlTableName, dataDir);
+    if (unclean || !existsSync(checkedFile)) {
       const { repaired, ms } = await repairPetsTable(embedded.endpoint, tableName);
       const why = unclean ? 'the last run did not stop cleanly' : 'first check of a store kept from before repairs';
       if (unclean || repaired > 0) console.error(`Store: ${why}; repaired ${repaired} index entries without their pet in ${Math.round(ms)} ms.`);
       writeFileSync(checkedFile, '');
-    } catch (error) {
-      await embedded.close();
-      throw error;
     }
+  } catch (error) {
+    await embedded.close();
+    throw error;
   }
-  writeFileSync(endpointFile, embedded.endpoint);
+  writeEndpointRecord(endpointFile, embedded.endpoint);
   return {
     store: { endpoint: embedded.endpoint, embedded: true, persistent: true },
+    holderGone: undefined,
     close: async () => {
-      rmSync(endpointFile, { force: true });
       await embedded.close();
+      writeCheckpoint(dataDir);
+      rmSync(endpointFile, { force: true });
     },
   };
 }

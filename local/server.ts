@@ -50,6 +50,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await load(route)] as const)));
 
   let domainName = '';
+  let stopping = false;
   const corsOrigins = parseOrigins(local.env[CORS_ORIGINS_VARIABLE]);
   const respond = async (request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> => {
     const started = Date.now();
@@ -63,6 +64,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     if (!result) return;
     // A gateway response (the refused key's) carries API Gateway's x-amzn-RequestId instead.
     if (!result.headers?.['x-amzn-RequestId']) result.headers = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+    // An answer given during a stop ends its connection: no more requests are read from it.
+    if (stopping) response.shouldKeepAlive = false;
     send(response, result);
     if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
   };
@@ -90,8 +93,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     url: `http://${address}:${port}${API_BASE_PATH}`,
     local,
     close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      stopping = true;
+      // Stops listening and closes idle keep-alive connections; requests in flight are answered
+      // (with Connection: close, see send) and the store closes only once they are.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
       await local.close();
     },
   };
@@ -293,6 +300,11 @@ async function main(): Promise<void> {
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
   stopOnSignals(api);
+  // Sharing a store whose holder has stopped: its port may be anyone's now, so no more writes through it.
+  void api.local.holderGone?.then(() => {
+    console.error(`The local API holding the store of ${displayPath(store.sharedWith ?? '')} has stopped; this one, which shared it, stops too: start it again to hold the store.`);
+    void api.close().finally(() => process.exit(1));
+  });
 }
 
 /** What the store is, for the start lines: whose it is, where, and whether it persists. */

@@ -8,15 +8,21 @@ import { dirname, join } from 'node:path';
 import { statusIndexShardsOf, type Environment } from '../lib/service.ts';
 import { LocalSetupError } from './setupError.ts';
 
-/** `PETSTORE_IN_MEMORY`: 1/true keeps nothing, 0/false (or unset) persists under the data folder. */
-export function inMemoryOf(given: Environment): boolean {
-  const value = given.PETSTORE_IN_MEMORY;
+/** A yes-or-no variable: 1/true, 0/false or unset (no); anything else refused, saying what each means. */
+function flagOf(given: Environment, name: string, yes: string, no: string): boolean {
+  const value = given[name];
   if (value === undefined || value === '0' || value === 'false') return false;
   if (value === '1' || value === 'true') return true;
-  throw new LocalSetupError(
-    `PETSTORE_IN_MEMORY takes 1 or true (keep nothing) or 0 or false (keep the data in PETSTORE_DATA_DIR), not "${value}".`,
-  );
+  throw new LocalSetupError(`${name} takes 1 or true (${yes}) or 0 or false (${no}), not "${value}".`);
 }
+
+/** `PETSTORE_IN_MEMORY`: 1/true keeps nothing, 0/false (or unset) persists under the data folder. */
+export const inMemoryOf = (given: Environment): boolean =>
+  flagOf(given, 'PETSTORE_IN_MEMORY', 'keep nothing', 'keep the data in PETSTORE_DATA_DIR');
+
+/** `PETSTORE_KEEP_DAMAGED_STORE`: 1/true serves what a store damaged since its last clean stop still holds. */
+export const keepDamagedOf = (given: Environment): boolean =>
+  flagOf(given, 'PETSTORE_KEEP_DAMAGED_STORE', 'serve what a damaged store still holds', 'refuse to start on a damaged store');
 
 /** DynamoDB's rule for a table name: 3 to 255 of letters, digits, `_`, `-` and `.`. */
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
@@ -24,6 +30,7 @@ const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 /** Refuses every documented variable's value that the start cannot use; the data folder is `makeDataDir`'s. */
 export function checkSettings(given: Environment): void {
   inMemoryOf(given);
+  keepDamagedOf(given);
   for (const name of ['TABLE_NAME', 'CONTROL_TABLE_NAME'] as const) {
     const value = given[name];
     if (value !== undefined && !TABLE_NAME.test(value)) {

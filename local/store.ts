@@ -5,6 +5,7 @@
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { createRequire } from 'node:module';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/store/dynamo.ts';
 import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
@@ -27,18 +28,38 @@ export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOption
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const { port: actual } = server.address() as AddressInfo;
+  // A client's keep-alive connection (the AWS SDK's, whose pool outlives its requests) would keep
+  // close() waiting for ever: once closing, each answer ends its connection and idle ones are closed.
+  let closing = false;
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    response.once('finish', () => {
+      if (closing) response.socket?.end();
+    });
+  });
   return {
     endpoint: `http://127.0.0.1:${actual}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }
 
 /** The LevelDB that dynalite persists with, as dynalite itself resolves it. */
-interface LevelDatabase {
+export interface LevelDatabase {
   open(): Promise<void>;
   close(): Promise<void>;
 }
 type LevelConstructor = new (path: string, options: { createIfMissing: boolean }) => LevelDatabase;
+
+/** A LevelDB handle on `path` (made if missing), with the Level that dynalite uses; open() opens it. */
+export function openLevel(path: string): LevelDatabase {
+  const require = createRequire(import.meta.url);
+  const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: LevelConstructor };
+  return new Level(path, { createIfMissing: true });
+}
 
 /**
  * Why the LevelDB folder `path` cannot be opened (a truncated CURRENT or MANIFEST, a lock another
@@ -46,9 +67,7 @@ type LevelConstructor = new (path: string, options: { createIfMissing: boolean }
  * throws `Database is closed` from a callback at the first request, uncatchable and without the cause.
  */
 export async function storeFolderProblem(path: string): Promise<{ code: string; message: string } | undefined> {
-  const require = createRequire(import.meta.url);
-  const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: LevelConstructor };
-  const db = new Level(path, { createIfMissing: true });
+  const db = openLevel(path);
   try {
     await db.open();
   } catch (error) {

@@ -69,6 +69,7 @@ describe('every documented variable, given a value the start cannot use', () => 
     ['PETSTORE_IN_MEMORY', 'a malformed boolean', () => 'yes', /^PETSTORE_IN_MEMORY takes 1 or true .* or 0 or false .*, not "yes"\.$/],
     ['PETSTORE_IN_MEMORY', 'out of range', () => '2', /^PETSTORE_IN_MEMORY takes 1 or true/],
     ['PETSTORE_IN_MEMORY', 'empty', () => '', /^PETSTORE_IN_MEMORY takes 1 or true/],
+    ['PETSTORE_KEEP_DAMAGED_STORE', 'a malformed boolean', () => 'yes', /^PETSTORE_KEEP_DAMAGED_STORE takes 1 or true .* or 0 or false .*, not "yes"\.$/],
     ['PETSTORE_DATA_DIR', 'a file', aFile, /^The data folder .* cannot be made \(a file is in the way\): point PETSTORE_DATA_DIR at a folder you can write/],
     ['PETSTORE_DATA_DIR', 'nonexistent, under /proc', () => '/proc/petstore-x', /^The data folder \/proc\/petstore-x cannot be made \(\w+\): point PETSTORE_DATA_DIR/],
     ['PETSTORE_DATA_DIR', 'an existing folder nobody can write (/proc)', () => '/proc', /^The data folder \/proc cannot be written \(\w+\): point PETSTORE_DATA_DIR/],

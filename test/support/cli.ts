@@ -17,7 +17,7 @@ export interface CliRun {
 }
 
 /** Variables of the test's own environment a command must not inherit (they would choose its store or keys). */
-const CONFIGURATION = ['PORT', 'DYNAMODB_ENDPOINT', 'PETSTORE_API_KEYS', 'PETSTORE_API_KEY', 'PETSTORE_CURSOR_SECRET', 'PETSTORE_DATA_DIR', 'PETSTORE_IN_MEMORY'];
+const CONFIGURATION = ['PORT', 'DYNAMODB_ENDPOINT', 'PETSTORE_API_KEYS', 'PETSTORE_API_KEY', 'PETSTORE_CURSOR_SECRET', 'PETSTORE_DATA_DIR', 'PETSTORE_IN_MEMORY', 'PETSTORE_KEEP_DAMAGED_STORE'];
 
 /** A command's environment: `env` over the test's own minus CONFIGURATION. */
 export function commandEnvironment(env: Record<string, string> = {}): NodeJS.ProcessEnv {
