@@ -10,7 +10,6 @@ import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-la
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lambdaDynamoClientEntry } from './lambdaDynamoClient.ts';
 
 /** The repository root: every route's `entry` is relative to it, and so is package-lock.json. */
 export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -73,30 +72,19 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
 );
 
 /**
- * Packages the bundles replace with modules of ours (absolute paths, so both esbuild runs resolve
- * them alike whatever their working folder):
+ * Packages the bundles leave out, each replaced by a module of ours (absolute paths, so both
+ * esbuild runs resolve them alike whatever their working folder): code the service never runs on
+ * Lambda, not a different way of doing what it does run.
  * - the SDK's default credential chain (SSO, INI, process, web identity, HTTP, IMDS, and the STS
  *   and SSO clients they use: about 135 kB, 0.4x of the floor) by a provider that reads the
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
  *   throws if it ever were;
- * - the SDK's config module (`@smithy/core/config`) by itself less the shared config files, which
- *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: 3-7 ms of the
- *   first invocation);
- * - the endpoint-discovery cache the DynamoDB client builds and never reads, on mnemonist's LRU
- *   (7.4 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
- *   import);
- * - the DynamoDB client package by a copy of it that registers only the errors the service names
- *   (infra/lambdaDynamoClient.ts: 10.5 kB, 1.3-2.0 ms of the import), written under
- *   node_modules/.cache when this module first loads after an install;
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
   '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
-  '@smithy/core/config': join(PROJECT_ROOT, 'infra', 'lambdaSdkConfig.ts'),
-  '@aws-sdk/endpoint-cache': join(PROJECT_ROOT, 'infra', 'lambdaEndpointCache.ts'),
-  '@aws-sdk/client-dynamodb': lambdaDynamoClientEntry(join(PROJECT_ROOT, 'node_modules')),
   ...builtinAliases,
 };
 

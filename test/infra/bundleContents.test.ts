@@ -75,10 +75,7 @@ const ENVIRONMENT_PROVIDER = '@aws-sdk/credential-provider-env';
 const EVENT_STREAMS = /node_modules\/@smithy\/core\/dist-es\/submodules\/event-streams\//;
 const PROVIDER_FILE = 'infra/lambdaCredentialProvider.ts';
 const EVENT_STREAMS_STUB = 'infra/noEventStreams.ts';
-/**
- * The modules the bundles take in place of the aliased packages, as the metafile names them (the
- * DynamoDB client's copy by its package's name: test/infra/lambdaDynamoClient.test.ts checks it is the copy).
- */
+/** The modules the bundles take in place of the aliased packages, as the metafile names them. */
 const REPLACEMENTS = Object.values(lambdaAliases).map((file) => sourceOf(relative(PROJECT_ROOT, file)));
 
 describe.each(routes.map((route) => [route.operation, route] as const))('the %s bundle', (operation, route) => {

@@ -81,7 +81,6 @@ export async function buildAllBundles(): Promise<{ floor: BuiltBundle; lambdaFlo
 
 /** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */
 export function sourceOf(input: string): string {
-  // The innermost node_modules: the bundles' copy of a package (infra/lambdaDynamoClient.ts) sits in one of its own.
   const match = /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
   return match ? match[1]! : input;
 }
