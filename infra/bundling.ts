@@ -15,8 +15,16 @@ import { fileURLToPath } from 'node:url';
 export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const DEPS_LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 
-/** ESM output, so the file is `.mjs` and the Lambda handler is `index.handler`. */
-export const BUNDLE_FILE = 'index.mjs';
+/**
+ * The bundles' module format: an ES module (`index.mjs`) or CommonJS (`index.js`, as NodejsFunction
+ * names it); the Lambda handler is `index.handler` either way. `npm run bench -- --format both`
+ * measures one against the other.
+ */
+export type BundleFormat = 'esm' | 'cjs';
+export const BUNDLE_FORMATS: readonly BundleFormat[] = ['esm', 'cjs'];
+export const DEPLOYED_FORMAT: BundleFormat = 'esm';
+export const BUNDLE_FILES: Readonly<Record<BundleFormat, string>> = { esm: 'index.mjs', cjs: 'index.js' };
+export const BUNDLE_FILE = BUNDLE_FILES[DEPLOYED_FORMAT];
 export const HANDLER_EXPORT = 'handler';
 
 /**
@@ -88,6 +96,18 @@ export const lambdaAliases: Readonly<Record<string, string>> = {
   ...builtinAliases,
 };
 
+/**
+ * What differs by format: an ES module needs the require banner and the built-ins without ES
+ * namespaces (`builtinAliases`); a CommonJS bundle has `require` and builds no namespace.
+ */
+const FORMAT_SETTINGS: Readonly<Record<BundleFormat, { banner: string; alias: Readonly<Record<string, string>> }>> = {
+  esm: { banner: ESM_REQUIRE_BANNER, alias: lambdaAliases },
+  cjs: {
+    banner: '',
+    alias: Object.fromEntries(Object.entries(lambdaAliases).filter(([from]) => !(from in builtinAliases))),
+  },
+};
+
 /** The shared settings, in esbuild's own terms. */
 export const esbuildSettings = {
   platform: 'node',
@@ -151,20 +171,20 @@ export function lambdaBundling(): BundlingOptions {
 }
 
 /** The settings as esbuild JS API options, without entry point or output file. */
-export function bundleOptions(): BuildOptions {
+export function bundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOptions {
   return {
     bundle: true,
     platform: esbuildSettings.platform,
-    format: esbuildSettings.format,
+    format,
     target: esbuildSettings.target,
     minify: esbuildSettings.minify,
     sourcemap: esbuildSettings.sourcemap,
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
-    banner: { js: esbuildSettings.banner },
+    banner: { js: FORMAT_SETTINGS[format].banner },
     define: { ...esbuildSettings.define },
     external: [...esbuildSettings.external],
-    alias: { ...esbuildSettings.alias },
+    alias: { ...FORMAT_SETTINGS[format].alias },
     logLevel: esbuildSettings.logLevel,
     logOverride: { ...esbuildSettings.logOverride },
     absWorkingDir: PROJECT_ROOT,
@@ -172,8 +192,8 @@ export function bundleOptions(): BuildOptions {
 }
 
 /** The options as deployed: no source map in the zip (see `esbuildSettings.sourcemap`). */
-export function deployedBundleOptions(): BuildOptions {
-  return { ...bundleOptions(), sourcemap: false };
+export function deployedBundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOptions {
+  return { ...bundleOptions(format), sourcemap: false };
 }
 
 /** esbuild's JS API options for one function: `entry` bundled into `outdir/index.mjs` (+ `.map`). */

@@ -8,7 +8,8 @@ import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, deployedBundleOptions, lambdaAliases } from '../../infra/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { TARGETS, beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
+import { beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
+import { TARGETS } from '../../tools/bench/targets.ts';
 
 /**
  * The issue's byte target, against the default floor. It proves the aliases: without the

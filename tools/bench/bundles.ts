@@ -11,13 +11,10 @@
  */
 import { build, type BuildOptions } from 'esbuild';
 import { join, relative } from 'node:path';
-import { PROJECT_ROOT, builtinAliases, deployedBundleOptions } from '../../infra/bundling.ts';
+import { BUNDLE_FILES, DEPLOYED_FORMAT, PROJECT_ROOT, builtinAliases, deployedBundleOptions, type BundleFormat } from '../../infra/bundling.ts';
 import { routes, type OperationName } from '../../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'tools/bench/floor.ts';
-
-/** The targets every function's bundle is held to, as ratios to the default floor's figures. */
-export const TARGETS = { bytes: 0.7, importMedian: 0.75, coldRequest: 0.6, firstInvocation: 1.0 } as const;
 
 export type FloorName = 'floor' | 'lambdaFloor';
 
@@ -27,13 +24,14 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
 };
 
 /** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases` or `define`. */
-export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), alias: {}, define: {} });
+export const defaultFloorOptions = (format: BundleFormat = DEPLOYED_FORMAT): BuildOptions => ({ ...deployedBundleOptions(format), alias: {}, define: {} });
 
 /** The modules that replace the Node built-ins (`builtinAliases`), as the metafile names them. */
 const BUILTIN_MODULES = new Set(Object.values(builtinAliases).map((file) => relative(PROJECT_ROOT, file)));
 
 export interface BuiltBundle {
   name: OperationName | FloorName;
+  format: BundleFormat;
   entry: string;
   code: Uint8Array;
   bytes: number;
@@ -50,10 +48,11 @@ export interface BuiltBundle {
 }
 
 export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
+  const format = (options.format ?? DEPLOYED_FORMAT) as BundleFormat;
   const result = await build({
     ...options,
     entryPoints: [join(PROJECT_ROOT, entry)],
-    outfile: join(PROJECT_ROOT, 'dist', name, 'index.mjs'),
+    outfile: join(PROJECT_ROOT, 'dist', name, BUNDLE_FILES[format]),
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -66,17 +65,25 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   const dynamicBuiltinImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
     input.imports.filter((each) => each.kind === 'dynamic-import' && BUILTIN_MODULES.has(each.path)).map((each) => `${importer} -> ${each.original ?? each.path}`),
   );
-  return { name, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
+  return { name, format, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
 }
 
-/** Both floors, then one bundle per route. */
-export async function buildAllBundles(): Promise<{ floor: BuiltBundle; lambdaFloor: BuiltBundle; functions: BuiltBundle[] }> {
+/** Both floors and one bundle per route, all in one format. */
+export interface BundleSet {
+  format: BundleFormat;
+  floor: BuiltBundle;
+  lambdaFloor: BuiltBundle;
+  functions: BuiltBundle[];
+}
+
+/** Both floors, then one bundle per route, in `format`. */
+export async function buildAllBundles(format: BundleFormat = DEPLOYED_FORMAT): Promise<BundleSet> {
   const [floor, lambdaFloor, ...functions] = await Promise.all([
-    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions()),
-    buildBundle('lambdaFloor', FLOOR_ENTRY),
-    ...routes.map((route) => buildBundle(route.operation, route.entry)),
+    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions(format)),
+    buildBundle('lambdaFloor', FLOOR_ENTRY, deployedBundleOptions(format)),
+    ...routes.map((route) => buildBundle(route.operation, route.entry, deployedBundleOptions(format))),
   ]);
-  return { floor: floor!, lambdaFloor: lambdaFloor!, functions };
+  return { format, floor: floor!, lambdaFloor: lambdaFloor!, functions };
 }
 
 /** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */

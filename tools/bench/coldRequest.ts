@@ -201,6 +201,14 @@ for (const builtin of ${JSON.stringify(LAMBDA_RUNTIME_PRELOADED)}) require(built
 `;
 
 /**
+ * A JavaScript expression that loads the bundle `file` as Lambda's Node.js runtime does: an ES
+ * module (`.mjs`) with `import()`, a CommonJS one (`.js`, `.cjs`) with `require` (after
+ * `lambdaRuntimePrelude`, which defines it).
+ */
+export const loadHandlerModule = (file: string): string =>
+  file.endsWith('.mjs') ? `await import(${JSON.stringify(pathToFileURL(file).href)})` : `require(${JSON.stringify(file)})`;
+
+/**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
  * It times with `process.hrtime`, never `performance.now()`: the global `performance` loads Node's
  * perf_hooks on first use, which Lambda's runtime never does, so touching it here would pay that
@@ -214,7 +222,7 @@ const cpu = () => { const { user, system } = process.cpuUsage(); return (user + 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const started = now();
 const startedCpu = cpu();
-const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const { handler } = ${loadHandlerModule(file)};
 const imported = now();
 const importedCpu = cpu();
 const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVersion: '$LATEST', memoryLimitInMB: '1024',
