@@ -127,13 +127,6 @@ export const esbuildSettings = {
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_BANNER,
   /**
-   * The global `ReadableStream` (Web Streams) as `undefined`. The SDK reads it only to ask whether a
-   * body is a web stream (`typeof ReadableStream` first), and through Node's HTTP handler no body of
-   * ours ever is (requests are strings, responses Node streams); reading the global loads Node's Web
-   * Streams (about 1.5 ms of a first invocation). test/infra/bundleContents.test.ts fails on any other use.
-   */
-  define: { ReadableStream: 'undefined' } as Record<string, string>,
-  /**
    * A property read on a namespace import that its module does not export is an error, not a
    * warning: with the built-ins replaced (`builtinAliases`), `import * as fs from 'node:fs'` then
    * `fs.existsSync` would otherwise be `undefined` at run time. (A dynamic `import()` of a built-in
@@ -157,7 +150,6 @@ export function lambdaBundling(): BundlingOptions {
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
     banner: esbuildSettings.banner,
-    define: { ...esbuildSettings.define },
     bundleAwsSDK: true,
     externalModules: [...esbuildSettings.external],
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
@@ -182,7 +174,6 @@ export function bundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOpti
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
     banner: { js: FORMAT_SETTINGS[format].banner },
-    define: { ...esbuildSettings.define },
     external: [...esbuildSettings.external],
     alias: { ...FORMAT_SETTINGS[format].alias },
     logLevel: esbuildSettings.logLevel,

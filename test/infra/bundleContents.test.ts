@@ -6,9 +6,9 @@
  */
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, deployedBundleOptions, lambdaAliases } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, lambdaAliases } from '../../infra/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
+import { beyondFloor, buildAllBundles, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
 import { TARGETS } from '../../tools/bench/targets.ts';
 
 /**
@@ -27,19 +27,6 @@ beforeAll(async () => {
   lambdaFloor = built.lambdaFloor;
   for (const bundle of built.functions) bundles.set(bundle.name, bundle);
 }, 60_000);
-
-/**
- * The lines of `entry`'s bundle (built unminified, without `define`) that read the global
- * `ReadableStream` other than after `typeof ReadableStream`: the define that replaces it with
- * `undefined` is only safe while every use is such a test (the SDK's "is this body a web stream?").
- */
-async function unguardedReadableStreamUses(entry: string): Promise<string[]> {
-  const unminified = await buildBundle('getPet', entry, { ...deployedBundleOptions(), minify: false, define: {} });
-  const lines = new TextDecoder().decode(unminified.code).split('\n');
-  const uses = lines.filter((line) => /(?<![\w$.])ReadableStream\b/.test(line));
-  expect(uses.length, `${entry}: no use of ReadableStream found at all`).toBeGreaterThan(0);
-  return uses.filter((line) => !/typeof ReadableStream\b/.test(line)).map((line) => line.trim());
-}
 
 /**
  * The dynamic imports of a built-in in what the functions bundle, and the names each takes: the
@@ -122,10 +109,6 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
 
   it('never reads the global performance: its first use loads perf_hooks, which Lambda\'s runtime has not', () => {
     expect(new TextDecoder().decode(bundle().code).match(/(?<![\w$.])performance\b/g) ?? []).toEqual([]);
-  });
-
-  it('reads the global ReadableStream nowhere but in a typeof-guarded test (defined away, see esbuildSettings.define)', async () => {
-    expect(await unguardedReadableStreamUses(route.entry)).toEqual([]);
   });
 
   it('carries no event-stream support, only the stub that throws if it is ever loaded', () => {

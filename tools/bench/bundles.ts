@@ -23,8 +23,8 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
   lambdaFloor: 'Lambda floor (built as the functions are)',
 };
 
-/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases` or `define`. */
-export const defaultFloorOptions = (format: BundleFormat = DEPLOYED_FORMAT): BuildOptions => ({ ...deployedBundleOptions(format), alias: {}, define: {} });
+/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases`. */
+export const defaultFloorOptions = (format: BundleFormat = DEPLOYED_FORMAT): BuildOptions => ({ ...deployedBundleOptions(format), alias: {} });
 
 /** The modules that replace the Node built-ins (`builtinAliases`), as the metafile names them. */
 const BUILTIN_MODULES = new Set(Object.values(builtinAliases).map((file) => relative(PROJECT_ROOT, file)));
