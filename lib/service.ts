@@ -18,7 +18,7 @@
  *
  * The AWS SDK's own variables (AWS_USE_FIPS_ENDPOINT, AWS_RETRY_MODE...) and shared config files
  * work as the SDK documents them. The Lambda bundles take their credentials from the environment
- * alone (infra/lambdaCredentialProvider.ts).
+ * alone (infra/bundle/credentialProvider.ts).
  */
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
 import type { IdGenerator } from './domain/ids.ts';

@@ -14,7 +14,7 @@ import { watch } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { PROJECT_ROOT } from '../infra/bundling.ts';
+import { PROJECT_ROOT } from '../infra/bundle/bundling.ts';
 import { BUNDLED_SOURCES } from '../tools/stage-emulator/src/watch.ts';
 
 const SOURCE_ROOT = resolve(process.env.PETSTORE_SOURCE_ROOT || PROJECT_ROOT);

@@ -1,5 +1,5 @@
 /**
- * The Lambda bundles' Node built-ins (infra/builtins/, `builtinAliases`): each module hands out the
+ * The Lambda bundles' Node built-ins (infra/bundle/builtins/, `builtinAliases`): each module hands out the
  * built-in's own functions and classes, so a bundle behaves as with the built-in itself.
  */
 import * as nodeCrypto from 'node:crypto';
@@ -9,14 +9,14 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, builtinAliases } from '../../infra/bundling.ts';
-import { getRandomValues } from '../../infra/builtins/crypto.ts';
-import { ReadStream } from '../../infra/builtins/fs.ts';
-import { readFile } from '../../infra/builtins/fsPromises.ts';
+import { PROJECT_ROOT, builtinAliases } from '../../infra/bundle/bundling.ts';
+import { getRandomValues } from '../../infra/bundle/builtins/crypto.ts';
+import { ReadStream } from '../../infra/bundle/builtins/fs.ts';
+import { readFile } from '../../infra/bundle/builtins/fsPromises.ts';
 
 const modules = [...new Set(Object.values(builtinAliases))];
 
-describe('infra/builtins/', () => {
+describe('infra/bundle/builtins/', () => {
   it.each(modules.map((file) => [relative(PROJECT_ROOT, file), file] as const))('%s exports the built-in\'s own values', async (_name, file) => {
     const specifier = Object.entries(builtinAliases).find(([from, to]) => to === file && from.startsWith('node:'))![0];
     const builtin = (await import(specifier)) as Record<string, unknown>;

@@ -1,6 +1,6 @@
 /**
  * The one test that bundles for real: CDK synthesizes PetStore-staging, NodejsFunction runs the
- * local esbuild with the options of infra/bundling.ts, and the bundles it wrote into the cloud
+ * local esbuild with the options of infra/bundle/bundling.ts, and the bundles it wrote into the cloud
  * assembly are imported here and run against dynalite, as Lambda would run them: in this process,
  * and in a child Node 22 process with Lambda's environment (credentials in `AWS_*` variables,
  * keys and cursor secret in the control table), through every DynamoDB operation the functions use.
@@ -19,8 +19,8 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_FILE, ESM_REQUIRE_BANNER, PROJECT_ROOT } from '../../infra/bundling.ts';
-import { NO_ENVIRONMENT_CREDENTIALS } from '../../infra/lambdaCredentialProvider.ts';
+import { BUNDLE_FILE, ESM_REQUIRE_BANNER, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { NO_ENVIRONMENT_CREDENTIALS } from '../../infra/bundle/credentialProvider.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { keyItem } from '../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
@@ -152,7 +152,7 @@ describe('the CDK-bundled functions', () => {
       expect(imported.length).toBeGreaterThan(0);
       for (const specifier of imported) expect(isBuiltin(specifier), specifier).toBe(true);
       // The only static ES import is the banner's: the built-ins come by process.getBuiltinModule
-      // (infra/builtins/), since an ES import builds a built-in's whole namespace (node:http's alone
+      // (infra/bundle/builtins/), since an ES import builds a built-in's whole namespace (node:http's alone
       // cost 15-30 ms of a cold start). The SDK's one dynamic import (node:async_hooks) runs only in
       // Lambda's multi-concurrency mode.
       const statics = [...code.matchAll(STATIC_IMPORT)].map((m) => m[1]!);
@@ -330,7 +330,7 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
     expect(JSON.parse(replayed.body)).toEqual(pet);
     const second = await host.call('createPet', proxyEvent('POST', '/pets', { body: { ...rex, name: 'Tom' } }));
     expect(second.statusCode, second.body).toBe(201);
-    // middy's parser refuses it with an HttpError named from node:http's STATUS_CODES (infra/builtins/http.ts);
+    // middy's parser refuses it with an HttpError named from node:http's STATUS_CODES (infra/bundle/builtins/http.ts);
     // any other failure in the parser would be answered as invalid JSON, without the field.
     const protoKey = await host.call('createPet', { ...proxyEvent('POST', '/pets', { body: rex }), body: '{"name":"Rex","categoryId":1,"__proto__":{}}' });
     expect(protoKey.statusCode, protoKey.body).toBe(400);

@@ -1,12 +1,12 @@
 /**
  * What each function's bundle contains, read from esbuild's metafile (deterministic: no timing).
  * Each function carries only what its route uses, reads its credentials from the environment only
- * (infra/lambdaCredentialProvider.ts), and stays within the issue's byte target of the default
+ * (infra/bundle/credentialProvider.ts), and stays within the issue's byte target of the default
  * floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient, built the usual way).
  */
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, lambdaAliases } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, lambdaAliases } from '../../infra/bundle/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { beyondFloor, buildAllBundles, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
 import { TARGETS } from '../../tools/bench/targets.ts';
@@ -35,11 +35,11 @@ beforeAll(async () => {
  */
 const KNOWN_DYNAMIC_BUILTIN_IMPORTS: Record<string, { module: string; names: string[] }> = {
   'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js -> node:http': {
-    module: '../../infra/builtins/http.ts',
+    module: '../../infra/bundle/builtins/http.ts',
     names: ['request'],
   },
   'node_modules/@smithy/node-http-handler/dist-es/node-http-handler.js -> node:http': {
-    module: '../../infra/builtins/http.ts',
+    module: '../../infra/bundle/builtins/http.ts',
     names: ['default', 'Agent', 'request'],
   },
 };
@@ -59,10 +59,10 @@ const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', 
 const DEFAULT_CHAIN_ONLY = ['@aws-sdk/nested-clients', '@aws-sdk/token-providers', '@smithy/credential-provider-imds'];
 const CREDENTIAL_PROVIDERS = '@aws-sdk/credential-provider-';
 const ENVIRONMENT_PROVIDER = '@aws-sdk/credential-provider-env';
-/** Event-stream support, which DynamoDB's JSON protocol never loads (replaced by infra/noEventStreams.ts). */
+/** Event-stream support, which DynamoDB's JSON protocol never loads (replaced by infra/bundle/noEventStreams.ts). */
 const EVENT_STREAMS = /node_modules\/@smithy\/core\/dist-es\/submodules\/event-streams\//;
-const PROVIDER_FILE = 'infra/lambdaCredentialProvider.ts';
-const EVENT_STREAMS_STUB = 'infra/noEventStreams.ts';
+const PROVIDER_FILE = 'infra/bundle/credentialProvider.ts';
+const EVENT_STREAMS_STUB = 'infra/bundle/noEventStreams.ts';
 /** The modules the bundles take in place of the aliased packages, as the metafile names them. */
 const REPLACEMENTS = Object.values(lambdaAliases).map((file) => sourceOf(relative(PROJECT_ROOT, file)));
 
@@ -96,9 +96,9 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect([...sources(bundle())]).toEqual(expect.arrayContaining(REPLACEMENTS));
   });
 
-  it('imports no Node built-in as an ES module: each comes from infra/builtins/ (builtinAliases)', async () => {
+  it('imports no Node built-in as an ES module: each comes from infra/bundle/builtins/ (builtinAliases)', async () => {
     expect(bundle().esImports).toEqual([]);
-    // A dynamic import() of one gets infra/builtins/'s module, which exports only the names the
+    // A dynamic import() of one gets infra/bundle/builtins/'s module, which exports only the names the
     // bundles import, and esbuild checks none of them: each must be known, with its names exported.
     expect(bundle().dynamicBuiltinImports).toEqual(Object.keys(KNOWN_DYNAMIC_BUILTIN_IMPORTS));
     for (const [site, { module, names }] of Object.entries(KNOWN_DYNAMIC_BUILTIN_IMPORTS)) {

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { BUNDLE_FORMATS, DEPLOYED_FORMAT, type BundleFormat } from '../../infra/bundling.ts';
+import { BUNDLE_FORMATS, DEPLOYED_FORMAT, type BundleFormat } from '../../infra/bundle/bundling.ts';
 import { STAGE_SETTINGS } from '../../infra/stages.ts';
 import { lambdaNodeArgs, type ProcessLaunch } from './coldRequest.ts';
 

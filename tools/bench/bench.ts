@@ -24,7 +24,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE_FILES, FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../../infra/bundling.ts';
+import { BUNDLE_FILES, FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { FUNCTION_MEMORY_MIB, benchSettings, type BenchSettings } from './args.ts';
 import { buildAllBundles, type BuiltBundle, type BundleSet } from './bundles.ts';
 import { measureColdRequests, printColdRequests, printFormatComparison } from './cold.ts';

@@ -1,5 +1,5 @@
 /**
- * Every function bundled in memory exactly as deployed (infra/bundling.ts), beside two builds of
+ * Every function bundled in memory exactly as deployed (infra/bundle/bundling.ts), beside two builds of
  * the floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient), with esbuild's
  * metafile: what `npm run bench` measures and what the bundle-contents test asserts on. Derived
  * from lib/routes.ts, so a new route or a new import is picked up without a file list here.
@@ -11,7 +11,7 @@
  */
 import { build, type BuildOptions } from 'esbuild';
 import { join, relative } from 'node:path';
-import { BUNDLE_FILES, DEPLOYED_FORMAT, PROJECT_ROOT, builtinAliases, deployedBundleOptions, type BundleFormat } from '../../infra/bundling.ts';
+import { BUNDLE_FILES, DEPLOYED_FORMAT, PROJECT_ROOT, builtinAliases, deployedBundleOptions, type BundleFormat } from '../../infra/bundle/bundling.ts';
 import { routes, type OperationName } from '../../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'tools/bench/floor.ts';

@@ -5,7 +5,7 @@
  * compared with its ES module build sample by sample (they ran side by side in each round).
  */
 import { dirname, join } from 'node:path';
-import { FUNCTION_NODE_OPTIONS, type BundleFormat } from '../../infra/bundling.ts';
+import { FUNCTION_NODE_OPTIONS, type BundleFormat } from '../../infra/bundle/bundling.ts';
 import { FLOOR_LABELS, type BuiltBundle, type BundleSet, type FloorName } from './bundles.ts';
 import { coldRequest, startStandInDynamo, type ColdSample, type ProcessLaunch } from './coldRequest.ts';
 import { difference, interval, ms, table, times } from './print.ts';

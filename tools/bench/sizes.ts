@@ -4,7 +4,7 @@
  * same format, the order rotated run by run.
  */
 import { execFileSync } from 'node:child_process';
-import { FUNCTION_NODE_OPTIONS } from '../../infra/bundling.ts';
+import { FUNCTION_NODE_OPTIONS } from '../../infra/bundle/bundling.ts';
 import { FLOOR_LABELS, beyondFloor, type BuiltBundle, type BundleSet, type FloorName } from './bundles.ts';
 import { checkLaunch, launchReport, lambdaRuntimePrelude, loadHandlerModule, nodeCommand, type LaunchReport, type ProcessLaunch } from './coldRequest.ts';
 import { kb, ms, ratio, table, times } from './print.ts';

@@ -11,7 +11,7 @@ import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { stackName } from '../../../infra/stages.ts';
 import { readStack } from '../src/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../src/deployedApi.ts';

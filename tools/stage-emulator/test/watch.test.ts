@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { stackName } from '../../../infra/stages.ts';
 import { startDeployedApi } from '../src/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
@@ -120,7 +120,7 @@ describe('start:deployed --watch', () => {
     // bounds it), then answers it without a store call: the hold may outlast the request's store
     // budget (2.5 s), after which a call would be aborted (503) whatever code served it. It reads
     // node:fs by process.getBuiltinModule, as bundled code does: an import() of it would get
-    // infra/builtins/fs.ts, which exports only the names the functions use.
+    // infra/bundle/builtins/fs.ts, which exports only the names the functions use.
     const heldSavedAt = editGetPet(
       `${PARSED}\n    ${READ}`,
       `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +

@@ -1,4 +1,4 @@
-/** `node:fs` in the Lambda bundles (why: `builtinAliases` in infra/bundling.ts): the names the bundled code imports. */
+/** `node:fs` in the Lambda bundles (why: `builtinAliases` in infra/bundle/bundling.ts): the names the bundled code imports. */
 const fs = process.getBuiltinModule('node:fs');
 
 export default fs;

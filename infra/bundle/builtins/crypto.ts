@@ -1,4 +1,4 @@
-/** `node:crypto` in the Lambda bundles (why: `builtinAliases` in infra/bundling.ts): the names the bundled code imports. */
+/** `node:crypto` in the Lambda bundles (why: `builtinAliases` in infra/bundle/bundling.ts): the names the bundled code imports. */
 const crypto = process.getBuiltinModule('node:crypto');
 
 export default crypto;

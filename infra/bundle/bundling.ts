@@ -1,5 +1,6 @@
 /**
- * The one set of esbuild options for the Lambda bundles. The CDK functions (through
+ * The one set of esbuild options for the Lambda bundles, beside the modules only the bundles take
+ * (this folder: credentialProvider.ts, noEventStreams.ts, builtins/). The CDK functions (through
  * NodejsFunction's local esbuild bundling) and `npm run build` and `npm run bench` (through
  * esbuild's JS API) all read them from here, so what `cdk synth` deploys and what `dist/` holds
  * are built alike. Only the bundles take `lambdaAliases`: `npm start`, `npm run invoke`, the
@@ -12,8 +13,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: every route's `entry` is relative to it, and so is package-lock.json. */
-export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+export const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const DEPS_LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
+/** This folder: the modules the bundles take in place of packages they leave out. */
+const BUNDLE_DIR = join(PROJECT_ROOT, 'infra', 'bundle');
 
 /**
  * The bundles' module format: an ES module (`index.mjs`) or CommonJS (`index.js`, as NodejsFunction
@@ -51,13 +54,13 @@ export const FUNCTION_NODE_OPTIONS = '';
 
 /**
  * The Node built-ins the bundled code imports, each replaced by a module of ours
- * (`infra/builtins/`) that takes the built-in from `process.getBuiltinModule` and exports the names
+ * (`infra/bundle/builtins/`) that takes the built-in from `process.getBuiltinModule` and exports the names
  * imported from it. An ES `import` of a built-in builds its module namespace, which reads every
  * export of the built-in, getters included: `node:http`'s load Node's fetch and WebSocket stack
  * (15-30 ms of a cold start), `node:process`'s build its report and stdio objects (3-5 ms), and
  * the rest cost about 1 ms each, none of which Lambda's runtime has paid before the handler loads
  * (it loads its own built-ins with `require`). `node:fs/promises` is also served over `node:fs`,
- * which the runtime has loaded (infra/builtins/fsPromises.ts). A name imported from one that its
+ * which the runtime has loaded (infra/bundle/builtins/fsPromises.ts). A name imported from one that its
  * module does not export fails the build; a built-in not listed here fails
  * test/infra/bundleContents.test.ts, which allows no ES import of a built-in in a bundle.
  */
@@ -74,7 +77,7 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
     stream: 'stream.ts',
     timers: 'timers.ts',
   }).flatMap(([builtin, file]) => {
-    const module = join(PROJECT_ROOT, 'infra', 'builtins', file);
+    const module = join(BUNDLE_DIR, 'builtins', file);
     return [[`node:${builtin}`, module], [builtin, module]];
   }),
 );
@@ -91,8 +94,8 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
-  '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
-  '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
+  '@aws-sdk/credential-provider-node': join(BUNDLE_DIR, 'credentialProvider.ts'),
+  '@smithy/core/event-streams': join(BUNDLE_DIR, 'noEventStreams.ts'),
   ...builtinAliases,
 };
 

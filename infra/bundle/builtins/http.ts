@@ -1,5 +1,5 @@
 /**
- * `node:http` in the Lambda bundles (why: `builtinAliases` in infra/bundling.ts). Its ES namespace is the dearest of all: its
+ * `node:http` in the Lambda bundles (why: `builtinAliases` in infra/bundle/bundling.ts). Its ES namespace is the dearest of all: its
  * `WebSocket`, `CloseEvent` and `MessageEvent` getters load Node's fetch and WebSocket stack, 15-30 ms
  * of a cold start that `@middy/util` (createPet's body parser, for `STATUS_CODES`) paid at import.
  */

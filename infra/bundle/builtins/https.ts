@@ -1,4 +1,4 @@
-/** `node:https` in the Lambda bundles (why: `builtinAliases` in infra/bundling.ts). */
+/** `node:https` in the Lambda bundles (why: `builtinAliases` in infra/bundle/bundling.ts). */
 const https = process.getBuiltinModule('node:https');
 
 export default https;
