@@ -48,6 +48,8 @@ export interface FormatComparison {
   importDiff: Estimate;
   firstDiff: Estimate;
   coldDiff: Estimate;
+  /** The cold request's CPU time (user + system), steadier than wall time on a shared machine. */
+  coldCpuDiff: Estimate;
 }
 
 export interface ColdResults {
@@ -139,6 +141,7 @@ function formatComparisons(sets: BundleSet[], samples: Map<Variant, ColdSample[]
       importDiff: phase((s) => s.importMs),
       firstDiff: phase((s) => s.firstMs),
       coldDiff: phase(coldOf),
+      coldCpuDiff: phase((s) => s.importCpuMs + s.firstCpuMs),
     };
   });
 }
@@ -170,7 +173,7 @@ export function printFormatComparison(formats: FormatComparison[]): void {
   if (formats.length === 0) return;
   table(
     `CommonJS against ES module, paired (each round ran both side by side; cjs - esm, median of the ${formats[0]!.coldDiff.n} per-round differences, 90% interval)`,
-    ['bundle', 'esm cold request', 'cjs cold request', 'import', 'first invocation', 'cold request'],
+    ['bundle', 'esm cold request', 'cjs cold request', 'import', 'first invocation', 'cold request', 'cold CPU'],
     formats.map((row) => [
       row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : row.name,
       `${ms(row.esm.median)} (${interval(row.esm)})`,
@@ -178,6 +181,7 @@ export function printFormatComparison(formats: FormatComparison[]): void {
       difference(row.importDiff),
       difference(row.firstDiff),
       difference(row.coldDiff),
+      difference(row.coldCpuDiff),
     ]),
   );
 }
