@@ -1,5 +1,5 @@
 /**
- * `npm run build`: bundles every route's function into dist/<operation>/index.mjs (+ index.mjs.map)
+ * `npm run build`: bundles every route's function into dist/<operation>/index.js (+ index.js.map)
  * with esbuild's JS API and the same options the CDK functions are bundled with (infra/bundle/bundling.ts),
  * then prints each bundle's size.
  */

@@ -1,6 +1,6 @@
 /**
  * The one set of esbuild options for the Lambda bundles, beside the modules only the bundles take
- * (this folder: credentialProvider.ts, noEventStreams.ts, builtins/). The CDK functions (through
+ * (this folder: credentialProvider.ts, noEventStreams.ts). The CDK functions (through
  * NodejsFunction's local esbuild bundling) and `npm run build` and `npm run bench` (through
  * esbuild's JS API) all read them from here, so what `cdk synth` deploys and what `dist/` holds
  * are built alike. Only the bundles take `lambdaAliases`: `npm start`, `npm run invoke`, the
@@ -19,15 +19,13 @@ export const DEPS_LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 const BUNDLE_DIR = join(PROJECT_ROOT, 'infra', 'bundle');
 
 /**
- * The bundles' module format: an ES module (`index.mjs`) or CommonJS (`index.js`, as NodejsFunction
- * names it); the Lambda handler is `index.handler` either way. `npm run bench -- --format both`
- * measures one against the other.
+ * CommonJS, as NodejsFunction writes it: `index.js`, loaded by Lambda's runtime with `require`
+ * (no package.json says otherwise), the handler `index.handler`. A CommonJS bundle takes each Node
+ * built-in with `require`, which builds no ES module namespace (an ES `import` of `node:http` builds
+ * one, loading Node's fetch and WebSocket stack); as an ES module the bundles needed a module of
+ * their own per built-in for that. Why CommonJS: docs/performance.md, "The bundle format".
  */
-export type BundleFormat = 'esm' | 'cjs';
-export const BUNDLE_FORMATS: readonly BundleFormat[] = ['esm', 'cjs'];
-export const DEPLOYED_FORMAT: BundleFormat = 'esm';
-export const BUNDLE_FILES: Readonly<Record<BundleFormat, string>> = { esm: 'index.mjs', cjs: 'index.js' };
-export const BUNDLE_FILE = BUNDLE_FILES[DEPLOYED_FORMAT];
+export const BUNDLE_FILE = 'index.js';
 export const HANDLER_EXPORT = 'handler';
 
 /**
@@ -35,14 +33,6 @@ export const HANDLER_EXPORT = 'handler';
  * from (`entry`): what `start:deployed --watch` rebuilds when that source changes.
  */
 export const FUNCTION_ENTRY_METADATA = 'petstore:entry';
-
-/**
- * ESM bundles have no `require`; esbuild's shim for CommonJS dependencies that `require()` a
- * Node built-in calls the global one. The banner defines it (under a name no bundle uses).
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __petstoreCreateRequire } from 'node:module';" +
-  'const require = __petstoreCreateRequire(import.meta.url);';
 
 /**
  * The functions' NODE_OPTIONS: none. (`--enable-source-maps` made every cold import about 0.2x
@@ -53,36 +43,6 @@ export const ESM_REQUIRE_BANNER =
 export const FUNCTION_NODE_OPTIONS = '';
 
 /**
- * The Node built-ins the bundled code imports, each replaced by a module of ours
- * (`infra/bundle/builtins/`) that takes the built-in from `process.getBuiltinModule` and exports the names
- * imported from it. An ES `import` of a built-in builds its module namespace, which reads every
- * export of the built-in, getters included: `node:http`'s load Node's fetch and WebSocket stack
- * (15-30 ms of a cold start), `node:process`'s build its report and stdio objects (3-5 ms), and
- * the rest cost about 1 ms each, none of which Lambda's runtime has paid before the handler loads
- * (it loads its own built-ins with `require`). `node:fs/promises` is also served over `node:fs`,
- * which the runtime has loaded (infra/bundle/builtins/fsPromises.ts). A name imported from one that its
- * module does not export fails the build; a built-in not listed here fails
- * test/infra/bundleContents.test.ts, which allows no ES import of a built-in in a bundle.
- */
-export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries({
-    crypto: 'crypto.ts',
-    fs: 'fs.ts',
-    'fs/promises': 'fsPromises.ts',
-    http: 'http.ts',
-    https: 'https.ts',
-    os: 'os.ts',
-    path: 'path.ts',
-    process: 'process.ts',
-    stream: 'stream.ts',
-    timers: 'timers.ts',
-  }).flatMap(([builtin, file]) => {
-    const module = join(BUNDLE_DIR, 'builtins', file);
-    return [[`node:${builtin}`, module], [builtin, module]];
-  }),
-);
-
-/**
  * Packages the bundles leave out, each replaced by a module of ours (absolute paths, so both
  * esbuild runs resolve them alike whatever their working folder): code the service never runs on
  * Lambda, not a different way of doing what it does run.
@@ -90,35 +50,21 @@ export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntri
  *   and SSO clients they use: about 135 kB, 0.4x of the floor) by a provider that reads the
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
- *   throws if it ever were;
- * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
+ *   throws if it ever were.
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(BUNDLE_DIR, 'credentialProvider.ts'),
   '@smithy/core/event-streams': join(BUNDLE_DIR, 'noEventStreams.ts'),
-  ...builtinAliases,
-};
-
-/**
- * What differs by format: an ES module needs the require banner and the built-ins without ES
- * namespaces (`builtinAliases`); a CommonJS bundle has `require` and builds no namespace.
- */
-const FORMAT_SETTINGS: Readonly<Record<BundleFormat, { banner: string; alias: Readonly<Record<string, string>> }>> = {
-  esm: { banner: ESM_REQUIRE_BANNER, alias: lambdaAliases },
-  cjs: {
-    banner: '',
-    alias: Object.fromEntries(Object.entries(lambdaAliases).filter(([from]) => !(from in builtinAliases))),
-  },
 };
 
 /** The shared settings, in esbuild's own terms. */
 export const esbuildSettings = {
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node22',
   minify: true,
   /**
-   * Linked source maps (`index.mjs.map`) for `npm run build` only: the deployed zip carries none and
+   * Linked source maps (`index.js.map`) for `npm run build` only: the deployed zip carries none and
    * NODE_OPTIONS has no `--enable-source-maps` (it cost about 0.2x of the import on every cold start).
    * The build is deterministic, so the maps `npm run build` writes for a commit symbolicate the
    * stack traces of that commit's deployed code offline (see docs/performance.md, Speed and size).
@@ -126,14 +72,12 @@ export const esbuildSettings = {
   sourcemap: true,
   /** Stack traces need names and positions only; leaving out the sources halves the map. */
   sourcesContent: false,
-  /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken. */
+  /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken (esbuild writes them as CommonJS). */
   mainFields: ['module', 'main'],
-  banner: ESM_REQUIRE_BANNER,
   /**
-   * A property read on a namespace import that its module does not export is an error, not a
-   * warning: with the built-ins replaced (`builtinAliases`), `import * as fs from 'node:fs'` then
-   * `fs.existsSync` would otherwise be `undefined` at run time. (A dynamic `import()` of a built-in
-   * is not checked by esbuild; test/infra/bundleContents.test.ts allows none.)
+   * A name imported from a module that does not export it is an error, not a warning: with packages
+   * replaced (`lambdaAliases`), a name the SDK imports that our module lacks would otherwise be
+   * `undefined` at run time.
    */
   logOverride: { 'import-is-undefined': 'error' } as Record<string, 'error'>,
   /** Nothing is external: AWS SDK v3 is bundled, so the version we test is the version we run. */
@@ -146,13 +90,12 @@ export const esbuildSettings = {
 export function lambdaBundling(): BundlingOptions {
   assertLocalEsbuild();
   return {
-    format: OutputFormat.ESM,
+    format: OutputFormat.CJS,
     target: esbuildSettings.target,
     minify: esbuildSettings.minify,
     sourceMap: false,
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
-    banner: esbuildSettings.banner,
     bundleAwsSDK: true,
     externalModules: [...esbuildSettings.external],
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
@@ -166,19 +109,18 @@ export function lambdaBundling(): BundlingOptions {
 }
 
 /** The settings as esbuild JS API options, without entry point or output file. */
-export function bundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOptions {
+export function bundleOptions(): BuildOptions {
   return {
     bundle: true,
     platform: esbuildSettings.platform,
-    format,
+    format: esbuildSettings.format,
     target: esbuildSettings.target,
     minify: esbuildSettings.minify,
     sourcemap: esbuildSettings.sourcemap,
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
-    banner: { js: FORMAT_SETTINGS[format].banner },
     external: [...esbuildSettings.external],
-    alias: { ...FORMAT_SETTINGS[format].alias },
+    alias: { ...esbuildSettings.alias },
     logLevel: esbuildSettings.logLevel,
     logOverride: { ...esbuildSettings.logOverride },
     absWorkingDir: PROJECT_ROOT,
@@ -186,11 +128,11 @@ export function bundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOpti
 }
 
 /** The options as deployed: no source map in the zip (see `esbuildSettings.sourcemap`). */
-export function deployedBundleOptions(format: BundleFormat = DEPLOYED_FORMAT): BuildOptions {
-  return { ...bundleOptions(format), sourcemap: false };
+export function deployedBundleOptions(): BuildOptions {
+  return { ...bundleOptions(), sourcemap: false };
 }
 
-/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.mjs` (+ `.map`). */
+/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.js` (+ `.map`). */
 export function esbuildOptions(entry: string, outdir: string): BuildOptions & { outfile: string } {
   return { ...bundleOptions(), entryPoints: [entry], outfile: join(outdir, BUNDLE_FILE), metafile: true };
 }

@@ -12,9 +12,9 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('a CLI given an argument it does not take', () => {
   it.each([
-    ['bench', ['--bogus'], /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--format esm\|cjs\|both\] \[--lambda-node-args\] \[--one-core\]\)$/],
-    ['bench', ['--format', 'umd'], /^npm run bench: --format takes esm, cjs or both, not 'umd' \(Usage: npm run bench/],
-    ['bench', ['--format'], /^npm run bench: Option '--format <value>' argument missing/],
+    ['bench', ['--bogus'], /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\] \[--paired <dir>\]\)$/],
+    ['bench', ['--paired', 'no-such-folder'], /^npm run bench: --paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/],
+    ['bench', ['--paired'], /^npm run bench: Option '--paired <value>' argument missing/],
     ['bench', ['extra'], /^npm run bench: Unexpected argument 'extra'.*Usage: npm run bench/],
     ['bench', ['--quick=yes'], /^npm run bench: Option '--quick' does not take an argument/],
     ['synth', ['--bogus'], /^npm run synth: Unknown option '--bogus' \(Usage: npm run synth/],

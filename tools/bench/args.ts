@@ -3,13 +3,15 @@
  * timed process is started. A flag it does not take is a `BenchUsageError` (one line, exit 2).
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BUNDLE_FORMATS, DEPLOYED_FORMAT, type BundleFormat } from '../../infra/bundle/bundling.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { STAGE_SETTINGS } from '../../infra/stages.ts';
 import { lambdaNodeArgs, type ProcessLaunch } from './coldRequest.ts';
 
-export const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only] [--format esm|cjs|both] [--lambda-node-args] [--one-core]';
+export const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core] [--paired <dir>]';
 
 /** A mistake in the bench's arguments: `scripts/bench.ts` prints its message alone and exits 2. */
 export class BenchUsageError extends Error {}
@@ -22,9 +24,9 @@ export interface BenchSettings {
   given: string;
   quick: boolean;
   coldOnly: boolean;
-  /** The bundle formats built and timed, the deployed one first. */
-  formats: BundleFormat[];
   launch: ProcessLaunch;
+  /** `--paired <dir>`: the folder, and each function's other build in it, timed beside this tree's. */
+  paired?: { dir: string; files: Map<string, string> } | undefined;
   /** Fresh processes per bundle for the import alone, and for import + first invocation. */
   coldImports: number;
   coldRequests: number;
@@ -35,7 +37,7 @@ export interface BenchSettings {
 }
 
 const BOOLEAN = { type: 'boolean' } as const;
-const OPTIONS = { quick: BOOLEAN, 'cold-only': BOOLEAN, format: { type: 'string' }, 'lambda-node-args': BOOLEAN, 'one-core': BOOLEAN } as const;
+const OPTIONS = { quick: BOOLEAN, 'cold-only': BOOLEAN, 'lambda-node-args': BOOLEAN, 'one-core': BOOLEAN, paired: { type: 'string' } } as const;
 
 /** The settings `argv` asks for; a `BenchUsageError` for anything else (a positional too: the bench takes none). */
 export function benchSettings(argv: string[]): BenchSettings {
@@ -45,8 +47,8 @@ export function benchSettings(argv: string[]): BenchSettings {
     given: argv.join(' '),
     quick,
     coldOnly: Boolean(values['cold-only']),
-    formats: formatsOf(values.format),
     launch: processLaunch(Boolean(values['lambda-node-args']), Boolean(values['one-core'])),
+    paired: values.paired === undefined ? undefined : pairedBuilds(values.paired),
     // --quick (the walkthrough test's run) proves the machinery with few samples: its figures are rough.
     coldImports: quick ? 3 : 21,
     // 41: a fresh process here runs at one of two speeds, so the median of 21 moved the ratios by up
@@ -66,11 +68,20 @@ function parsed(argv: string[]) {
   }
 }
 
-function formatsOf(format: string | undefined): BundleFormat[] {
-  if (format === undefined) return [DEPLOYED_FORMAT];
-  if (format === 'both') return [DEPLOYED_FORMAT, ...BUNDLE_FORMATS.filter((each) => each !== DEPLOYED_FORMAT)];
-  if ((BUNDLE_FORMATS as readonly string[]).includes(format)) return [format as BundleFormat];
-  throw new BenchUsageError(`--format takes esm, cjs or both, not '${format}' (${USAGE})`);
+/**
+ * Another build of every function, as `npm run build` writes them (`<dir>/<operation>/index.js`, or
+ * an ES module's `index.mjs`): for a change, build the commit before it into a folder of its own and
+ * time this tree's bundles against it. A `BenchUsageError` when one is missing.
+ */
+function pairedBuilds(given: string): { dir: string; files: Map<string, string> } {
+  const dir = resolve(given);
+  const files = new Map<string, string>();
+  for (const { operation } of routes) {
+    const file = ['index.js', 'index.mjs'].map((name) => join(dir, operation, name)).find((each) => existsSync(each));
+    if (!file) throw new BenchUsageError(`--paired ${given}: no ${operation}/index.js (or index.mjs) there; write one with npm run build at the commit to compare with`);
+    files.set(operation, file);
+  }
+  return { dir: given, files };
 }
 
 /**

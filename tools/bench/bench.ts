@@ -13,8 +13,9 @@
  * 3. Cold request (tools/bench/cold.ts): a fresh process imports a bundle and serves its first
  *    invocation against an instant stand-in DynamoDB (coldRequest.ts), interleaved with both
  *    floors' import + one GetCommand: import, first invocation, both, and their ratios to the
- *    default floor's. `--format both` builds everything as an ES module and as CommonJS, runs them
- *    side by side, and compares each bundle's two builds sample by sample.
+ *    default floor's. `--paired <dir>` times another build of each function (`npm run build` at
+ *    another commit) beside this tree's and compares the two sample by sample: the paired run that
+ *    decides whether a performance change ships (docs/performance.md).
  * 4. Warm (tools/bench/warm.ts): each handler in-process on dynalite, interleaved request by request
  *    with the raw DynamoDB call it makes; then the status index's read cost (tools/bench/readCost.ts).
  *
@@ -24,10 +25,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE_FILES, FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { BUNDLE_FILE, FUNCTION_NODE_OPTIONS, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { FUNCTION_MEMORY_MIB, benchSettings, type BenchSettings } from './args.ts';
-import { buildAllBundles, type BuiltBundle, type BundleSet } from './bundles.ts';
-import { measureColdRequests, printColdRequests, printFormatComparison } from './cold.ts';
+import { buildAllBundles, bundleFileOf, type BuiltBundle, type BundleSet } from './bundles.ts';
+import { measureColdRequests, printColdRequests, printPairedComparison } from './cold.ts';
 import { STAND_IN_TABLES } from './coldRequest.ts';
 import { measureReadCost, printReadCost } from './readCost.ts';
 import { measureSizes, printSizes } from './sizes.ts';
@@ -39,13 +40,13 @@ export { BenchUsageError, USAGE } from './args.ts';
 export const RESULTS_FILE = join(PROJECT_ROOT, 'tools', 'bench', 'results.json');
 
 function printHeader(settings: BenchSettings, started: Date): void {
-  const { launch, formats } = settings;
+  const { launch, paired } = settings;
   console.log(`npm run bench${settings.given ? ` ${settings.given}` : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
   console.log(
     `Timed processes: node ${launch.nodeArgs.length > 0 ? `${launch.nodeArgs.join(' ')} (Lambda's runtime, ${FUNCTION_MEMORY_MIB} MiB)` : 'without arguments'}, ` +
       `${launch.cpu === undefined ? `free to use all ${availableParallelism()} CPUs` : `confined to CPU ${launch.cpu}`}.`,
   );
-  console.log(`Bundle format${formats.length > 1 ? 's' : ''}: ${formats.map((format) => `${format} (${BUNDLE_FILES[format]})`).join(' and ')}.`);
+  console.log(`Functions and Lambda floor as deployed (CommonJS, ${BUNDLE_FILE}); default floor an ES module${paired ? `; each function also as built in ${paired.dir}` : ''}.`);
   console.log(
     `NODE_OPTIONS of the functions: ${FUNCTION_NODE_OPTIONS || '(none)'}. Targets: bytes <= ${TARGETS.bytes.toFixed(2)}x, import <= ` +
       `${TARGETS.importMedian.toFixed(2)}x, cold request <= ${TARGETS.coldRequest.toFixed(2)}x and first invocation <= ` +
@@ -53,16 +54,13 @@ function printHeader(settings: BenchSettings, started: Date): void {
   );
 }
 
-/** Each bundle of every set written to its own folder under `dir`, named as deployed in its format. */
-function writeBundles(sets: BundleSet[], dir: string): Map<BuiltBundle, string> {
+/** Each bundle written to its own folder under `dir`, named as deployed (the default floor as an ES module). */
+function writeBundles({ floor, lambdaFloor, functions }: BundleSet, dir: string): Map<BuiltBundle, string> {
   const files = new Map<BuiltBundle, string>();
-  for (const set of sets) {
-    for (const bundle of [set.floor, set.lambdaFloor, ...set.functions]) {
-      const folder = join(dir, `${bundle.name}-${set.format}`);
-      mkdirSync(folder);
-      files.set(bundle, join(folder, BUNDLE_FILES[set.format]));
-      writeFileSync(files.get(bundle)!, bundle.code);
-    }
+  for (const bundle of [floor, lambdaFloor, ...functions]) {
+    mkdirSync(join(dir, bundle.name));
+    files.set(bundle, join(dir, bundle.name, bundleFileOf(bundle)));
+    writeFileSync(files.get(bundle)!, bundle.code);
   }
   return files;
 }
@@ -72,19 +70,17 @@ export async function runBench(argv: string[]): Promise<void> {
   const settings = benchSettings(argv);
   const started = new Date();
   printHeader(settings, started);
-  // With two formats each row says which; with one, the names are as before.
-  const label = (name: string, format: string) => (settings.formats.length > 1 ? `${name} (${format})` : name);
-  const sets = await Promise.all(settings.formats.map((format) => buildAllBundles(format)));
+  const set = await buildAllBundles();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   try {
-    const files = writeBundles(sets, dir);
-    const sizes = measureSizes(sets, files, settings.coldImports, settings.launch);
-    printSizes(sizes, settings.coldImports, label);
-    const sizeMet = sizeVerdicts(sizes.functions, label);
-    const cold = await measureColdRequests(sets, files, settings.coldRequests, settings.launch);
-    printColdRequests(cold.rows, settings.coldRequests, label);
-    const coldMet = coldVerdicts(cold.rows, label);
-    printFormatComparison(cold.formats);
+    const files = writeBundles(set, dir);
+    const sizes = measureSizes(set, files, settings.coldImports, settings.launch);
+    printSizes(sizes, settings.coldImports);
+    const sizeMet = sizeVerdicts(sizes.functions);
+    const cold = await measureColdRequests(set, files, settings.coldRequests, settings.launch, settings.paired?.files);
+    printColdRequests(cold.rows, settings.coldRequests);
+    const coldMet = coldVerdicts(cold.rows);
+    printPairedComparison(cold.paired, settings.paired?.dir ?? '');
     const warm = settings.coldOnly ? [] : await measureWarm(settings.warmUp, settings.warmRequests);
     if (warm.length > 0) printWarm(warm, settings.warmUp, settings.warmRequests);
     const warmMet = warm.length > 0 ? warmVerdicts(warm) : {};
@@ -95,7 +91,7 @@ export async function runBench(argv: string[]): Promise<void> {
       node: process.version,
       platform: `${process.platform}/${process.arch}`,
       quick: settings.quick,
-      formats: settings.formats,
+      paired: settings.paired?.dir,
       nodeOptions: FUNCTION_NODE_OPTIONS,
       launch: settings.launch,
       coldImports: settings.coldImports,
@@ -104,7 +100,7 @@ export async function runBench(argv: string[]): Promise<void> {
       targets: { ...TARGETS, met: { ...sizeMet, ...coldMet, ...warmMet } },
       floors: sizes.floors,
       bundles: sizes.functions,
-      coldRequest: { standInTables: STAND_IN_TABLES, rows: cold.rows, formats: cold.formats },
+      coldRequest: { standInTables: STAND_IN_TABLES, rows: cold.rows, paired: cold.paired },
       warm,
       statusIndexReadCost: readCost,
     };

@@ -4,14 +4,15 @@
  * metafile: what `npm run bench` measures and what the bundle-contents test asserts on. Derived
  * from lib/routes.ts, so a new route or a new import is picked up without a file list here.
  *
- * - `floor`, the default floor: built the usual way, with the SDK as published (its whole default
- *   credential chain). The targets are ratios to it.
+ * - `floor`, the default floor: floor.ts bundled as an ES module with the SDK as published (its
+ *   whole default credential chain, its ES imports of Node's built-ins). The targets are ratios to
+ *   it, and it stays what the budgets were set against, whatever the functions' format.
  * - `lambdaFloor`: the same handler built with the functions' own options (`lambdaAliases`), so
  *   what a function adds beyond it is its own code.
  */
 import { build, type BuildOptions } from 'esbuild';
-import { join, relative } from 'node:path';
-import { BUNDLE_FILES, DEPLOYED_FORMAT, PROJECT_ROOT, builtinAliases, deployedBundleOptions, type BundleFormat } from '../../infra/bundle/bundling.ts';
+import { join } from 'node:path';
+import { BUNDLE_FILE, PROJECT_ROOT, deployedBundleOptions } from '../../infra/bundle/bundling.ts';
 import { routes, type OperationName } from '../../lib/domain/routes.ts';
 
 export const FLOOR_ENTRY = 'tools/bench/floor.ts';
@@ -23,36 +24,37 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
   lambdaFloor: 'Lambda floor (built as the functions are)',
 };
 
-/** The options the floor is built with "the usual way": the deployed ones without `lambdaAliases`. */
-export const defaultFloorOptions = (format: BundleFormat = DEPLOYED_FORMAT): BuildOptions => ({ ...deployedBundleOptions(format), alias: {} });
+/** The default floor's options: the deployed ones as an ES module, without `lambdaAliases`. */
+export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), format: 'esm', alias: {} });
 
-/** The modules that replace the Node built-ins (`builtinAliases`), as the metafile names them. */
-const BUILTIN_MODULES = new Set(Object.values(builtinAliases).map((file) => relative(PROJECT_ROOT, file)));
+/** The file a bundle is written to: `index.mjs` for an ES module (the default floor), else as deployed. */
+export const bundleFileOf = (bundle: Pick<BuiltBundle, 'format'>) => (bundle.format === 'esm' ? 'index.mjs' : BUNDLE_FILE);
 
 export interface BuiltBundle {
   name: OperationName | FloorName;
-  format: BundleFormat;
+  format: BuildOptions['format'];
   entry: string;
   code: Uint8Array;
   bytes: number;
   /** Bytes in the output per input file, as the metafile gives them. */
   inputs: Record<string, number>;
-  /**
-   * What the output imports with a static ES `import`, as the metafile gives it (only Node built-ins
-   * are left external). A dynamic `import()` is left out: it runs only when reached (the SDK's
-   * `node:async_hooks`, for Lambda's multi-concurrency mode).
-   */
+  /** What the output imports with a static ES `import` (only Node built-ins are left external). */
   esImports: string[];
-  /** Each dynamic `import()` of a replaced built-in (`builtinAliases`), as `importer -> specifier`: it gets only the names the bundles use. */
-  dynamicBuiltinImports: string[];
+  /** What the output loads with `require()`. */
+  requires: string[];
+  /**
+   * Each dynamic `import()` left in the output, as `importer -> specifier`: it runs only when
+   * reached, and builds the ES namespace of what it imports.
+   */
+  dynamicImports: string[];
 }
 
 export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
-  const format = (options.format ?? DEPLOYED_FORMAT) as BundleFormat;
+  const format = options.format;
   const result = await build({
     ...options,
     entryPoints: [join(PROJECT_ROOT, entry)],
-    outfile: join(PROJECT_ROOT, 'dist', name, BUNDLE_FILES[format]),
+    outfile: join(PROJECT_ROOT, 'dist', name, bundleFileOf({ format })),
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -61,29 +63,28 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   const meta = Object.values(result.metafile.outputs)[0];
   if (!output || !meta) throw new Error(`${entry}: esbuild wrote nothing`);
   const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
-  const esImports = meta.imports.filter((each) => each.kind === 'import-statement').map((each) => each.path);
-  const dynamicBuiltinImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
-    input.imports.filter((each) => each.kind === 'dynamic-import' && BUILTIN_MODULES.has(each.path)).map((each) => `${importer} -> ${each.original ?? each.path}`),
+  const loaded = (kind: string) => [...new Set(meta.imports.filter((each) => each.kind === kind).map((each) => each.path))];
+  const dynamicImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
+    input.imports.filter((each) => each.kind === 'dynamic-import' && each.external).map((each) => `${importer} -> ${each.original ?? each.path}`),
   );
-  return { name, format, entry, code: output.contents, bytes: output.contents.length, inputs, esImports, dynamicBuiltinImports };
+  return { name, format, entry, code: output.contents, bytes: output.contents.length, inputs, esImports: loaded('import-statement'), requires: loaded('require-call'), dynamicImports };
 }
 
-/** Both floors and one bundle per route, all in one format. */
+/** Both floors and one bundle per route. */
 export interface BundleSet {
-  format: BundleFormat;
   floor: BuiltBundle;
   lambdaFloor: BuiltBundle;
   functions: BuiltBundle[];
 }
 
-/** Both floors, then one bundle per route, in `format`. */
-export async function buildAllBundles(format: BundleFormat = DEPLOYED_FORMAT): Promise<BundleSet> {
+/** Both floors, then one bundle per route. */
+export async function buildAllBundles(): Promise<BundleSet> {
   const [floor, lambdaFloor, ...functions] = await Promise.all([
-    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions(format)),
-    buildBundle('lambdaFloor', FLOOR_ENTRY, deployedBundleOptions(format)),
-    ...routes.map((route) => buildBundle(route.operation, route.entry, deployedBundleOptions(format))),
+    buildBundle('floor', FLOOR_ENTRY, defaultFloorOptions()),
+    buildBundle('lambdaFloor', FLOOR_ENTRY),
+    ...routes.map((route) => buildBundle(route.operation, route.entry)),
   ]);
-  return { format, floor: floor!, lambdaFloor: lambdaFloor!, functions };
+  return { floor: floor!, lambdaFloor: lambdaFloor!, functions };
 }
 
 /** The package an input belongs to (`@middy/core`, `@smithy/core`), or the project file itself. */

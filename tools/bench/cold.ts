@@ -1,22 +1,25 @@
 /**
  * The cold request of every bundle (import + first invocation, a fresh process each, against the
- * stand-in DynamoDB of tools/bench/coldRequest.ts), interleaved with both floors' of each format
- * measured, the order rotated run by run. With two formats, each bundle's CommonJS build is also
- * compared with its ES module build sample by sample (they ran side by side in each round).
+ * stand-in DynamoDB of tools/bench/coldRequest.ts), interleaved with both floors', the order rotated
+ * run by run; each function also run with V8's compile cache (not deployed), or, with `--paired
+ * <dir>`, beside another build of it, and the two compared sample by sample: the bench's paired run.
  */
 import { dirname, join } from 'node:path';
-import { FUNCTION_NODE_OPTIONS, type BundleFormat } from '../../infra/bundle/bundling.ts';
+import { FUNCTION_NODE_OPTIONS } from '../../infra/bundle/bundling.ts';
 import { FLOOR_LABELS, type BuiltBundle, type BundleSet, type FloorName } from './bundles.ts';
 import { coldRequest, startStandInDynamo, type ColdSample, type ProcessLaunch } from './coldRequest.ts';
 import { difference, interval, ms, table, times } from './print.ts';
 import { benchKeyItem, coldInvocations } from './requests.ts';
 import { estimate, median, pairedDifference, type Estimate } from './stats.ts';
 
-/** One timed variant: a bundle, run with or without V8's code cache. */
+/** How a bundle is run: as built here, with V8's compile cache (not deployed), or another build of it (`--paired`). */
+type Run = 'as built' | 'compile cache' | 'paired';
+
+/** One timed variant: a bundle, run one way, from its file. */
 interface Variant {
   bundle: BuiltBundle;
-  /** Run with V8's code cache (NODE_COMPILE_CACHE), produced beforehand by one untimed run of the same file. */
-  compileCache: boolean;
+  run: Run;
+  file: string;
 }
 
 /** A bundle's cold request: medians of its fresh processes' import, first invocation and both together. */
@@ -32,19 +35,18 @@ interface ColdFigures {
 
 export interface ColdRow extends ColdFigures {
   name: BuiltBundle['name'];
-  format: BundleFormat;
-  compileCache: boolean;
-  /** The cold request and the first invocation alone against the default floor's of the same format, in the same run. */
+  run: Run;
+  /** The cold request and the first invocation alone against the default floor's, in the same run. */
   coldRatio: number;
   firstRatio: number;
   coldCpuRatio: number;
 }
 
-/** CommonJS against ES module for one bundle: paired differences (cjs - esm), per phase. */
-export interface FormatComparison {
+/** This tree's build of a function against another (`--paired <dir>`): paired differences (this - other), per phase. */
+export interface PairedComparison {
   name: BuiltBundle['name'];
-  esm: Estimate;
-  cjs: Estimate;
+  other: Estimate;
+  ours: Estimate;
   importDiff: Estimate;
   firstDiff: Estimate;
   coldDiff: Estimate;
@@ -54,69 +56,68 @@ export interface FormatComparison {
 
 export interface ColdResults {
   rows: ColdRow[];
-  formats: FormatComparison[];
+  paired: PairedComparison[];
 }
 
 const coldOf = (sample: ColdSample) => sample.importMs + sample.firstMs;
+const cpuOf = (sample: ColdSample) => sample.importCpuMs + sample.firstCpuMs;
 
 const figuresOf = (samples: ColdSample[]): ColdFigures => ({
   importMs: median(samples.map((s) => s.importMs)),
   firstMs: median(samples.map((s) => s.firstMs)),
   coldMs: median(samples.map(coldOf)),
   cold: estimate(samples.map(coldOf)),
-  coldCpuMs: median(samples.map((s) => s.importCpuMs + s.firstCpuMs)),
+  coldCpuMs: median(samples.map(cpuOf)),
 });
 
 /** The code cache's directory beside a bundle's file. */
 const cacheEnvironment = (file: string) => ({ NODE_OPTIONS: FUNCTION_NODE_OPTIONS, NODE_COMPILE_CACHE: join(dirname(file), 'compile-cache') });
 
+/** Every variant the run times: both floors, each function as built, and each either with the compile cache or as `paired` has it. */
+function variantsOf({ floor, lambdaFloor, functions }: BundleSet, files: Map<BuiltBundle, string>, paired?: Map<string, string>): Variant[] {
+  const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({ bundle, run: 'as built', file: files.get(bundle)! }));
+  for (const bundle of functions) {
+    variants.push(paired ? { bundle, run: 'paired', file: paired.get(bundle.name)! } : { bundle, run: 'compile cache', file: files.get(bundle)! });
+  }
+  return variants;
+}
+
 /**
- * Every variant's samples, `runs` rounds: in each, per function, that function's variants of each
- * format and both floors of each format, one fresh process each. With one format the functions
- * also run with V8's compile cache (not deployed), its cache written first by one untimed run.
+ * Every variant's samples, `runs` rounds: in each, per function, that function's variants and both
+ * floors, one fresh process each. Without `paired`, the compile cache's variant has its cache
+ * written first by one untimed run.
  */
-export async function measureColdRequests(sets: BundleSet[], files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch): Promise<ColdResults> {
+export async function measureColdRequests(set: BundleSet, files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch, paired?: Map<string, string>): Promise<ColdResults> {
   const standIn = await startStandInDynamo(benchKeyItem('2026-01-01T00:00:00.000Z'));
   try {
     const invocations = coldInvocations();
-    const withCache = sets.length === 1;
-    const variants: Variant[] = sets.flatMap((set) => [set.floor, set.lambdaFloor, ...set.functions].map((bundle) => ({ bundle, compileCache: false })));
-    if (withCache) variants.push(...sets[0]!.functions.map((bundle) => ({ bundle, compileCache: true })));
-    const variantOf = (bundle: BuiltBundle, compileCache = false) => variants.find((v) => v.bundle === bundle && v.compileCache === compileCache)!;
-    if (withCache) for (const bundle of sets[0]!.functions) await coldRequest(files.get(bundle)!, invocations[bundle.name], standIn, cacheEnvironment(files.get(bundle)!), launch);
+    const variants = variantsOf(set, files, paired);
+    const environmentOf = (variant: Variant) => (variant.run === 'compile cache' ? cacheEnvironment(variant.file) : { NODE_OPTIONS: FUNCTION_NODE_OPTIONS });
+    for (const variant of variants.filter((v) => v.run === 'compile cache')) await coldRequest(variant.file, invocations[variant.bundle.name], standIn, environmentOf(variant), launch);
     const samples = new Map<Variant, ColdSample[]>(variants.map((v) => [v, []]));
-    const environment = { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };
     for (let run = 0; run < runs; run++) {
-      for (let k = 0; k < sets[0]!.functions.length; k++) {
-        const order = sets.flatMap((set) => [
-          variantOf(set.functions[k]!),
-          ...(withCache ? [variantOf(set.functions[k]!, true)] : []),
-          variantOf(set.floor),
-          variantOf(set.lambdaFloor),
-        ]);
+      for (const bundle of set.functions) {
+        const order = variants.filter((v) => v.bundle === bundle || v.bundle === set.floor || v.bundle === set.lambdaFloor);
         for (let i = 0; i < order.length; i++) {
-          const { bundle, compileCache } = order[(run + i) % order.length]!;
-          const file = files.get(bundle)!;
-          samples.get(order[(run + i) % order.length]!)!.push(await coldRequest(file, invocations[bundle.name], standIn, compileCache ? cacheEnvironment(file) : environment, launch));
+          const next = order[(run + i) % order.length]!;
+          samples.get(next)!.push(await coldRequest(next.file, invocations[next.bundle.name], standIn, environmentOf(next), launch));
         }
       }
     }
-    return { rows: coldRows(sets, variants, samples), formats: formatComparisons(sets, samples, variantOf) };
+    return { rows: coldRows(variants, samples, set.floor), paired: paired ? pairedComparisons(variants, samples) : [] };
   } finally {
     await standIn.close();
   }
 }
 
-/** Each variant's figures, with its ratios to the default floor's of its format. */
-function coldRows(sets: BundleSet[], variants: Variant[], samples: Map<Variant, ColdSample[]>): ColdRow[] {
-  return variants.map(({ bundle, compileCache }, index) => {
-    const figures = figuresOf(samples.get(variants[index]!)!);
-    const floor = sets.find((set) => set.format === bundle.format)!.floor;
-    const base = figuresOf(samples.get(variants.find((v) => v.bundle === floor)!)!);
+/** Each variant's figures, with its ratios to the default floor's. */
+function coldRows(variants: Variant[], samples: Map<Variant, ColdSample[]>, floor: BuiltBundle): ColdRow[] {
+  const base = figuresOf(samples.get(variants.find((v) => v.bundle === floor)!)!);
+  return variants.map((variant) => {
+    const figures = figuresOf(samples.get(variant)!);
     return {
-      name: bundle.name,
-      format: bundle.format,
-      compileCache,
+      name: variant.bundle.name,
+      run: variant.run,
       ...figures,
       coldRatio: figures.coldMs / base.coldMs,
       firstRatio: figures.firstMs / base.firstMs,
@@ -125,37 +126,37 @@ function coldRows(sets: BundleSet[], variants: Variant[], samples: Map<Variant, 
   });
 }
 
-/** With an ES module set and a CommonJS one: each bundle's paired differences, sample by sample. */
-function formatComparisons(sets: BundleSet[], samples: Map<Variant, ColdSample[]>, variantOf: (bundle: BuiltBundle) => Variant): FormatComparison[] {
-  const esm = sets.find((set) => set.format === 'esm');
-  const cjs = sets.find((set) => set.format === 'cjs');
-  if (!esm || !cjs) return [];
-  const pairs: [BuiltBundle, BuiltBundle][] = [[esm.floor, cjs.floor], [esm.lambdaFloor, cjs.lambdaFloor], ...esm.functions.map((bundle, k): [BuiltBundle, BuiltBundle] => [bundle, cjs.functions[k]!])];
-  return pairs.map(([a, b]) => {
-    const [x, y] = [samples.get(variantOf(a))!, samples.get(variantOf(b))!];
-    const phase = (of: (sample: ColdSample) => number) => pairedDifference(x.map(of), y.map(of));
-    return {
-      name: a.name,
-      esm: estimate(x.map(coldOf)),
-      cjs: estimate(y.map(coldOf)),
-      importDiff: phase((s) => s.importMs),
-      firstDiff: phase((s) => s.firstMs),
-      coldDiff: phase(coldOf),
-      coldCpuDiff: phase((s) => s.importCpuMs + s.firstCpuMs),
-    };
-  });
+/** Each function as built here against its other build, sample by sample (both ran side by side in every round). */
+function pairedComparisons(variants: Variant[], samples: Map<Variant, ColdSample[]>): PairedComparison[] {
+  return variants
+    .filter((variant) => variant.run === 'paired')
+    .map((other) => {
+      const theirs = samples.get(other)!;
+      const ours = samples.get(variants.find((v) => v.bundle === other.bundle && v.run === 'as built')!)!;
+      const phase = (of: (sample: ColdSample) => number) => pairedDifference(theirs.map(of), ours.map(of));
+      return {
+        name: other.bundle.name,
+        other: estimate(theirs.map(coldOf)),
+        ours: estimate(ours.map(coldOf)),
+        importDiff: phase((s) => s.importMs),
+        firstDiff: phase((s) => s.firstMs),
+        coldDiff: phase(coldOf),
+        coldCpuDiff: phase(cpuOf),
+      };
+    });
 }
 
 /** The cold request table: every variant's medians and ratios, the cold request's interval beside it. */
-export function printColdRequests(rows: ColdRow[], runs: number, label: (name: string, format: string) => string): void {
-  const functions = rows.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && !row.compileCache);
-  const floorRuns = runs * (functions.length / new Set(rows.map((row) => row.format)).size);
+export function printColdRequests(rows: ColdRow[], runs: number): void {
+  const functions = rows.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && row.run === 'as built');
+  const label = (row: ColdRow) =>
+    row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${{ 'as built': '', 'compile cache': ' + compile cache (not deployed)', paired: ' (--paired)' }[row.run]}`;
   table(
     `Cold request: a fresh process imports the bundle and serves its first invocation against an instant stand-in DynamoDB ` +
-      `(median of ${runs} each, 90% interval of the cold request's median; the floors' of all ${floorRuns}, interleaved)`,
+      `(median of ${runs} each, 90% interval of the cold request's median; the floors' of all ${runs * functions.length}, interleaved)`,
     ['bundle', 'import', 'first invocation', 'cold request', 'interval', 'x floor cold', 'first x floor first', 'cold CPU', 'x floor CPU'],
     rows.map((row) => [
-      label(row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${row.compileCache ? ' + compile cache (not deployed)' : ''}`, row.format),
+      label(row),
       ms(row.importMs),
       ms(row.firstMs),
       ms(row.coldMs),
@@ -168,16 +169,16 @@ export function printColdRequests(rows: ColdRow[], runs: number, label: (name: s
   );
 }
 
-/** CommonJS against ES module, bundle by bundle: both medians, and the paired differences with their intervals. */
-export function printFormatComparison(formats: FormatComparison[]): void {
-  if (formats.length === 0) return;
+/** This tree's functions against `--paired`'s: both medians, and the paired differences with their intervals. */
+export function printPairedComparison(paired: PairedComparison[], dir: string): void {
+  if (paired.length === 0) return;
   table(
-    `CommonJS against ES module, paired (each round ran both side by side; cjs - esm, median of the ${formats[0]!.coldDiff.n} per-round differences, 90% interval)`,
-    ['bundle', 'esm cold request', 'cjs cold request', 'import', 'first invocation', 'cold request', 'cold CPU'],
-    formats.map((row) => [
-      row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : row.name,
-      `${ms(row.esm.median)} (${interval(row.esm)})`,
-      `${ms(row.cjs.median)} (${interval(row.cjs)})`,
+    `Against ${dir}, paired (each round ran both side by side; this tree - ${dir}, median of the ${paired[0]!.coldDiff.n} per-round differences, 90% interval)`,
+    ['function', 'paired cold request', 'this cold request', 'import', 'first invocation', 'cold request', 'cold CPU'],
+    paired.map((row) => [
+      row.name,
+      `${ms(row.other.median)} (${interval(row.other)})`,
+      `${ms(row.ours.median)} (${interval(row.ours)})`,
       difference(row.importDiff),
       difference(row.firstDiff),
       difference(row.coldDiff),

@@ -1,7 +1,7 @@
 /**
  * Bytes and cold import: each bundle's size against both floors', and the time a fresh Node process
- * takes to import it (what Lambda's init pays), each import interleaved with both floors' of the
- * same format, the order rotated run by run.
+ * takes to import it (what Lambda's init pays), each import interleaved with both floors', the
+ * order rotated run by run.
  */
 import { execFileSync } from 'node:child_process';
 import { FUNCTION_NODE_OPTIONS } from '../../infra/bundle/bundling.ts';
@@ -20,10 +20,9 @@ interface AgainstFloor {
 
 export interface SizeRow {
   name: string;
-  format: BuiltBundle['format'];
   bytes: number;
   importMedianMs: number;
-  /** Against the default floor (the targets) and the Lambda floor (what the function itself adds), both of its format. */
+  /** Against the default floor (the targets) and the Lambda floor (what the function itself adds). */
   floor: AgainstFloor;
   lambdaFloor: AgainstFloor;
   /** Bytes per source beyond the Lambda floor, the largest first. */
@@ -32,7 +31,6 @@ export interface SizeRow {
 
 export interface FloorRow {
   name: FloorName;
-  format: BuiltBundle['format'];
   label: string;
   bytes: number;
   /** Median of every import of this floor in the run (each interleaved with a function's). */
@@ -73,60 +71,52 @@ const against = (bytes: number, importMedianMs: number, floor: BuiltBundle, floo
   return { bytes: floor.bytes, importMedianMs: floorImportMedianMs, bytesRatio: bytes / floor.bytes, importRatio: importMedianMs / floorImportMedianMs };
 };
 
-/** Every function's imports beside both floors' of its format, `runs` times, in a rotating order. */
-export function measureSizes(sets: BundleSet[], files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch): Sizes {
-  const [first] = sets;
-  // Per function (by its position in each set): every bundle's import times beside it.
-  const importTimes = first!.functions.map(() => new Map<BuiltBundle, number[]>());
+/** Every function's imports beside both floors', `runs` times, in a rotating order. */
+export function measureSizes({ floor, lambdaFloor, functions }: BundleSet, files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch): Sizes {
+  // Per function: its own import times and both floors' beside it.
+  const importTimes = new Map(functions.map((bundle) => [bundle, new Map([bundle, floor, lambdaFloor].map((each) => [each, [] as number[]]))]));
   for (let run = 0; run < runs; run++) {
-    first!.functions.forEach((_, k) => {
-      const order = sets.flatMap((set) => [set.functions[k]!, set.floor, set.lambdaFloor]);
+    for (const bundle of functions) {
+      const order = [bundle, floor, lambdaFloor];
       for (let i = 0; i < order.length; i++) {
         const next = order[(run + i) % order.length]!;
-        importTimes[k]!.set(next, [...(importTimes[k]!.get(next) ?? []), coldImport(files.get(next)!, launch)]);
+        importTimes.get(bundle)!.get(next)!.push(coldImport(files.get(next)!, launch));
       }
-    });
+    }
   }
-  const allOf = (built: BuiltBundle) => importTimes.flatMap((samples) => samples.get(built)!);
-  const floors = sets.flatMap((set) =>
-    [set.floor, set.lambdaFloor].map((built): FloorRow => {
-      const name = built.name as FloorName;
-      return { name, format: set.format, label: FLOOR_LABELS[name], bytes: built.bytes, importMedianMs: median(allOf(built)) };
-    }),
-  );
-  const functions = sets.flatMap((set) =>
-    set.functions.map((bundle, k): SizeRow => {
-      const importMedianMs = median(importTimes[k]!.get(bundle)!);
-      return {
-        name: bundle.name,
-        format: set.format,
-        bytes: bundle.bytes,
-        importMedianMs,
-        floor: against(bundle.bytes, importMedianMs, set.floor, importTimes[k]!.get(set.floor)!),
-        lambdaFloor: against(bundle.bytes, importMedianMs, set.lambdaFloor, importTimes[k]!.get(set.lambdaFloor)!),
-        beyondFloor: beyondFloor(bundle, set.lambdaFloor).slice(0, 6),
-      };
-    }),
-  );
-  return { floors, functions };
+  const allOf = (built: BuiltBundle) => [...importTimes.values()].flatMap((samples) => samples.get(built)!);
+  const floors = [floor, lambdaFloor].map((built): FloorRow => {
+    const name = built.name as FloorName;
+    return { name, label: FLOOR_LABELS[name], bytes: built.bytes, importMedianMs: median(allOf(built)) };
+  });
+  const rows = functions.map((bundle): SizeRow => {
+    const samples = importTimes.get(bundle)!;
+    const importMedianMs = median(samples.get(bundle)!);
+    return {
+      name: bundle.name,
+      bytes: bundle.bytes,
+      importMedianMs,
+      floor: against(bundle.bytes, importMedianMs, floor, samples.get(floor)!),
+      lambdaFloor: against(bundle.bytes, importMedianMs, lambdaFloor, samples.get(lambdaFloor)!),
+      beyondFloor: beyondFloor(bundle, lambdaFloor).slice(0, 6),
+    };
+  });
+  return { floors, functions: rows };
 }
 
 /** The floors' and the functions' tables, and what each function adds beyond the Lambda floor. */
-export function printSizes({ floors, functions }: Sizes, runs: number, label: (name: string, format: string) => string): void {
-  const defaultFloorOf = (format: string) => floors.find((row) => row.name === 'floor' && row.format === format)!;
+export function printSizes({ floors, functions }: Sizes, runs: number): void {
+  const [base] = floors;
   table(
-    `Floors (tools/bench/floor.ts, one GetCommand; import: median of its ${runs * (functions.length / (floors.length / 2))} fresh processes in this run)`,
+    `Floors (tools/bench/floor.ts, one GetCommand; import: median of its ${runs * functions.length} fresh processes in this run)`,
     ['floor', 'bytes', 'ratio', 'import', 'ratio'],
-    floors.map((row) => {
-      const base = defaultFloorOf(row.format);
-      return [label(row.label, row.format), kb(row.bytes), ratio(row.bytes, base.bytes), ms(row.importMedianMs), ratio(row.importMedianMs, base.importMedianMs)];
-    }),
+    floors.map((row) => [row.label, kb(row.bytes), ratio(row.bytes, base!.bytes), ms(row.importMedianMs), ratio(row.importMedianMs, base!.importMedianMs)]),
   );
   table(
     `Bundles and cold import (median of ${runs} fresh processes each, interleaved with as many of each floor's)`,
     ['function', 'bytes', 'floor', 'ratio', 'Lambda floor', 'ratio', 'import', 'floor', 'ratio', 'Lambda floor', 'ratio'],
     functions.map((row) => [
-      label(row.name, row.format),
+      row.name,
       kb(row.bytes),
       kb(row.floor.bytes),
       times(row.floor.bytesRatio),
@@ -140,5 +130,5 @@ export function printSizes({ floors, functions }: Sizes, runs: number, label: (n
     ]),
   );
   console.log('\nBeyond the Lambda floor (bytes each source adds):');
-  for (const row of functions) console.log(`  ${label(row.name, row.format)}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
+  for (const row of functions) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
 }

@@ -1,7 +1,7 @@
 /**
  * The targets the bench holds the functions to, as ratios, and its verdict on each: bytes, import
- * and cold request against the default floor's (of the same format, from the same run), warm
- * latency against the raw DynamoDB call's.
+ * and cold request against the default floor's (from the same run), warm latency against the raw
+ * DynamoDB call's.
  */
 import type { ColdRow } from './cold.ts';
 import { verdict } from './print.ts';
@@ -26,19 +26,17 @@ function verdicts(title: string, checks: [keyof typeof TARGETS, string, { name: 
   return met;
 }
 
-const named = (label: (name: string, format: string) => string) => (row: { name: string; format: string }) => label(row.name, row.format);
-
-export function sizeVerdicts(rows: SizeRow[], label: (name: string, format: string) => string): Met {
-  const name = named(label);
+export function sizeVerdicts(rows: SizeRow[]): Met {
+  const name = (row: SizeRow) => row.name;
   return verdicts('Targets (against the default floor):', [
     ['bytes', 'bytes', rows.map((row) => ({ name: name(row), value: row.floor.bytesRatio }))],
     ['importMedian', 'import median', rows.map((row) => ({ name: name(row), value: row.floor.importRatio }))],
   ]);
 }
 
-export function coldVerdicts(rows: ColdRow[], label: (name: string, format: string) => string): Met {
-  const name = named(label);
-  const functions = rows.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && !row.compileCache);
+export function coldVerdicts(rows: ColdRow[]): Met {
+  const name = (row: ColdRow) => row.name;
+  const functions = rows.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && row.run === 'as built');
   return verdicts('Cold request targets:', [
     ['coldRequest', 'cold request', functions.map((row) => ({ name: name(row), value: row.coldRatio }))],
     ['firstInvocation', 'first invocation', functions.map((row) => ({ name: name(row), value: row.firstRatio }))],
