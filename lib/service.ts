@@ -16,10 +16,9 @@
  * - STATUS_INDEX_SHARDS: how many shards the status index's partition key has (default 2, the
  *   stages set theirs in infra/stages.ts); createPet writes and listPets reads with it.
  *
- * The AWS SDK's own variables (AWS_USE_FIPS_ENDPOINT, AWS_RETRY_MODE...) work as the SDK documents
- * them. The Lambda bundles read its shared config files (~/.aws/config) only when AWS_CONFIG_FILE,
- * AWS_SHARED_CREDENTIALS_FILE or AWS_PROFILE names one (infra/lambdaSdkConfig.ts), and take their
- * credentials from the environment alone (infra/lambdaCredentialProvider.ts).
+ * The AWS SDK's own variables (AWS_USE_FIPS_ENDPOINT, AWS_RETRY_MODE...) and shared config files
+ * work as the SDK documents them. The Lambda bundles take their credentials from the environment
+ * alone (infra/bundle/credentialProvider.ts).
  */
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
 import type { IdGenerator } from './domain/ids.ts';

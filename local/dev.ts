@@ -16,7 +16,7 @@ import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
-import { PROJECT_ROOT } from '../infra/bundling.ts';
+import { PROJECT_ROOT } from '../infra/bundle/bundling.ts';
 import { routes } from '../lib/domain/routes.ts';
 import { firstBuildError } from './buildError.ts';
 import { watchFolders } from './folderWatch.ts';

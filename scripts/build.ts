@@ -1,12 +1,12 @@
 /**
- * `npm run build`: bundles every route's function into dist/<operation>/index.mjs (+ index.mjs.map)
- * with esbuild's JS API and the same options the CDK functions are bundled with (infra/bundling.ts),
+ * `npm run build`: bundles every route's function into dist/<operation>/index.js (+ index.js.map)
+ * with esbuild's JS API and the same options the CDK functions are bundled with (infra/bundle/bundling.ts),
  * then prints each bundle's size.
  */
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { PROJECT_ROOT, esbuildOptions } from '../infra/bundling.ts';
+import { PROJECT_ROOT, esbuildOptions } from '../infra/bundle/bundling.ts';
 import { routes } from '../lib/domain/routes.ts';
 
 const DIST = join(PROJECT_ROOT, 'dist');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, type OperationName } from '../../lib/domain/routes.ts';
 import { STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
-import { DEPS_LOCK_FILE, FUNCTION_ENTRY_METADATA, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundling.ts';
+import { DEPS_LOCK_FILE, FUNCTION_ENTRY_METADATA, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundle/bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
@@ -88,7 +88,7 @@ export interface StageFunctionProps {
 }
 
 /**
- * One function of the stage, bundled as every function is (../bundling.ts), with its own role holding
+ * One function of the stage, bundled as every function is (../bundle/bundling.ts), with its own role holding
  * exactly `statements` (and X-Ray's write-only managed policy), its log group, and active tracing.
  */
 export function stageFunction(scope: Construct, name: string, settings: StageSettings, props: StageFunctionProps): NodejsFunction {
@@ -135,7 +135,7 @@ export function stageFunction(scope: Construct, name: string, settings: StageSet
   Validations.of(fn).acknowledge({
     id: 'AwsSolutions-L1',
     reason:
-      'Pinned to nodejs22.x on purpose: the bundles are built for node22 (infra/bundling.ts) and the runtime ' +
+      'Pinned to nodejs22.x on purpose: the bundles are built for node22 (infra/bundle/bundling.ts) and the runtime ' +
       'is part of the deployment contract; moving to a newer Node runtime is a deliberate change (new esbuild ' +
       'target, re-test), not one to make because a newer runtime exists.',
   });

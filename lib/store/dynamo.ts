@@ -11,7 +11,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { serviceUnavailable, writeOutcomeUnknown } from '../domain/errors.ts';
 import { boundedClientConfig, endpointConfig } from './awsClients.ts';
-import { withKnownEndpoints } from './endpoint.ts';
 import { deadlineSignal } from './deadline.ts';
 
 /** One table, through the document client: what each store operation is given. */
@@ -38,7 +37,7 @@ export interface DynamoClientOptions {
 
 export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: DynamoClientOptions): DynamoDBClient {
   const { requestHandler } = boundedClientConfig;
-  const client = new DynamoDBClient({
+  return new DynamoDBClient({
     ...boundedClientConfig,
     requestHandler: attemptTimeoutMs
       ? { ...requestHandler, connectionTimeout: attemptTimeoutMs, requestTimeout: attemptTimeoutMs }
@@ -48,10 +47,6 @@ export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: Dynam
     // A local endpoint takes any credentials; never look for real ones.
     ...(endpoint ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
-  // The SDK's resolver stays for every case lib/store/endpoint.ts does not take; the endpoint
-  // middleware reads the provider from the client's config at each call.
-  client.config.endpointProvider = withKnownEndpoints(client.config.endpointProvider);
-  return client;
 }
 
 export function createDocumentClient(options: DynamoClientOptions): DynamoDBDocumentClient {

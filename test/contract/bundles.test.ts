@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { PROJECT_ROOT, esbuildOptions } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, esbuildOptions } from '../../infra/bundle/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'petstore-bundles-'));

@@ -1,17 +1,20 @@
 /**
  * What each function's bundle contains, read from esbuild's metafile (deterministic: no timing).
  * Each function carries only what its route uses, reads its credentials from the environment only
- * (infra/lambdaCredentialProvider.ts), and stays within the issue's byte target of the default
- * floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient, built the usual way).
+ * (infra/bundle/credentialProvider.ts), takes Node's built-ins with `require`, and stays within the
+ * byte budget of the default floor (tools/bench/floor.ts: one GetCommand through
+ * DynamoDBDocumentClient, the SDK as published).
  */
+import { isBuiltin } from 'node:module';
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, deployedBundleOptions, lambdaAliases } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, lambdaAliases } from '../../infra/bundle/bundling.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { TARGETS, beyondFloor, buildAllBundles, buildBundle, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
+import { beyondFloor, buildAllBundles, sourceOf, type BuiltBundle } from '../../tools/bench/bundles.ts';
+import { TARGETS } from '../../tools/bench/targets.ts';
 
 /**
- * The issue's byte target, against the default floor. It proves the aliases: without the
+ * The byte budget, against the default floor. It proves the aliases: without the
  * environment-only credential provider a function is about 1.06x; with it, about 0.6x. It also
  * catches a stray SDK client or library (tens of kB) once the margin is spent.
  */
@@ -28,33 +31,18 @@ beforeAll(async () => {
 }, 60_000);
 
 /**
- * The lines of `entry`'s bundle (built unminified, without `define`) that read the global
- * `ReadableStream` other than after `typeof ReadableStream`: the define that replaces it with
- * `undefined` is only safe while every use is such a test (the SDK's "is this body a web stream?").
+ * The dynamic `import()`s of a built-in the bundles keep, each building that module's ES namespace
+ * when reached, and none reached by a function on Lambda: the SDK's instance-metadata region lookup
+ * (the region is always given), its HTTP handler's plain-HTTP agent (DynamoDB's endpoint is HTTPS;
+ * only dynalite and the stage emulator's gate are plain HTTP), and the invoke store's
+ * `node:async_hooks` (Lambda's multi-concurrency mode only). Any other fails the test: an ES
+ * namespace of `node:http` loads Node's fetch and WebSocket stack, 15-40 ms of a cold start.
  */
-async function unguardedReadableStreamUses(entry: string): Promise<string[]> {
-  const unminified = await buildBundle('getPet', entry, { ...deployedBundleOptions(), minify: false, define: {} });
-  const lines = new TextDecoder().decode(unminified.code).split('\n');
-  const uses = lines.filter((line) => /(?<![\w$.])ReadableStream\b/.test(line));
-  expect(uses.length, `${entry}: no use of ReadableStream found at all`).toBeGreaterThan(0);
-  return uses.filter((line) => !/typeof ReadableStream\b/.test(line)).map((line) => line.trim());
-}
-
-/**
- * The dynamic imports of a built-in in what the functions bundle, and the names each takes: the
- * SDK's instance-metadata region lookup (never reached here: the region is always given), and its
- * HTTP handler's plain-http agent (its `default`, the whole module, else the names).
- */
-const KNOWN_DYNAMIC_BUILTIN_IMPORTS: Record<string, { module: string; names: string[] }> = {
-  'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js -> node:http': {
-    module: '../../infra/builtins/http.ts',
-    names: ['request'],
-  },
-  'node_modules/@smithy/node-http-handler/dist-es/node-http-handler.js -> node:http': {
-    module: '../../infra/builtins/http.ts',
-    names: ['default', 'Agent', 'request'],
-  },
-};
+const KNOWN_DYNAMIC_IMPORTS = [
+  'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js -> node:http',
+  'node_modules/@aws/lambda-invoke-store/dist-es/invoke-store.js -> node:async_hooks',
+  'node_modules/@smithy/node-http-handler/dist-es/node-http-handler.js -> node:http',
+];
 
 /** Every input the bundle keeps code of (esbuild lists tree-shaken inputs with 0 bytes). */
 const keptInputs = (bundle: BuiltBundle) => Object.keys(bundle.inputs).filter((input) => bundle.inputs[input]! > 0);
@@ -71,15 +59,19 @@ const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', 
 const DEFAULT_CHAIN_ONLY = ['@aws-sdk/nested-clients', '@aws-sdk/token-providers', '@smithy/credential-provider-imds'];
 const CREDENTIAL_PROVIDERS = '@aws-sdk/credential-provider-';
 const ENVIRONMENT_PROVIDER = '@aws-sdk/credential-provider-env';
-/** Event-stream support, which DynamoDB's JSON protocol never loads (replaced by infra/noEventStreams.ts). */
+/** Event-stream support, which DynamoDB's JSON protocol never loads (replaced by infra/bundle/noEventStreams.ts). */
 const EVENT_STREAMS = /node_modules\/@smithy\/core\/dist-es\/submodules\/event-streams\//;
-const PROVIDER_FILE = 'infra/lambdaCredentialProvider.ts';
-const EVENT_STREAMS_STUB = 'infra/noEventStreams.ts';
-/**
- * The modules the bundles take in place of the aliased packages, as the metafile names them (the
- * DynamoDB client's copy by its package's name: test/infra/lambdaDynamoClient.test.ts checks it is the copy).
- */
+const PROVIDER_FILE = 'infra/bundle/credentialProvider.ts';
+const EVENT_STREAMS_STUB = 'infra/bundle/noEventStreams.ts';
+/** The modules the bundles take in place of the aliased packages, as the metafile names them. */
 const REPLACEMENTS = Object.values(lambdaAliases).map((file) => sourceOf(relative(PROJECT_ROOT, file)));
+
+describe('lambdaAliases', () => {
+  it('leave out only code the service never runs on Lambda: the default credential chain and event streams, each for a module of infra/bundle/', () => {
+    expect(Object.keys(lambdaAliases).sort()).toEqual(['@aws-sdk/credential-provider-node', '@smithy/core/event-streams']);
+    expect([...REPLACEMENTS].sort()).toEqual([PROVIDER_FILE, EVENT_STREAMS_STUB]);
+  });
+});
 
 describe.each(routes.map((route) => [route.operation, route] as const))('the %s bundle', (operation, route) => {
   const bundle = () => bundles.get(operation)!;
@@ -111,23 +103,20 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect([...sources(bundle())]).toEqual(expect.arrayContaining(REPLACEMENTS));
   });
 
-  it('imports no Node built-in as an ES module: each comes from infra/builtins/ (builtinAliases)', async () => {
+  it('takes each Node built-in with require, which builds no ES namespace: no ES import, no dynamic import but the known ones', () => {
+    expect(bundle().format).toBe('cjs');
     expect(bundle().esImports).toEqual([]);
-    // A dynamic import() of one gets infra/builtins/'s module, which exports only the names the
-    // bundles import, and esbuild checks none of them: each must be known, with its names exported.
-    expect(bundle().dynamicBuiltinImports).toEqual(Object.keys(KNOWN_DYNAMIC_BUILTIN_IMPORTS));
-    for (const [site, { module, names }] of Object.entries(KNOWN_DYNAMIC_BUILTIN_IMPORTS)) {
-      const exported = Object.keys(await import(module));
-      expect(names.filter((name) => !exported.includes(name)), site).toEqual([]);
-    }
+    expect(bundle().requires.length).toBeGreaterThan(0);
+    expect(bundle().requires.filter((specifier) => !isBuiltin(specifier))).toEqual([]);
+    expect([...bundle().dynamicImports].sort()).toEqual([...KNOWN_DYNAMIC_IMPORTS].sort());
+  });
+
+  it('takes every package from node_modules as installed: no input written by the build (a copy under node_modules/.cache)', () => {
+    expect(Object.keys(bundle().inputs).filter((input) => input.includes('node_modules/.cache/'))).toEqual([]);
   });
 
   it('never reads the global performance: its first use loads perf_hooks, which Lambda\'s runtime has not', () => {
     expect(new TextDecoder().decode(bundle().code).match(/(?<![\w$.])performance\b/g) ?? []).toEqual([]);
-  });
-
-  it('reads the global ReadableStream nowhere but in a typeof-guarded test (defined away, see esbuildSettings.define)', async () => {
-    expect(await unguardedReadableStreamUses(route.entry)).toEqual([]);
   });
 
   it('carries no event-stream support, only the stub that throws if it is ever loaded', () => {
@@ -162,16 +151,17 @@ describe('the floors', () => {
     expect(present.filter((source) => source.startsWith('infra/'))).toEqual([]);
   });
 
-  it('the default one imports its built-ins as ES modules, the Lambda one none', () => {
+  it('the default one is an ES module that imports its built-ins as such, the Lambda one CommonJS that requires them', () => {
+    expect(floor.format).toBe('esm');
     expect(floor.esImports).toEqual(expect.arrayContaining(['node:http', 'node:https', 'node:process', 'node:crypto']));
+    expect(lambdaFloor.format).toBe('cjs');
     expect(lambdaFloor.esImports).toEqual([]);
+    expect(lambdaFloor.requires).toEqual(expect.arrayContaining(['node:https', 'node:crypto']));
   });
 
   it('the Lambda one is built as the functions are: every alias applied', () => {
     const present = [...sources(lambdaFloor)];
     expect(present.filter((source) => source.startsWith(CREDENTIAL_PROVIDERS))).toEqual([ENVIRONMENT_PROVIDER]);
-    // Every replacement of a built-in the floor's code imports (it imports no node:timers); none left as an ES import above.
-    expect(present).toEqual(expect.arrayContaining(REPLACEMENTS.filter((file) => !file.endsWith('/timers.ts'))));
-    expect(REPLACEMENTS).toEqual(expect.arrayContaining([PROVIDER_FILE, EVENT_STREAMS_STUB]));
+    expect(present).toEqual(expect.arrayContaining(REPLACEMENTS));
   });
 });

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';

@@ -8,7 +8,7 @@ import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { addNagChecks, addPetStoreStacks } from '../../infra/stacks.ts';
 import type { PetStoreStack } from '../../infra/stack.ts';
 import { STAGES, type Stage } from '../../infra/stages.ts';

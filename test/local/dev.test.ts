@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { API_BASE_PATH } from '../../lib/domain/routes.ts';
 import { BUNDLED_SOURCES } from '../../local/sources.ts';
 import { PROJECT_NODE, commandEnvironment } from '../support/cli.ts';

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { commandEnvironment } from '../support/cli.ts';
 
 it('ends the run with the skipped browser test and the command that installs chromium', () => {

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { commandEnvironment } from '../support/cli.ts';
 
 it('leaves the temporary folder as it found it, after tests that make folders and start processes there', () => {

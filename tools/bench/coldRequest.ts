@@ -7,15 +7,20 @@
  *
  * The bundles run as on Lambda: credentials in the environment, no DYNAMODB_ENDPOINT (the SDK's
  * `AWS_ENDPOINT_URL_DYNAMODB` sends them to the stand-in, the floors alike), the keys' digests and
- * the operation's items read from the stand-in. A run whose calls did not reach the stand-in, or
- * whose answer is not the expected status, stops the bench: nothing is timed that went elsewhere.
+ * the operation's items read from the stand-in, over HTTPS as DynamoDB's endpoint is: the SDK
+ * reaches plain HTTP through a dynamic `import('node:http')`, which builds that module's ES
+ * namespace (Node's fetch and WebSocket stack, 15-40 ms) in any bundle that does not replace it, a
+ * cost no function on Lambda pays. The stand-in's certificate, made by `openssl` for the run, is
+ * trusted through NODE_EXTRA_CA_CERTS. A run whose calls did not reach the stand-in, or whose
+ * answer is not the expected status, stops the bench: nothing is timed that went elsewhere.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -35,6 +40,8 @@ const petItem = (pet: (typeof PETS)[number]) => ({
 
 export interface StandIn {
   endpoint: string;
+  /** The stand-in's certificate (PEM file), for NODE_EXTRA_CA_CERTS. */
+  certificate: string;
   /** DynamoDB operations answered so far (`Query`, `GetItem`...). */
   calls: string[];
   /** Queries of the control table (the API keys' read) answered so far. */
@@ -69,7 +76,8 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
         return undefined;
     }
   };
-  const server: Server = createServer((request, response) => {
+  const tls = loopbackCertificate();
+  const server: Server = createServer({ key: readFileSync(tls.key), cert: readFileSync(tls.certificate) }, (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -85,13 +93,32 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `https://127.0.0.1:${port}`,
+    certificate: tls.certificate,
     calls,
     get keyReads() {
       return keyReads;
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dirname(tls.certificate), { recursive: true, force: true });
+    },
   };
+}
+
+/** A key and a self-signed certificate for 127.0.0.1, valid for a day, made by `openssl` in a folder of their own. */
+function loopbackCertificate(): { key: string; certificate: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-stand-in-'));
+  const [key, certificate] = [join(dir, 'key.pem'), join(dir, 'certificate.pem')];
+  try {
+    const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
+    const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key];
+    execFileSync('openssl', ['req', '-x509', ...newKey, '-days', '1', ...subject, '-out', certificate], { stdio: 'pipe' });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`the stand-in DynamoDB needs openssl for its certificate: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return { key, certificate };
 }
 
 /** One cold request's figures, in milliseconds, measured inside the fresh process, and how that process ran (`launchReport`). */
@@ -201,6 +228,14 @@ for (const builtin of ${JSON.stringify(LAMBDA_RUNTIME_PRELOADED)}) require(built
 `;
 
 /**
+ * A JavaScript expression that loads the bundle `file` as Lambda's Node.js runtime does: an ES
+ * module (`.mjs`) with `import()`, a CommonJS one (`.js`, `.cjs`) with `require` (after
+ * `lambdaRuntimePrelude`, which defines it).
+ */
+export const loadHandlerModule = (file: string): string =>
+  file.endsWith('.mjs') ? `await import(${JSON.stringify(pathToFileURL(file).href)})` : `require(${JSON.stringify(file)})`;
+
+/**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
  * It times with `process.hrtime`, never `performance.now()`: the global `performance` loads Node's
  * perf_hooks on first use, which Lambda's runtime never does, so touching it here would pay that
@@ -214,7 +249,7 @@ const cpu = () => { const { user, system } = process.cpuUsage(); return (user + 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const started = now();
 const startedCpu = cpu();
-const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const { handler } = ${loadHandlerModule(file)};
 const imported = now();
 const importedCpu = cpu();
 const context = { awsRequestId: 'bench-cold', functionName: 'bench', functionVersion: '$LATEST', memoryLimitInMB: '1024',
@@ -241,6 +276,7 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
       AWS_SECRET_ACCESS_KEY: 'bench-secret',
       AWS_SESSION_TOKEN: 'bench-session',
       AWS_ENDPOINT_URL_DYNAMODB: standIn.endpoint,
+      NODE_EXTRA_CA_CERTS: standIn.certificate,
       TABLE_NAME: STAND_IN_TABLES.pets,
       CONTROL_TABLE_NAME: STAND_IN_TABLES.control,
       STATUS_INDEX_SHARDS: String(DEFAULT_STATUS_INDEX_SHARDS),

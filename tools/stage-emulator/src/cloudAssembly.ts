@@ -78,7 +78,7 @@ export function readStack(outdir: string, stackName: string, template?: CfnTempl
     }
     if (!readdirSync(dir).some((file) => BUNDLE_ENTRY.test(file))) {
       throw new CloudAssemblyError(
-        `The asset of ${logicalId} is not bundled (no index.mjs in ${dir}): synthesize with bundling (\`npx cdk synth\`).`,
+        `The asset of ${logicalId} is not bundled (no index.js or index.mjs in ${dir}): synthesize with bundling (\`npx cdk synth\`).`,
       );
     }
     return dir;

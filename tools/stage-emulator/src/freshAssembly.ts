@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { hasEveryBundle } from './cloudAssembly.ts';
 
 /** What the synthesized templates and assets are made from. */

@@ -7,7 +7,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 
 export interface RoleSource {

@@ -6,7 +6,7 @@
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT, esbuildOptions } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT, esbuildOptions } from '../../../infra/bundle/bundling.ts';
 import { AUTHORIZER_ENTRY } from '../../../infra/constructs/authorizer.ts';
 import { routes } from '../../../lib/domain/routes.ts';
 

@@ -3,16 +3,16 @@
  * the AWS Lambda Node.js runtime (aws-lambda-nodejs-runtime-interface-client) does, with the host's
  * IPC channel in place of the Runtime API. Plain JavaScript so the child runs on a bare Node 22.
  *
- * Init: loads `_HANDLER` from `LAMBDA_TASK_ROOT` (`import()` of `<module>`, `.js`, `.mjs`, `.cjs`,
- * in the runtime's order), then answers `{type:'ready'}` or `{type:'initError'}` and exits.
+ * Init: loads `_HANDLER` from `LAMBDA_TASK_ROOT` (`<module>`, `.js`, `.mjs`, `.cjs`, in the runtime's
+ * order; a `.js` file with `require` unless a package.json in the task says "type": "module"), then answers `{type:'ready'}` or `{type:'initError'}` and exits.
  * Invoke: `{type:'invoke', requestId, event, deadlineMs, traceId, invokedFunctionArn}` in,
  * `{type:'result', requestId, ok, payloadJson | errorType+errorMessage}` out. START, END and REPORT
  * lines go to stdout as Lambda writes them to the log stream; console output is patched to Lambda's
  * text format (`<time>\t<requestId>\t<LEVEL>\t<message>`, newlines turned into `\r`).
  */
 import { once } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire, registerHooks } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -107,7 +107,9 @@ async function loadModule(appRoot, moduleRoot, moduleName) {
   try {
     for (const extension of MODULE_EXTENSIONS) {
       const file = withoutExtension + extension;
-      if (existsSync(file) && statSync(file).isFile()) return await import(pathToFileURL(file).href);
+      if (!existsSync(file) || !statSync(file).isFile()) continue;
+      if (extension === '.js' && !declaresModule(path.dirname(file), appRoot)) return requireCommonJs(file);
+      return await import(pathToFileURL(file).href);
     }
     // Last resort, as the runtime does: Node's own resolution from the task root (e.g. a package).
     const require = createRequire(path.join(appRoot, 'noop.js'));
@@ -117,6 +119,37 @@ async function loadModule(appRoot, moduleRoot, moduleName) {
     if (error?.code === 'MODULE_NOT_FOUND') throw new RuntimeError('ImportModuleError', `Error: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * Whether the nearest package.json from `dir` up to the task root says "type": "module", as the
+ * runtime asks before it loads a `.js` handler. Only the task root and below count: that is what a
+ * deployed function holds (the project's package.json above cdk.out is never deployed).
+ */
+function declaresModule(dir, taskRoot) {
+  const root = path.resolve(taskRoot);
+  for (let folder = dir; !folder.endsWith(`${path.sep}node_modules`); folder = path.dirname(folder)) {
+    const manifest = path.join(folder, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return JSON.parse(readFileSync(manifest, 'utf8')).type === 'module';
+      } catch {
+        return false;
+      }
+    }
+    if (folder === root || folder === path.dirname(folder)) return false;
+  }
+  return false;
+}
+
+/**
+ * `require(file)` as CommonJS: Node's own loader would take the format from the project's
+ * package.json above the task root ("type": "module"), which a deployed function never has.
+ */
+function requireCommonJs(file) {
+  const url = pathToFileURL(file).href;
+  registerHooks({ load: (target, context, nextLoad) => nextLoad(target, target === url ? { ...context, format: 'commonjs' } : context) });
+  return createRequire(file)(file);
 }
 
 function findIn(handlerName, module) {

@@ -1,7 +1,7 @@
 /**
  * `npm run start:deployed -- --watch`: keeps a running stage on the code being edited. A change under
  * functions/ or lib/ rebuilds only the bundles whose esbuild metafile lists the changed file, with
- * the functions' own options (infra/bundling.ts), into a runner-only folder (never cdk.out, whose
+ * the functions' own options (infra/bundle/bundling.ts), into a runner-only folder (never cdk.out, whose
  * assets are what a deploy uploads), and points each rebuilt function's host at it: new requests
  * start sandboxes on the new code, requests in flight finish on the old. A change under infra/
  * re-synthesizes and restarts the stage (its in-memory store starts empty again). One line per reload.
@@ -10,7 +10,7 @@ import { context, type BuildContext, type BuildOptions } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundling.ts';
+import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundle/bundling.ts';
 import { firstBuildError } from '../../../local/buildError.ts';
 import { watchFolders } from '../../../local/folderWatch.ts';
 import { BUNDLED_SOURCES } from '../../../local/sources.ts';

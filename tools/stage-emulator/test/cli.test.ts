@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
 import { OFFLINE_PARAMETERS, parseStartDeployed } from '../src/cli.ts';
 

@@ -109,7 +109,7 @@ describe('readStack', () => {
   it('refuses an asset folder that is missing, an asset that is not bundled, and a resource without asset', () => {
     const stack = readStack(outdir, 'PetStore-staging');
     expect(failure(() => stack.assetDir('VanishedFunction')).message).toMatch(/asset folder of VanishedFunction is missing: .*asset\.vanished/);
-    expect(failure(() => stack.assetDir('UnbundledFunction')).message).toMatch(/asset of UnbundledFunction is not bundled \(no index\.mjs in /);
+    expect(failure(() => stack.assetDir('UnbundledFunction')).message).toMatch(/asset of UnbundledFunction is not bundled \(no index\.js or index\.mjs in /);
     expect(failure(() => stack.assetDir('Table')).message).toMatch(/Table of PetStore-staging has no asset/);
     expect(failure(() => stack.assetDir('Nothing')).message).toBe('No resource Nothing in stack PetStore-staging.');
   });

@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { hasEveryBundle } from '../src/cloudAssembly.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly, isFresh } from '../src/freshAssembly.ts';
 

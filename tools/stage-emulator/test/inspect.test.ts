@@ -11,7 +11,7 @@ import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { BUNDLE_FILE, PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { stackName } from '../../../infra/stages.ts';
 import { readStack } from '../src/cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from '../src/deployedApi.ts';
@@ -72,8 +72,8 @@ function generatedPosition(bundle: string, sourceLine: number) {
   throw new Error(`no bundle line maps to ${SOURCE}:${sourceLine + 1}`);
 }
 
-/** The inspected listPets bundle (its sandbox's LAMBDA_TASK_ROOT/index.mjs). */
-const inspectedBundle = () => join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, 'index.mjs');
+/** The inspected listPets bundle (its sandbox's LAMBDA_TASK_ROOT/index.js). */
+const inspectedBundle = () => join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, BUNDLE_FILE);
 
 interface PausedAt { callFrames: { location: { lineNumber: number; columnNumber: number } }[] }
 

@@ -1,5 +1,5 @@
 /**
- * The deployed bundles carry only the environment's credential provider (infra/lambdaCredentialProvider.ts).
+ * The deployed bundles carry only the environment's credential provider (infra/bundle/credentialProvider.ts).
  * Proof that they sign correctly, not just that they load: a deployed function (its cdk.out asset, in
  * its own process, as Lambda runs it) talks to a stand-in for DynamoDB (the deployed runner's IAM gate)
  * that recomputes the SigV4 signature of every request from the credentials it expects, and refuses a

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { BUNDLE_FILE, PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { stackName } from '../../../infra/stages.ts';
 import { startDeployedApi } from '../src/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
@@ -123,8 +123,7 @@ describe('start:deployed --watch', () => {
     // Edit 1: getPet holds HELD_ID's request until the test releases it (the Lambda's 10 s timeout
     // bounds it), then answers it without a store call: the hold may outlast the request's store
     // budget (2.5 s), after which a call would be aborted (503) whatever code served it. It reads
-    // node:fs by process.getBuiltinModule, as bundled code does: an import() of it would get
-    // infra/builtins/fs.ts, which exports only the names the functions use.
+    // node:fs by process.getBuiltinModule, so the edit needs no import.
     const heldSavedAt = editGetPet(
       `${PARSED}\n    ${READ}`,
       `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +
@@ -192,7 +191,7 @@ describe('start:deployed --watch', () => {
     // One reload line per edit, naming the file and the one function whose bundle holds it.
     expect(reports).toEqual([expect.stringMatching(rebuiltGetPet()), expect.stringMatching(rebuiltGetPet())]);
     // The deployable assets are untouched: the new code exists only in the runner's folder.
-    const asset = readFileSync(join(watching.api.stack.assetDir(watching.api.functions.find((fn) => fn.functionName === getPetName())!.logicalId), 'index.mjs'), 'utf8');
+    const asset = readFileSync(join(watching.api.stack.assetDir(watching.api.functions.find((fn) => fn.functionName === getPetName())!.logicalId), BUNDLE_FILE), 'utf8');
     expect(asset).toContain('No pet has the id');
     expect(asset).not.toContain('is not in the inventory');
   }, 120_000);

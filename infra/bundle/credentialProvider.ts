@@ -1,6 +1,6 @@
 /**
  * The Lambda bundles' stand-in for `@aws-sdk/credential-provider-node` (esbuild aliases that
- * package to this file: `lambdaAliases` in infra/bundling.ts). On Lambda the credentials are always
+ * package to this file: `lambdaAliases` in infra/bundle/bundling.ts). On Lambda the credentials are always
  * in the environment, so the SDK's default chain (SSO, INI, process, web identity, HTTP, IMDS, and
  * the STS and SSO clients behind them, about 135 kB of a 342 kB bundle) never runs there; this
  * reads the environment only. Bundled code: keep it small, with no dependency beyond the SDK's own

@@ -1,5 +1,6 @@
 /**
- * The one set of esbuild options for the Lambda bundles. The CDK functions (through
+ * The one set of esbuild options for the Lambda bundles, beside the modules only the bundles take
+ * (this folder: credentialProvider.ts, noEventStreams.ts). The CDK functions (through
  * NodejsFunction's local esbuild bundling) and `npm run build` and `npm run bench` (through
  * esbuild's JS API) all read them from here, so what `cdk synth` deploys and what `dist/` holds
  * are built alike. Only the bundles take `lambdaAliases`: `npm start`, `npm run invoke`, the
@@ -10,14 +11,21 @@ import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-la
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lambdaDynamoClientEntry } from './lambdaDynamoClient.ts';
 
 /** The repository root: every route's `entry` is relative to it, and so is package-lock.json. */
-export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+export const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const DEPS_LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
+/** This folder: the modules the bundles take in place of packages they leave out. */
+const BUNDLE_DIR = join(PROJECT_ROOT, 'infra', 'bundle');
 
-/** ESM output, so the file is `.mjs` and the Lambda handler is `index.handler`. */
-export const BUNDLE_FILE = 'index.mjs';
+/**
+ * CommonJS, as NodejsFunction writes it: `index.js`, loaded by Lambda's runtime with `require`
+ * (no package.json says otherwise), the handler `index.handler`. A CommonJS bundle takes each Node
+ * built-in with `require`, which builds no ES module namespace (an ES `import` of `node:http` builds
+ * one, loading Node's fetch and WebSocket stack); as an ES module the bundles needed a module of
+ * their own per built-in for that. Why CommonJS: docs/performance.md, "The bundle format".
+ */
+export const BUNDLE_FILE = 'index.js';
 export const HANDLER_EXPORT = 'handler';
 
 /**
@@ -25,14 +33,6 @@ export const HANDLER_EXPORT = 'handler';
  * from (`entry`): what `start:deployed --watch` rebuilds when that source changes.
  */
 export const FUNCTION_ENTRY_METADATA = 'petstore:entry';
-
-/**
- * ESM bundles have no `require`; esbuild's shim for CommonJS dependencies that `require()` a
- * Node built-in calls the global one. The banner defines it (under a name no bundle uses).
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __petstoreCreateRequire } from 'node:module';" +
-  'const require = __petstoreCreateRequire(import.meta.url);';
 
 /**
  * The functions' NODE_OPTIONS: none. (`--enable-source-maps` made every cold import about 0.2x
@@ -43,71 +43,28 @@ export const ESM_REQUIRE_BANNER =
 export const FUNCTION_NODE_OPTIONS = '';
 
 /**
- * The Node built-ins the bundled code imports, each replaced by a module of ours
- * (`infra/builtins/`) that takes the built-in from `process.getBuiltinModule` and exports the names
- * imported from it. An ES `import` of a built-in builds its module namespace, which reads every
- * export of the built-in, getters included: `node:http`'s load Node's fetch and WebSocket stack
- * (15-30 ms of a cold start), `node:process`'s build its report and stdio objects (3-5 ms), and
- * the rest cost about 1 ms each, none of which Lambda's runtime has paid before the handler loads
- * (it loads its own built-ins with `require`). `node:fs/promises` is also served over `node:fs`,
- * which the runtime has loaded (infra/builtins/fsPromises.ts). A name imported from one that its
- * module does not export fails the build; a built-in not listed here fails
- * test/infra/bundleContents.test.ts, which allows no ES import of a built-in in a bundle.
- */
-export const builtinAliases: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries({
-    crypto: 'crypto.ts',
-    fs: 'fs.ts',
-    'fs/promises': 'fsPromises.ts',
-    http: 'http.ts',
-    https: 'https.ts',
-    os: 'os.ts',
-    path: 'path.ts',
-    process: 'process.ts',
-    stream: 'stream.ts',
-    timers: 'timers.ts',
-  }).flatMap(([builtin, file]) => {
-    const module = join(PROJECT_ROOT, 'infra', 'builtins', file);
-    return [[`node:${builtin}`, module], [builtin, module]];
-  }),
-);
-
-/**
- * Packages the bundles replace with modules of ours (absolute paths, so both esbuild runs resolve
- * them alike whatever their working folder):
+ * Packages the bundles leave out, each replaced by a module of ours (absolute paths, so both
+ * esbuild runs resolve them alike whatever their working folder): code the service never runs on
+ * Lambda, not a different way of doing what it does run.
  * - the SDK's default credential chain (SSO, INI, process, web identity, HTTP, IMDS, and the STS
  *   and SSO clients they use: about 135 kB, 0.4x of the floor) by a provider that reads the
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
- *   throws if it ever were;
- * - the SDK's config module (`@smithy/core/config`) by itself less the shared config files, which
- *   Lambda does not have, unless a variable names one (infra/lambdaSdkConfig.ts: 3-7 ms of the
- *   first invocation);
- * - the endpoint-discovery cache the DynamoDB client builds and never reads, on mnemonist's LRU
- *   (7.4 kB), by the same cache on a `Map` (infra/lambdaEndpointCache.ts: about 1 ms of the
- *   import);
- * - the DynamoDB client package by a copy of it that registers only the errors the service names
- *   (infra/lambdaDynamoClient.ts: 10.5 kB, 1.3-2.0 ms of the import), written under
- *   node_modules/.cache when this module first loads after an install;
- * - the Node built-ins, by modules that build no ES namespace (`builtinAliases`).
+ *   throws if it ever were.
  */
 export const lambdaAliases: Readonly<Record<string, string>> = {
-  '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambdaCredentialProvider.ts'),
-  '@smithy/core/event-streams': join(PROJECT_ROOT, 'infra', 'noEventStreams.ts'),
-  '@smithy/core/config': join(PROJECT_ROOT, 'infra', 'lambdaSdkConfig.ts'),
-  '@aws-sdk/endpoint-cache': join(PROJECT_ROOT, 'infra', 'lambdaEndpointCache.ts'),
-  '@aws-sdk/client-dynamodb': lambdaDynamoClientEntry(join(PROJECT_ROOT, 'node_modules')),
-  ...builtinAliases,
+  '@aws-sdk/credential-provider-node': join(BUNDLE_DIR, 'credentialProvider.ts'),
+  '@smithy/core/event-streams': join(BUNDLE_DIR, 'noEventStreams.ts'),
 };
 
 /** The shared settings, in esbuild's own terms. */
 export const esbuildSettings = {
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node22',
   minify: true,
   /**
-   * Linked source maps (`index.mjs.map`) for `npm run build` only: the deployed zip carries none and
+   * Linked source maps (`index.js.map`) for `npm run build` only: the deployed zip carries none and
    * NODE_OPTIONS has no `--enable-source-maps` (it cost about 0.2x of the import on every cold start).
    * The build is deterministic, so the maps `npm run build` writes for a commit symbolicate the
    * stack traces of that commit's deployed code offline (see docs/performance.md, Speed and size).
@@ -115,21 +72,12 @@ export const esbuildSettings = {
   sourcemap: true,
   /** Stack traces need names and positions only; leaving out the sources halves the map. */
   sourcesContent: false,
-  /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken. */
+  /** Prefer packages' ESM builds (the AWS SDK's `dist-es`): smaller, and tree-shaken (esbuild writes them as CommonJS). */
   mainFields: ['module', 'main'],
-  banner: ESM_REQUIRE_BANNER,
   /**
-   * The global `ReadableStream` (Web Streams) as `undefined`. The SDK reads it only to ask whether a
-   * body is a web stream (`typeof ReadableStream` first), and through Node's HTTP handler no body of
-   * ours ever is (requests are strings, responses Node streams); reading the global loads Node's Web
-   * Streams (about 1.5 ms of a first invocation). test/infra/bundleContents.test.ts fails on any other use.
-   */
-  define: { ReadableStream: 'undefined' } as Record<string, string>,
-  /**
-   * A property read on a namespace import that its module does not export is an error, not a
-   * warning: with the built-ins replaced (`builtinAliases`), `import * as fs from 'node:fs'` then
-   * `fs.existsSync` would otherwise be `undefined` at run time. (A dynamic `import()` of a built-in
-   * is not checked by esbuild; test/infra/bundleContents.test.ts allows none.)
+   * A name imported from a module that does not export it is an error, not a warning: with packages
+   * replaced (`lambdaAliases`), a name the SDK imports that our module lacks would otherwise be
+   * `undefined` at run time.
    */
   logOverride: { 'import-is-undefined': 'error' } as Record<string, 'error'>,
   /** Nothing is external: AWS SDK v3 is bundled, so the version we test is the version we run. */
@@ -142,14 +90,12 @@ export const esbuildSettings = {
 export function lambdaBundling(): BundlingOptions {
   assertLocalEsbuild();
   return {
-    format: OutputFormat.ESM,
+    format: OutputFormat.CJS,
     target: esbuildSettings.target,
     minify: esbuildSettings.minify,
     sourceMap: false,
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
-    banner: esbuildSettings.banner,
-    define: { ...esbuildSettings.define },
     bundleAwsSDK: true,
     externalModules: [...esbuildSettings.external],
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
@@ -173,8 +119,6 @@ export function bundleOptions(): BuildOptions {
     sourcemap: esbuildSettings.sourcemap,
     sourcesContent: esbuildSettings.sourcesContent,
     mainFields: [...esbuildSettings.mainFields],
-    banner: { js: esbuildSettings.banner },
-    define: { ...esbuildSettings.define },
     external: [...esbuildSettings.external],
     alias: { ...esbuildSettings.alias },
     logLevel: esbuildSettings.logLevel,
@@ -188,7 +132,7 @@ export function deployedBundleOptions(): BuildOptions {
   return { ...bundleOptions(), sourcemap: false };
 }
 
-/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.mjs` (+ `.map`). */
+/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.js` (+ `.map`). */
 export function esbuildOptions(entry: string, outdir: string): BuildOptions & { outfile: string } {
   return { ...bundleOptions(), entryPoints: [entry], outfile: join(outdir, BUNDLE_FILE), metafile: true };
 }
