@@ -132,7 +132,7 @@ export function deployedBundleOptions(): BuildOptions {
   return { ...bundleOptions(), sourcemap: false };
 }
 
-/** esbuild's JS API options for one function: `entry` bundled into `outdir/index.js` (+ `.map`). */
+/** esbuild's JS API options for one function: `entry` bundled into index.js in `outdir` (+ its `.map`). */
 export function esbuildOptions(entry: string, outdir: string): BuildOptions & { outfile: string } {
   return { ...bundleOptions(), entryPoints: [entry], outfile: join(outdir, BUNDLE_FILE), metafile: true };
 }

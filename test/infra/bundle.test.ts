@@ -279,7 +279,7 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
   /**
    * Lambda's environment for a new pair of tables, API key in the control table. The endpoint
    * comes from the SDK's own `AWS_ENDPOINT_URL_DYNAMODB`, not `DYNAMODB_ENDPOINT` (with which
-   * lib/petStore.ts would pass local credentials and never ask the provider). No shared config
+   * lib/service.ts would pass local credentials and never ask the provider). No shared config
    * file, no instance metadata: were the SDK's default chain ever bundled again, it finds nothing
    * and reaches no network.
    */
@@ -367,7 +367,7 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
   });
 
   it.each<{ keys: string; extra: Record<string, string>; status: number; code: string }>([
-    // An API-key store that cannot be read is a 503 (lib/auth.ts), its cause logged.
+    // An API-key store that cannot be read is a 503 (lib/http/auth.ts), its cause logged.
     { keys: 'in the control table, as deployed', extra: {}, status: 503, code: 'SERVICE_UNAVAILABLE' },
     { keys: 'in PETSTORE_API_KEYS', extra: { PETSTORE_API_KEYS: TEST_API_KEY }, status: 500, code: 'INTERNAL' },
   ])('without credentials in the environment (keys $keys), fail the first DynamoDB call saying so', async ({ extra, status, code }) => {

@@ -28,6 +28,13 @@ const LINK = /\]\(([^)\s#]+)(?:#[^)]*)?\)/g;
 /** Where a path may point outside the repository: installed packages and what runs write. */
 const ELSEWHERE = /^(node_modules|cdk\.out|dist|\.data|\.watch|\.inspect|coverage|reports|test-output|tmp|proc|dev|usr|etc|home|root|var|opt|sys)\//;
 
+/** The folders `file` is in, nearest first, the root's excluded. */
+function foldersAbove(file: string): string[] {
+  const folders: string[] = [];
+  for (let folder = posix.dirname(file); folder !== '.'; folder = posix.dirname(folder)) folders.push(folder);
+  return folders;
+}
+
 /** A path inside an installed package, named by the package (`aws-cdk-lib/core/lib/...`). */
 function isPackagePath(path: string): boolean {
   const [first, second] = path.split('/');
@@ -62,9 +69,11 @@ function pathsIn(file: string, text: string): NamedPath[] {
     for (const match of line.matchAll(PATH)) {
       const named = match[1]!;
       const relative = named.startsWith('./') || named.startsWith('../');
-      // A bare path is the root's, or, written inside a folder, that folder's (`constructs/x.ts` in infra/).
+      // A bare path is the root's, or that of a folder the file is in (`constructs/x.ts` in infra/,
+      // a package's src/ named from its test/).
       const beside = posix.normalize(posix.join(posix.dirname(file), named));
-      const path = relative || (!existsSync(join(ROOT, named)) && existsSync(join(ROOT, beside))) ? beside : named;
+      const above = relative || existsSync(join(ROOT, named)) ? undefined : foldersAbove(file).map((folder) => posix.join(folder, named)).find((path) => existsSync(join(ROOT, path)));
+      const path = relative ? beside : (above ?? named);
       // A lone folder (`src/`) says too little to check; a package's own file is not ours.
       if (/^[\w.-]+\/$/.test(named) || ELSEWHERE.test(path) || path.startsWith('../') || isPackagePath(path)) continue;
       found.push({ where, named, path });

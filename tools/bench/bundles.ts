@@ -2,7 +2,7 @@
  * Every function bundled in memory exactly as deployed (infra/bundle/bundling.ts), beside two builds of
  * the floor (tools/bench/floor.ts: one GetCommand through DynamoDBDocumentClient), with esbuild's
  * metafile: what `npm run bench` measures and what the bundle-contents test asserts on. Derived
- * from lib/routes.ts, so a new route or a new import is picked up without a file list here.
+ * from lib/domain/routes.ts, so a new route or a new import is picked up without a file list here.
  *
  * - `floor`, the default floor: floor.ts bundled as an ES module with the SDK as published (its
  *   whole default credential chain, its ES imports of Node's built-ins). The targets are ratios to

@@ -1,6 +1,6 @@
 /**
  * Creates a template's DynamoDB tables in a DynamoDB-compatible endpoint (dynalite) from the
- * template's own definitions, never from lib/table.ts: what runs offline is what would be deployed,
+ * template's own definitions, never from lib/store/table.ts: what runs offline is what would be deployed,
  * so a drift between the code's idea of a table and the stack's shows here.
  */
 import {

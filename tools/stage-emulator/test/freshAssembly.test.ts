@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
-import { hasEveryBundle } from '../src/cloudAssembly.ts';
+import { hasEveryBundle, readStack } from '../src/cloudAssembly.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly, isFresh } from '../src/freshAssembly.ts';
 
 const made: string[] = [];
@@ -43,8 +43,11 @@ describe('a cloud assembly without its bundles', () => {
     const copy = join(scratch(), 'cdk.out');
     cpSync(DEFAULT_OUTDIR, copy, { recursive: true });
     expect(hasEveryBundle(copy)).toBe(true);
-    const asset = readdirSync(copy).find((name) => name.startsWith('asset.') && readdirSync(join(copy, name)).some((file) => /^index\./.test(file)))!;
-    for (const file of readdirSync(join(copy, asset))) rmSync(join(copy, asset, file));
+    // A function's asset, not a custom resource's (those hold an index.js too).
+    const stack = readStack(copy, 'PetStore-staging');
+    const [fn] = Object.entries(stack.template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Metadata?.['aws:asset:path']);
+    const asset = stack.assetDir(fn![0]);
+    for (const file of readdirSync(asset)) rmSync(join(asset, file));
     expect(hasEveryBundle(copy)).toBe(false);
     expect(isFresh(copy)).toBe(false);
   }, 300_000);

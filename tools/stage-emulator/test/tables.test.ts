@@ -64,7 +64,7 @@ describe('createTablesFromTemplate', () => {
     expect(await createTablesFromTemplate(store.endpoint, stagingTemplate, resolver)).toEqual(tables);
   });
 
-  it('follows the template, not lib/table.ts: a template without the status index gives a table without it', async () => {
+  it('follows the template, not lib/store/table.ts: a template without the status index gives a table without it', async () => {
     const drifted = structuredClone(stagingTemplate);
     const pets = drifted.Resources[logicalIdOf(drifted, 'PetsTable')]!.Properties!;
     delete pets.GlobalSecondaryIndexes;
