@@ -1,6 +1,8 @@
 /**
  * The deployment stages. Each gets its own stack (`PetStore-<stage>`) with its own table,
- * secret, functions and API, so nothing staging does can touch production.
+ * secret, functions and API, so nothing staging does can touch production. What an account holds
+ * once for both (API Gateway's CloudWatch role setting) is neither's: the account stack owns it
+ * (infra/accountStack.ts).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';

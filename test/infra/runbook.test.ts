@@ -116,10 +116,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   it('tells what a production teardown keeps: exactly what the template retains', () => {
     const teardown = prose('Tear down, and deploy again');
     expect(retained('production').sort()).toEqual([
-      'AWS::ApiGateway::Account',
       'AWS::DynamoDB::Table',
       'AWS::DynamoDB::Table',
-      'AWS::IAM::Role',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
@@ -128,9 +126,9 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     ]);
     expect(teardown).toContain('both tables');
     expect(teardown).toContain('the five log groups');
-    expect(teardown).toContain('the CloudWatch Logs role and the account setting that names it');
-    // Staging keeps only the account-wide role and setting.
-    expect(retained('staging').sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::IAM::Role']);
+    // Staging keeps nothing; the account-wide role and setting are the account stack's (infra/accountStack.ts).
+    expect(retained('staging')).toEqual([]);
+    expect(teardown).toContain('`PetStore-account` keeps');
     expect(of('production').stack.terminationProtection).toBe(true);
     expect(teardown).toContain('update-termination-protection --no-enable-termination-protection --stack-name PetStore-production');
     expect(prose('When a first deploy fails')).toContain(
