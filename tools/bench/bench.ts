@@ -275,7 +275,7 @@ function coldInvocations(): Record<BuiltBundle['name'], Invocation> {
   const floor: Invocation = { event: { id: 4_000_001 }, expect: (item) => (item as { id?: unknown } | null)?.id === 4_000_001, keyReads: 0 };
   const behindTheAuthorizer = (event: ReturnType<typeof apiEvent>) => ({
     ...event,
-    requestContext: { ...event.requestContext, authorizer: { principalId: BENCH_KEY_ID, ...verdictContext({ keyId: BENCH_KEY_ID, keysReadAt: Date.now() }), integrationLatency: 4 } },
+    requestContext: { ...event.requestContext, authorizer: { principalId: BENCH_KEY_ID, ...verdictContext({ keyId: BENCH_KEY_ID, keysReadAt: Date.now(), digest: digestKey(KEY), expiresAt: Date.now() + 86_400_000 }), integrationLatency: 4 } },
   });
   return {
     floor,
@@ -291,7 +291,7 @@ function coldInvocations(): Record<BuiltBundle['name'], Invocation> {
  * stand-in DynamoDB, interleaved with both floors' (import + one GetCommand), the order rotated run by run.
  */
 async function coldRequests(files: Map<BuiltBundle, string>, floor: BuiltBundle, lambdaFloor: BuiltBundle, functions: BuiltBundle[]): Promise<ColdRow[]> {
-  const standIn = await startStandInDynamo(keyItem({ keyId: BENCH_KEY_ID, sha256: digestKey(KEY).toString('hex'), createdAt: '2026-01-01T00:00:00.000Z' }));
+  const standIn = await startStandInDynamo(keyItem({ keyId: BENCH_KEY_ID, sha256: digestKey(KEY).toString('hex'), createdAt: new Date().toISOString() }));
   try {
     const invocations = coldInvocations();
     const environment = { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };
