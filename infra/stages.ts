@@ -69,11 +69,7 @@ export interface KeyLimits {
   readonly requestsPerDay: number;
 }
 
-/**
- * How long API Gateway keeps the authorizer's answer for one Authorization value (0 to 3,600 s):
- * a key's authorizer runs about once per TTL per stage, and a revoked key's cached Allow lasts as long.
- */
-export const AUTHORIZER_CACHE_TTL_SECONDS = 300;
+export { AUTHORIZER_CACHE_TTL_SECONDS } from './authorizerCache.ts';
 
 /** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
 export interface AlarmThresholds {
