@@ -74,6 +74,7 @@ export class PetStoreStack extends Stack {
       api: this.api,
       accessLogs: this.restApi.accessLogs,
       functions: this.lambdas,
+      authorizer: this.keyAuthorizer,
       tables: { pets: this.table, control: this.controlTable },
       firewall: this.firewall,
     });

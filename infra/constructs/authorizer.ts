@@ -9,6 +9,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_CACHE_TTL_SECONDS, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
@@ -27,12 +28,14 @@ export interface KeyAuthorizerProps {
 
 export class KeyAuthorizer extends Concern {
   readonly fn: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
   readonly authorizer: apigw.RequestAuthorizer;
 
   constructor(scope: Construct, id: string, { settings, controlTableName, controlTableArn }: KeyAuthorizerProps) {
     super(scope, id);
     const { stage } = settings;
     const logGroup = stageLogGroup(this, 'AuthorizerLogs', settings);
+    this.logGroup = logGroup;
     this.fn = stageFunction(this, 'Authorizer', settings, {
       entry: AUTHORIZER_ENTRY,
       description: `Checks each request's bearer API key before any operation runs (${stage})`,
