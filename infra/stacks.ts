@@ -47,7 +47,7 @@ export function addPetStoreStacks(
         env,
         settings: STAGE_SETTINGS[stage],
       });
-      stack.addDependency(account, "a stage's execution logs need API Gateway's account-wide CloudWatch role");
+      stack.addStackDependency(account, "a stage's execution logs need API Gateway's account-wide CloudWatch role");
       return [stage, stack];
     }),
   );

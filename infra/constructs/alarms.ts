@@ -54,3 +54,14 @@ export class StageAlarms {
     return alarm;
   }
 }
+
+/**
+ * The ConcurrentExecutions threshold of a function reserving `reserved` executions (none: undefined),
+ * from the stage's `alarms.lambdaConcurrency`; a share of a reservation the function lacks is refused at synth.
+ */
+export function concurrencyThreshold({ stage, alarms }: StageSettings, reserved: number | undefined, what: string): number {
+  const setting = alarms.lambdaConcurrency;
+  if ('executions' in setting) return setting.executions;
+  if (reserved === undefined) throw new Error(`alarms.lambdaConcurrency of ${stage} is a share of reserved concurrency, and ${what} reserves none`);
+  return Math.ceil((reserved * setting.percentOfReserved) / 100);
+}

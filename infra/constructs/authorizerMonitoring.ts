@@ -11,7 +11,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_OPERATION } from '../../lib/http/authorizer.ts';
 import { Concern } from './concern.ts';
-import { PERIOD, metricNamespace, type StageAlarms } from './alarms.ts';
+import { PERIOD, concurrencyThreshold, metricNamespace, type StageAlarms } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 
 /** The authorizer's failure lines: its ERROR lines (lib/domain/log.ts logError) naming its operation. */
@@ -62,7 +62,7 @@ export class AuthorizerMonitoring extends Concern {
       id: 'AuthorizerConcurrencyAlarm',
       what: 'Key authorizer concurrent executions',
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: t.lambdaConcurrentExecutions,
+      threshold: concurrencyThreshold(settings, settings.reservedConcurrency ? settings.reservedConcurrency.authorizer : undefined, 'the authorizer'),
       unit: 'executions',
     });
   }

@@ -33,14 +33,17 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
   alarms.AuthorizerFailures = t.lambdaErrors;
   alarms.AuthorizerThrottles = t.lambdaThrottles;
   alarms.AuthorizerDuration = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
-  alarms.AuthorizerConcurrency = t.lambdaConcurrentExecutions;
+  const reserved = STAGE_SETTINGS[stage].reservedConcurrency;
+  const concurrency = (reservation: number | undefined) =>
+    'executions' in t.lambdaConcurrency ? t.lambdaConcurrency.executions : Math.ceil((reservation! * t.lambdaConcurrency.percentOfReserved) / 100);
+  alarms.AuthorizerConcurrency = concurrency(reserved ? reserved.authorizer : undefined);
   for (const { operation } of routes) {
     const name = pascal(operation);
     alarms[`${name}LatencyP99`] = t.apiLatencyP99Ms;
     alarms[`${name}Errors`] = t.lambdaErrors;
     alarms[`${name}Duration`] = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
     alarms[`${name}Throttles`] = t.lambdaThrottles;
-    alarms[`${name}Concurrency`] = t.lambdaConcurrentExecutions;
+    alarms[`${name}Concurrency`] = concurrency(reserved ? reserved.operations[operation] : undefined);
   }
   return alarms;
 }

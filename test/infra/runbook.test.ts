@@ -123,9 +123,10 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
+      'AWS::Logs::LogGroup',
     ]);
     expect(teardown).toContain('both tables');
-    expect(teardown).toContain('the five log groups');
+    expect(teardown).toContain('the six log groups');
     // Staging keeps nothing; the account-wide role and setting are the account stack's (infra/accountStack.ts).
     expect(retained('staging')).toEqual([]);
     expect(teardown).toContain('`PetStore-account` keeps');
@@ -178,7 +179,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
     for (const doc of everyDocument) expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
     const firewall = prose('Web firewall (production)');
-    expect(firewall).toContain('`aws-waf-logs-petstore-production`');
+    expect(firewall).toContain('`aws-waf-logs-petstore-production-<first part of the stack id>`');
+    expect(firewall).toContain('`BlockedRequestsLogGroup`');
     expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');
   });
 });
