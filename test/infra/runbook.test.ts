@@ -166,10 +166,13 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
   });
 
-  it("grants the deployer's example policy the control table's API-key partition only", () => {
+  it("sends deployers to the one deployer policy, which grants the control table's API-key partition only", () => {
     const before = section('Before the first deploy');
-    const json = /```json\n([\s\S]*?)\n```/.exec(before)?.[1];
-    const policy = JSON.parse(json!) as { Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[] };
+    expect(before).toContain('[`infra/deployer-policy.json`](../infra/deployer-policy.json)');
+    expect(before).not.toContain('```json');
+    const policy = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra', 'deployer-policy.json'), 'utf8')) as {
+      Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[];
+    };
     const onControlTable = policy.Statement.filter((statement) => statement.Resource.includes('ControlTable'));
     expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeys']);
     expect(onControlTable[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } });
