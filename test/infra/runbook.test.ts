@@ -178,6 +178,20 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(onControlTable[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } });
   });
 
+  it("says how the functions' runtime is upgraded before Lambda deprecates it, naming the runtime the template uses", () => {
+    const upgrade = prose('Upgrading the Lambda runtime');
+    const runtimes = new Set(
+      STAGES.flatMap((stage) => of(stage).ofType('AWS::Lambda::Function').map(([, fn]) => String(props(fn).Runtime))),
+    );
+    expect([...runtimes]).toEqual(['nodejs22.x']);
+    expect(upgrade).toContain('Every function, the key authorizer included, runs on `nodejs22.x`');
+    expect(upgrade).toContain('**30 April 2027**');
+    for (const file of ['infra/constructs/functions.ts', 'infra/bundling.ts', 'tools/stage-emulator/src/lambdaHost.ts', 'test/infra/functions.test.ts']) {
+      expect(upgrade, file).toContain(file);
+      expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), file).toMatch(/nodejs22\.x|NODEJS_22_X|node22/);
+    }
+  });
+
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
     const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
     for (const doc of everyDocument) expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
