@@ -23,20 +23,11 @@ import { PERIOD, StageAlarms, concurrencyThreshold, metricNamespace, type AlarmS
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
 import { Concern } from './concern.ts';
-import { FIREWALL_RULES, type Firewall } from './firewall.ts';
+import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
+import type { Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
 
 export { ALARM_EMAIL_PARAMETER, EMAIL_PATTERN } from './alarmTopic.ts';
-/** Every operation a function of ours can run on a table, for the tables' per-operation metrics. */
-const TABLE_OPERATIONS = [
-  dynamodb.Operation.GET_ITEM,
-  dynamodb.Operation.PUT_ITEM,
-  dynamodb.Operation.UPDATE_ITEM,
-  dynamodb.Operation.DELETE_ITEM,
-  dynamodb.Operation.QUERY,
-  dynamodb.Operation.SCAN,
-];
-
 export interface MonitoringProps {
   readonly settings: StageSettings;
   readonly api: apigw.RestApi;
@@ -306,112 +297,23 @@ export class Monitoring extends Concern {
   }
 
   #dashboard(): cloudwatch.Dashboard {
-    const { settings, functions, tables, firewall } = this.#props;
-    const sum = { statistic: 'Sum', period: PERIOD };
-    const count = this.stageMetric('Count', sum);
-    const clientErrors = this.stageMetric('4XXError', sum);
-    const serverErrors = this.stageMetric('5XXError', sum);
-    // Each operation's function, then the key authorizer's.
-    const lambdas = [
-      ...routes.map((route) => ({ name: route.operation as string, fn: functions.get(route.operation).fn })),
-      { name: 'authorizer', fn: this.#props.authorizer.fn },
-    ];
-    // The stack's tags reach the dashboard too (CloudWatch tags dashboards since June 2026; CfnDashboard
-    // carries Tags). cfn-lint 1.51.0's schema still lacks them: accepted in infra/cfnLintAcceptance.ts.
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `petstore-${settings.stage}`,
-      defaultInterval: Duration.hours(3),
+    const { settings, functions, authorizer, tables, firewall } = this.#props;
+    return stageDashboard(this, {
+      stage: settings.stage,
+      stageMetric: (name, options) => this.stageMetric(name, options),
+      methodMetric: (route, name, statistic) => this.methodMetric(route, name, statistic),
+      throttled: this.#throttled,
+      coldStarts: (operation) => this.#coldStarts(operation),
+      // Each operation's function, then the key authorizer's.
+      lambdas: [
+        ...routes.map((route) => ({ name: route.operation as string, fn: functions.get(route.operation).fn })),
+        { name: 'authorizer', fn: authorizer.fn },
+      ],
+      authorizerFailures: this.#authorizer.failures,
+      tables,
+      firewall,
+      alarms: [...this.alarms.values()],
     });
-    const wide = { width: 12, height: 6 };
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Requests per operation',
-        ...wide,
-        left: routes.map((route) => this.methodMetric(route, 'Count', 'Sum')),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Answers by status class',
-        ...wide,
-        stacked: true,
-        left: [
-          new cloudwatch.MathExpression({
-            expression: 'count - e4 - e5',
-            usingMetrics: { count, e4: clientErrors, e5: serverErrors },
-            label: '2xx/3xx',
-            period: PERIOD,
-          }),
-          clientErrors.with({ label: '4xx' }),
-          serverErrors.with({ label: '5xx' }),
-        ],
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Latency per operation (p50, p99), ms',
-        ...wide,
-        left: routes.flatMap((route) => [this.methodMetric(route, 'Latency', 'p50'), this.methodMetric(route, 'Latency', 'p99')]),
-      }),
-      new cloudwatch.GraphWidget({ title: 'Throttled requests (429)', ...wide, left: [this.#throttled] }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Lambda cold starts', ...wide, left: routes.map((route) => this.#coldStarts(route.operation)) }),
-      new cloudwatch.GraphWidget({
-        title: 'Lambda duration (p50, p99), ms',
-        ...wide,
-        left: lambdas.flatMap(({ name, fn }) => [
-          fn.metricDuration({ statistic: 'p50', period: PERIOD, label: `${name} p50` }),
-          fn.metricDuration({ statistic: 'p99', period: PERIOD, label: `${name} p99` }),
-        ]),
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Lambda errors, throttles, concurrency',
-        ...wide,
-        left: [
-          ...lambdas.flatMap(({ name, fn }) => [
-            fn.metricErrors({ ...sum, label: `${name} errors${name === 'authorizer' ? ' (refusals included)' : ''}` }),
-            fn.metricThrottles({ ...sum, label: `${name} throttles` }),
-          ]),
-          this.#authorizer.failures.with({ label: 'authorizer failures (503s)' }),
-        ],
-        right: lambdas.map(({ name, fn }) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${name} concurrency` })),
-      }),
-    );
-    // One graph per table: the per-operation throttle sums of two tables cannot share a graph.
-    dashboard.addWidgets(
-      ...Object.entries(tables).map(
-        ([name, table]) =>
-          new cloudwatch.GraphWidget({
-            title: `DynamoDB ${name} table: consumed capacity and throttles`,
-            ...wide,
-            left: [
-              table.metricConsumedReadCapacityUnits({ ...sum, label: 'read units' }),
-              table.metricConsumedWriteCapacityUnits({ ...sum, label: 'write units' }),
-            ],
-            right: [table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD, label: 'throttled' })],
-          }),
-      ),
-    );
-    if (firewall) {
-      dashboard.addWidgets(
-        new cloudwatch.GraphWidget({
-          title: 'Web ACL: allowed and blocked requests',
-          ...wide,
-          left: [firewall.metric('AllowedRequests', 'ALL', 'allowed'), firewall.metric('BlockedRequests', 'ALL', 'blocked')],
-        }),
-        new cloudwatch.GraphWidget({
-          title: 'Web ACL: blocked and counted per rule',
-          ...wide,
-          left: Object.values(FIREWALL_RULES).map((rule) => firewall.metric('BlockedRequests', rule, `${rule} blocked`)),
-          right: [firewall.metric('CountedRequests', FIREWALL_RULES.common, `${FIREWALL_RULES.common} counted`)],
-        }),
-      );
-    }
-    dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...this.alarms.values()] }),
-    );
-    return dashboard;
   }
 }
 
