@@ -164,6 +164,14 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(firewall).toContain(`(${limit / RATE_WINDOW_SECONDS} a second sustained)`);
     expect(firewall).toContain(`the stage's throttle (${throttling.rateLimit} a second)`);
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
+    // The concurrency alarms as the templates set them.
+    const threshold = (stage: Stage, name: string) =>
+      props(of(stage).ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]).Threshold as number;
+    const row = (name: string) => section('Alarms').split('\n').find((line) => line.startsWith(`| \`${name}\``))!;
+    expect(row('AuthorizerConcurrency')).toMatch(new RegExp(`\\| ${threshold('staging', 'AuthorizerConcurrency')} \\| ${threshold('production', 'AuthorizerConcurrency')} \\(80 % of its reserved `));
+    expect(row('<Operation>Concurrency')).toContain(
+      `listPets ${threshold('production', 'ListPetsConcurrency')}, createPet ${threshold('production', 'CreatePetConcurrency')}, getPet ${threshold('production', 'GetPetConcurrency')} |`,
+    );
   });
 
   it("sends deployers to the one deployer policy, which grants the control table's API-key partition only", () => {
