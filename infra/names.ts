@@ -14,6 +14,9 @@ export const pascal = (name: string): string =>
 
 export const stackName = (stage: Stage): string => `PetStore-${stage}`;
 
+/** The stack of what the account and Region hold once for every stage (infra/accountStack.ts). */
+export const ACCOUNT_STACK_NAME = 'PetStore-account';
+
 /**
  * The stack output naming the control table. CloudFormation names the table (a fixed name would
  * collide with a table retained from an earlier stack), so `npm run keys` reads it from here.

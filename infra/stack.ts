@@ -65,7 +65,7 @@ export class PetStoreStack extends Stack {
       targets: (operation) => this.deployment.alias(operation),
       authorizer: this.keyAuthorizer.authorizer,
     });
-    this.keyLimits = new KeyLimits(this, 'KeyLimits', { settings, api: this.api, stage: this.api.deploymentStage });
+    this.keyLimits = new KeyLimits(this, 'KeyLimits', { settings, api: this.api, stage: this.api.deploymentStage, createPet: this.restApi.methods.get('createPet')! });
     this.firewall = settings.webAcl
       ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
       : undefined;
@@ -74,6 +74,7 @@ export class PetStoreStack extends Stack {
       api: this.api,
       accessLogs: this.restApi.accessLogs,
       functions: this.lambdas,
+      authorizer: this.keyAuthorizer,
       tables: { pets: this.table, control: this.controlTable },
       firewall: this.firewall,
     });
@@ -123,6 +124,12 @@ export class PetStoreStack extends Stack {
       description: `The ${stage} CloudWatch dashboard.`,
       value: this.monitoring.dashboard.dashboardName,
     });
+    if (this.firewall) {
+      new CfnOutput(this, 'BlockedRequestsLogGroup', {
+        description: `The ${stage} web ACL's blocked requests (keys redacted); kept as long as the stage's other logs.`,
+        value: this.firewall.blockedRequests.logGroupName,
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', {
       description: `Every ${stage} alarm notifies this SNS topic (subscribers: the AlarmEmail parameter, alarmEmails in infra/stages.ts).`,
       value: this.monitoring.topic.topicArn,

@@ -1,10 +1,13 @@
 /**
- * The stacks of the app, one PetStoreStack per stage, and the cdk-nag checks on them. infra/app.ts
- * and the infra tests both build their apps with these, so the tests check what `cdk synth` makes.
+ * The stacks of the app: one PetStoreStack per stage, each depending on the account stack (what the
+ * account holds once for every stage), and the cdk-nag checks on them. infra/app.ts and the infra
+ * tests both build their apps with these, so the tests check what `cdk synth` makes.
  */
 import { App, Validations, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { PetStoreAccountStack } from './accountStack.ts';
+import { ACCOUNT_STACK_NAME } from './names.ts';
 import { PetStoreStack } from './stack.ts';
 import { STAGES, STAGE_SETTINGS, stackName, type Stage } from './stages.ts';
 
@@ -16,11 +19,24 @@ export function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Enviro
   };
 }
 
-/** Adds the stack of each stage (all of them unless told otherwise) to `scope`. */
+/** Adds the account stack to `scope`. */
+export function addAccountStack(scope: Construct, env: Environment = defaultEnvironment()): PetStoreAccountStack {
+  return new PetStoreAccountStack(scope, ACCOUNT_STACK_NAME, {
+    stackName: ACCOUNT_STACK_NAME,
+    description: "Pet Store Inventory API, account-wide: API Gateway's CloudWatch Logs role setting, shared by every stage",
+    env,
+  });
+}
+
+/**
+ * Adds the stack of each stage (all of them unless told otherwise) to `scope`, each depending on
+ * `account` (by default one added here): deploying a stage deploys the account stack first.
+ */
 export function addPetStoreStacks(
   scope: Construct,
   stages: readonly Stage[] = STAGES,
   env: Environment = defaultEnvironment(),
+  account: PetStoreAccountStack = addAccountStack(scope, env),
 ): Map<Stage, PetStoreStack> {
   return new Map(
     stages.map((stage) => {
@@ -31,6 +47,7 @@ export function addPetStoreStacks(
         env,
         settings: STAGE_SETTINGS[stage],
       });
+      stack.addStackDependency(account, "a stage's execution logs need API Gateway's account-wide CloudWatch role");
       return [stage, stack];
     }),
   );

@@ -1,9 +1,12 @@
 /**
  * The deployment stages. Each gets its own stack (`PetStore-<stage>`) with its own table,
- * secret, functions and API, so nothing staging does can touch production.
+ * secret, functions and API, so nothing staging does can touch production. What an account holds
+ * once for both (API Gateway's CloudWatch role setting) is neither's: the account stack owns it
+ * (infra/accountStack.ts).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { OperationName } from '../lib/domain/routes.ts';
 import { STAGES, type Stage } from '../lib/domain/stages.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS } from '../lib/store/table.ts';
 import { stackName } from './names.ts';
@@ -54,24 +57,47 @@ export interface StageSettings {
   /**
    * Each API key's own limits (docs/operating.md "Keyless traffic and per-key limits"): an API Gateway usage
    * plan whose keys the authorizer names (`KeyLimits` in infra/constructs/authorizer.ts), so one key cannot spend the
-   * stage's whole throttle nor fill the shared inventory. API Gateway applies them best effort.
+   * stage's whole throttle nor fill the shared inventory. API Gateway applies them best effort; in a
+   * stage with a web ACL, its per-key rate rule is the hard ceiling behind them.
    */
   readonly keyLimits: KeyLimits;
+  /**
+   * Lambda reserved concurrency (docs/deploying.md "Reserved concurrency"), or none (the account's
+   * unreserved pool): each function's own share, which no other function can take and which it
+   * cannot exceed. The authorizer's keeps a flood of refused keys from taking the operations'
+   * concurrency; each operation's keeps one from starving the others. Lambda refuses a deploy that
+   * would leave the account fewer than 10 unreserved executions: infra/concurrencyPreflight.ts
+   * says so, before CloudFormation does, against the account's quota.
+   */
+  readonly reservedConcurrency: ReservedConcurrency | false;
 }
 
-export interface KeyLimits {
-  /** Steady requests per second and burst, per key. */
+export interface Throttle {
+  /** Steady requests per second. */
   readonly rateLimit: number;
   readonly burstLimit: number;
-  /** Requests per key per UTC day. */
-  readonly requestsPerDay: number;
 }
 
-/**
- * How long API Gateway keeps the authorizer's answer for one Authorization value (0 to 3,600 s):
- * a key's authorizer runs about once per TTL per stage, and a revoked key's cached Allow lasts as long.
- */
-export const AUTHORIZER_CACHE_TTL_SECONDS = 300;
+export interface KeyLimits extends Throttle {
+  /** Requests per key per UTC day. */
+  readonly requestsPerDay: number;
+  /**
+   * createPet's own throttle per key, tighter than the reads': each create is a stored pet that
+   * nothing deletes (a method throttle of the usage plan, on POST /pets).
+   */
+  readonly createPet: Throttle;
+}
+
+export interface ReservedConcurrency {
+  readonly authorizer: number;
+  readonly operations: Readonly<Record<OperationName, number>>;
+}
+
+/** The executions a stage reserves in all (0 for none). */
+export const reservedTotal = ({ reservedConcurrency }: Pick<StageSettings, 'reservedConcurrency'>): number =>
+  reservedConcurrency ? reservedConcurrency.authorizer + Object.values(reservedConcurrency.operations).reduce((sum, n) => sum + n, 0) : 0;
+
+export { AUTHORIZER_CACHE_TTL_SECONDS } from './authorizerCache.ts';
 
 /** Every alarm is evaluated on 1-minute periods and fires on `datapointsToAlarm` of `evaluationPeriods`. */
 export interface AlarmThresholds {
@@ -94,7 +120,11 @@ export interface AlarmThresholds {
   readonly lambdaThrottles: number;
   /** Lambda Duration (maximum) as a share of the function timeout, percent. */
   readonly lambdaDurationPercentOfTimeout: number;
-  readonly lambdaConcurrentExecutions: number;
+  /**
+   * Lambda ConcurrentExecutions (maximum) of each function: a count where the stage reserves none,
+   * else a share of each function's reserved concurrency (past it Lambda throttles).
+   */
+  readonly lambdaConcurrency: { readonly executions: number } | { readonly percentOfReserved: number };
   /** DynamoDB ThrottledRequests and SystemErrors per table, in a minute. */
   readonly dynamoThrottledRequests: number;
   readonly dynamoSystemErrors: number;
@@ -109,6 +139,13 @@ export interface WebAclSettings {
    * so no single address can take the stage's capacity from everyone else.
    */
   readonly requestsPerAddressPer5Minutes: number;
+  /**
+   * Requests one API key (one `Authorization` value) may send in any minute, from any number of
+   * addresses; above it the web ACL answers that key 429 until its rate falls back. The hard ceiling
+   * behind the usage plan's best-effort `keyLimits`: above the plan's rate and burst (a key that
+   * keeps to its plan never meets it), well below the stage's throttle.
+   */
+  readonly requestsPerKeyPerMinute: number;
 }
 
 export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
@@ -132,7 +169,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaErrors: 5,
       lambdaThrottles: 5,
       lambdaDurationPercentOfTimeout: 80,
-      lambdaConcurrentExecutions: 50,
+      lambdaConcurrency: { executions: 50 },
       dynamoThrottledRequests: 20,
       dynamoSystemErrors: 5,
       wafBlockedRequests: 100,
@@ -147,7 +184,9 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     // As production, so that staging runs the same merge.
     statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
     // Half the stage's throttle: two keys can still use it all; one cannot.
-    keyLimits: { rateLimit: 10, burstLimit: 20, requestsPerDay: 100_000 },
+    keyLimits: { rateLimit: 10, burstLimit: 20, requestsPerDay: 100_000, createPet: { rateLimit: 2, burstLimit: 5 } },
+    // Staging deploys into any account, a new one's quota of 10 included.
+    reservedConcurrency: false,
   },
   production: {
     stage: 'production',
@@ -169,7 +208,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaErrors: 1,
       lambdaThrottles: 1,
       lambdaDurationPercentOfTimeout: 80,
-      lambdaConcurrentExecutions: 500,
+      lambdaConcurrency: { percentOfReserved: 80 },
       dynamoThrottledRequests: 1,
       dynamoSystemErrors: 1,
       wafBlockedRequests: 50,
@@ -177,12 +216,15 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     requireAlarmSubscriber: true,
     alarmEmails: [],
     alarmTopicArns: [],
-    // 200 requests/s x 300 s / 10.
-    webAcl: { requestsPerAddressPer5Minutes: 6_000 },
+    // 200 requests/s x 300 s / 10; a key's plan (50/s, burst 100) x 60 s plus a fifth.
+    webAcl: { requestsPerAddressPer5Minutes: 6_000, requestsPerKeyPerMinute: 3_600 },
     canaryDeploys: true,
     statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
-    // A quarter of the stage's throttle; a day's quota is 50 rps for about 2.8 hours.
-    keyLimits: { rateLimit: 50, burstLimit: 100, requestsPerDay: 500_000 },
+    // A quarter of the stage's throttle; a day's quota is 50 rps for about 2.8 hours. Creates: a
+    // tenth of that rate (432,000 a day at most, within the same quota).
+    keyLimits: { rateLimit: 50, burstLimit: 100, requestsPerDay: 500_000, createPet: { rateLimit: 5, burstLimit: 10 } },
+    // 250 in all: docs/operating.md "Capacity" has the arithmetic; the account needs a quota of 260.
+    reservedConcurrency: { authorizer: 50, operations: { listPets: 100, createPet: 50, getPet: 50 } },
   },
 };
 

@@ -23,6 +23,7 @@
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
 import type { IdGenerator } from './domain/ids.ts';
 import { ControlTableApiKeys } from './store/controlTableKeys.ts';
+import { KeyUses } from './store/keyUses.ts';
 import { STORE_BUDGET_MS } from './store/deadline.ts';
 import { createDocumentClient, type StoreTable } from './store/dynamo.ts';
 import {
@@ -62,16 +63,32 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
     keys: keyStoreOf(env, control),
     now: () => new Date(),
     cursorSecret: env.PETSTORE_CURSOR_SECRET || undefined,
-    storeBudgetMs: Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS,
+    storeBudgetMs: storeBudgetFromEnvironment(env),
   };
 }
 
+/** Each request's budget for store calls: STORE_BUDGET_MS, default lib/store/deadline.ts's. */
+export const storeBudgetFromEnvironment = (env: Environment = process.env): number => Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS;
+
 /**
- * The key store alone, for the authorizer (functions/authorize.ts): the control table's keys (or
- * PETSTORE_API_KEYS), without the pets table, which the authorizer's role cannot reach.
+ * What the authorizer (functions/authorize.ts) needs: the key store alone (the control table's keys,
+ * or PETSTORE_API_KEYS), without the pets table, which the authorizer's role cannot reach; where
+ * each key's last use is recorded (the control table's keys only); and the store budget.
  */
-export function keyStoreFromEnvironment(env: Environment = process.env): ApiKeyStore {
-  return keyStoreOf(env, controlTableFromEnvironment(env));
+export function authorizerFromEnvironment(env: Environment = process.env): AuthorizerParts {
+  const control = controlTableFromEnvironment(env);
+  const uses = env.PETSTORE_API_KEYS ? undefined : new KeyUses(control.documents, control.tableName);
+  return {
+    keys: keyStoreOf(env, control),
+    storeBudgetMs: storeBudgetFromEnvironment(env),
+    recordUse: uses && ((keyId: string, deadline: number) => uses.record(keyId, deadline)),
+  };
+}
+
+export interface AuthorizerParts {
+  keys: ApiKeyStore;
+  storeBudgetMs: number;
+  recordUse: ((keyId: string, deadline: number) => Promise<void>) | undefined;
 }
 
 function controlTableFromEnvironment(env: Environment): StoreTable {

@@ -1,7 +1,8 @@
-/** `npm run keys -- <create|list|revoke|...>`: a stage's API keys and cursor secret (tools/keys/keys.ts). */
+/** `npm run keys -- <create|list|revoke|rotate|...>`: a stage's API keys and cursor secret (tools/keys/keys.ts). */
 import { runKeys } from '../tools/keys/keys.ts';
 
 process.exitCode = await runKeys(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  stdoutIsTerminal: process.stdout.isTTY === true,
 });

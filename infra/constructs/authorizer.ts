@@ -9,6 +9,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_CACHE_TTL_SECONDS, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
@@ -27,12 +28,14 @@ export interface KeyAuthorizerProps {
 
 export class KeyAuthorizer extends Concern {
   readonly fn: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
   readonly authorizer: apigw.RequestAuthorizer;
 
   constructor(scope: Construct, id: string, { settings, controlTableName, controlTableArn }: KeyAuthorizerProps) {
     super(scope, id);
     const { stage } = settings;
     const logGroup = stageLogGroup(this, 'AuthorizerLogs', settings);
+    this.logGroup = logGroup;
     this.fn = stageFunction(this, 'Authorizer', settings, {
       entry: AUTHORIZER_ENTRY,
       description: `Checks each request's bearer API key before any operation runs (${stage})`,
@@ -40,6 +43,7 @@ export class KeyAuthorizer extends Concern {
       policyName: 'authorizer',
       statements: authorizerStatements({ controlTableArn, logGroup }),
       logGroup,
+      reservedConcurrentExecutions: settings.reservedConcurrency ? settings.reservedConcurrency.authorizer : undefined,
       // No TABLE_NAME: the authorizer never touches the pets table.
       environment: { CONTROL_TABLE_NAME: controlTableName },
     });
@@ -57,21 +61,26 @@ export interface KeyLimitsProps {
   readonly settings: StageSettings;
   readonly api: apigw.IRestApi;
   readonly stage: apigw.Stage;
+  /** createPet's method, whose throttle per key is its own. */
+  readonly createPet: apigw.Method;
 }
 
-/** The stage's usage plan: each key's throttle and daily quota, from `keyLimits` in infra/stages.ts. */
+/**
+ * The stage's usage plan: each key's throttle and daily quota, from `keyLimits` in infra/stages.ts,
+ * and createPet's tighter throttle per key (a method throttle on its method).
+ */
 export class KeyLimits extends Concern {
   readonly plan: apigw.UsagePlan;
 
-  constructor(scope: Construct, id: string, { settings, api, stage }: KeyLimitsProps) {
+  constructor(scope: Construct, id: string, { settings, api, stage, createPet }: KeyLimitsProps) {
     super(scope, id);
-    const { rateLimit, burstLimit, requestsPerDay } = settings.keyLimits;
+    const { rateLimit, burstLimit, requestsPerDay, createPet: createLimits } = settings.keyLimits;
     this.plan = new apigw.UsagePlan(this, 'KeyUsagePlan', {
       name: `petstore-${settings.stage}-keys`,
       description: `Each Pet Store API key's own limits (${settings.stage}); npm run keys adds every key.`,
       throttle: { rateLimit, burstLimit },
       quota: { limit: requestsPerDay, period: apigw.Period.DAY },
-      apiStages: [{ api, stage }],
+      apiStages: [{ api, stage, throttle: [{ method: createPet, throttle: { rateLimit: createLimits.rateLimit, burstLimit: createLimits.burstLimit } }] }],
     });
   }
 }

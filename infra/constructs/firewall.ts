@@ -1,16 +1,17 @@
 /**
  * The stage's web firewall (AWS WAFv2, regional, on the API stage) where the stage settings ask for
- * one: a rate limit per source address, the routes' body limits, then AWS's managed common and
- * known-bad-inputs rule groups. Its refusals are Error bodies like every other answer: the rate
- * limit answers 429 TOO_MANY_REQUESTS with Retry-After, the body limits 413 PAYLOAD_TOO_LARGE and
- * 400 VALIDATION_FAILED (WAF custom responses), a managed rule 403 FORBIDDEN (API Gateway's
+ * one: a rate limit per source address, the routes' body limits, AWS's managed common,
+ * known-bad-inputs and IP-reputation rule groups, the bearer-key shape, then a rate limit per key.
+ * Its refusals are Error bodies like every other answer: the rate limits answer 429
+ * TOO_MANY_REQUESTS with Retry-After, the body limits 413 PAYLOAD_TOO_LARGE and 400
+ * VALIDATION_FAILED (WAF custom responses), a managed rule 403 FORBIDDEN (API Gateway's
  * WAF_FILTERED gateway response, ../gatewayErrors.ts).
  *
  * No request is ever sampled: a WAF sample carries every header, `Authorization: Bearer psk_...`
  * included, to anyone allowed `wafv2:GetSampledRequests`. The blocked requests are logged instead,
  * with the key and the Idempotency-Key redacted.
  */
-import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, Fn, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -21,7 +22,7 @@ import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
-import type { StageSettings, WebAclSettings } from '../stages.ts';
+import { removalPolicyFor, type StageSettings, type WebAclSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 
 /**
@@ -29,8 +30,10 @@ import { Concern } from './concern.ts';
  * over the window falls below the limit, so a first retry after a minute may be refused again.
  */
 export const RATE_LIMITED_RETRY_AFTER_SECONDS = 60;
-/** The window the rate limit counts requests over. */
+/** The window the rate limit per address counts requests over. */
 export const RATE_WINDOW_SECONDS = 300;
+/** The window the rate limit per key counts requests over: a minute, WAF's shortest, so a key is stopped soon. */
+export const KEY_RATE_WINDOW_SECONDS = 60;
 
 /** The rules, in the order the web ACL evaluates them; each is also its CloudWatch metric name (dimension `Rule`). */
 export const FIREWALL_RULES = {
@@ -39,6 +42,8 @@ export const FIREWALL_RULES = {
   bodyTooLarge: 'BodyOverLimit',
   common: 'AWSManagedRulesCommonRuleSet',
   knownBadInputs: 'AWSManagedRulesKnownBadInputsRuleSet',
+  ipReputation: 'AWSManagedRulesAmazonIpReputationList',
+  ratePerKey: 'RatePerKey',
 } as const;
 
 /**
@@ -59,6 +64,7 @@ export const COMMON_RULE_SET_BODY_LIMIT = 8 * 1024;
  */
 export const FIREWALL_REFUSALS = {
   TooManyRequests: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests from this address; retry later.' },
+  TooManyRequestsPerKey: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests with this API key; retry later.' },
   ...BODY_REFUSALS,
 } as const satisfies Record<string, { code: ErrorCode; message: string }>;
 type Refusal = keyof typeof FIREWALL_REFUSALS;
@@ -70,10 +76,12 @@ type Refusal = keyof typeof FIREWALL_REFUSALS;
  */
 export const BODY_INSPECTION_LIMIT = { setting: 'KB_16', bytes: 16 * 1024 } as const;
 
-/** Where the blocked requests are logged: WAF takes only log groups named `aws-waf-logs-...`. */
-export const blockedRequestsLogGroupName = (stage: string): string => `aws-waf-logs-petstore-${stage}`;
-/** Long enough to look into a WafBlocked alarm; the log holds client addresses and headers. */
-export const BLOCKED_REQUESTS_RETENTION = logs.RetentionDays.ONE_WEEK;
+/**
+ * The start of the log group the blocked requests go to (WAF takes only log groups named
+ * `aws-waf-logs-...`); the rest is the first part of the stack's id, so that a group retained from an
+ * earlier stack of the stage never collides with the next one's. The stack outputs the whole name.
+ */
+export const blockedRequestsLogGroupPrefix = (stage: string): string => `aws-waf-logs-petstore-${stage}-`;
 /**
  * Headers a blocked request's log record shows as `REDACTED`: the bearer key, and the client's
  * Idempotency-Key, which the service itself keeps only as a digest (it may carry a client's own
@@ -139,27 +147,31 @@ export class Firewall extends Concern {
         bodyRule(FIREWALL_RULES.bodyTooLarge, 2, 'POST', MAX_BODY_BYTES, 'PayloadTooLarge'),
         managedRuleGroup(FIREWALL_RULES.common, 3, COUNTED_COMMON_RULES),
         managedRuleGroup(FIREWALL_RULES.knownBadInputs, 4, []),
+        managedRuleGroup(FIREWALL_RULES.ipReputation, 5, []),
         bearerKeyRule(),
+        ratePerKeyRule(webAcl.requestsPerKeyPerMinute),
       ],
     });
     new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
       resourceArn: stage.stageArn,
       webAclArn: this.webAcl.attrArn,
     });
-    this.blockedRequests = this.#logBlockedRequests(settings.stage);
+    this.blockedRequests = this.#logBlockedRequests(settings);
   }
 
   /**
    * Only blocked requests (allowed ones are in the API's access log already), so the log's cost
-   * follows what the firewall refuses. Deleted with the stack: it is a week of refusals, and its
-   * fixed name must be free when the stage is deployed again.
+   * follows what the firewall refuses. Kept, and retained with the stack, as long as the stage's
+   * other logs (`logRetention`, `protectData`): the record of an attack outlives the alarm about it.
    */
-  #logBlockedRequests(stage: string): logs.LogGroup {
-    const logGroupName = blockedRequestsLogGroupName(stage);
+  #logBlockedRequests(settings: StageSettings): logs.LogGroup {
+    // The stack id's first group of hex digits (arn:...:stack/<name>/<uuid>): a new stack, a new name.
+    const stackIdPart = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
+    const logGroupName = Fn.join('', [blockedRequestsLogGroupPrefix(settings.stage), stackIdPart]);
     const logGroup = new logs.LogGroup(this, 'BlockedRequestLogs', {
       logGroupName,
-      retention: BLOCKED_REQUESTS_RETENTION,
-      removalPolicy: RemovalPolicy.DESTROY,
+      retention: settings.logRetention,
+      removalPolicy: removalPolicyFor(settings),
     });
     const logging = new wafv2.CfnLoggingConfiguration(this, 'Logging', {
       resourceArn: this.webAcl.attrArn,
@@ -294,6 +306,36 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
       },
     },
     visibilityConfig: visibility(BEARER_KEY_RULE),
+  };
+}
+
+/**
+ * Blocks, 429 in the Error shape with Retry-After, any API key (one `Authorization` value, whatever
+ * the address) that sent more than `limit` requests in the last minute: the hard ceiling behind the
+ * usage plan's best-effort throttle. After the bearer-key rule, so only well-formed keys are counted;
+ * a request without the header is not counted (WAF leaves out a request missing an aggregation key).
+ */
+function ratePerKeyRule(limit: number): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name: FIREWALL_RULES.ratePerKey,
+    priority: BEARER_KEY_RULE_PRIORITY + 1,
+    statement: {
+      rateBasedStatement: {
+        limit,
+        aggregateKeyType: 'CUSTOM_KEYS',
+        customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+        evaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
+      },
+    },
+    action: {
+      block: {
+        customResponse: {
+          ...refusal('TooManyRequestsPerKey'),
+          responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
+        },
+      },
+    },
+    visibilityConfig: visibility(FIREWALL_RULES.ratePerKey),
   };
 }
 

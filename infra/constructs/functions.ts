@@ -61,6 +61,7 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
     policyName: route.operation,
     statements,
     logGroup,
+    reservedConcurrentExecutions: settings.reservedConcurrency ? settings.reservedConcurrency.operations[route.operation] : undefined,
     environment: {
       TABLE_NAME: props.tableName,
       CONTROL_TABLE_NAME: props.controlTableName,
@@ -85,6 +86,8 @@ export interface StageFunctionProps {
   readonly statements: iam.PolicyStatement[];
   readonly logGroup: logs.ILogGroup;
   readonly environment: Record<string, string>;
+  /** Its reserved concurrency (stage setting `reservedConcurrency`), or none: the account's unreserved pool. */
+  readonly reservedConcurrentExecutions?: number | undefined;
 }
 
 /**
@@ -124,6 +127,7 @@ export function stageFunction(scope: Construct, name: string, settings: StageSet
     role,
     logGroup: props.logGroup,
     environment,
+    ...(props.reservedConcurrentExecutions === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
     bundling: lambdaBundling(),
   });
   // The source the asset was bundled from, in the assembly's metadata (not the template): what

@@ -1,62 +1,42 @@
 /**
  * The stage's alarms and dashboard, from the metrics API Gateway, Lambda, DynamoDB and WAF publish
- * anyway, plus four from our logs: throttled and unauthorized (401) requests (access log), cold
- * starts (request log) and the API-key store's warnings (the functions' logs).
+ * anyway, plus five from our logs: throttled and unauthorized (401) requests (access log), cold
+ * starts (request log), the API-key store's warnings (the functions' and the authorizer's logs) and
+ * the key authorizer's failures (./authorizerMonitoring.ts, with its other alarms).
  * Thresholds come from the stage settings; every alarm notifies the stage's SNS topic, which the
- * `AlarmEmail` parameter (required where the stage settings say so) and `alarmEmails` subscribe to.
+ * `AlarmEmail` parameter (required where the stage settings say so) and `alarmEmails` subscribe to
+ * (./alarmTopic.ts).
  */
-import { CfnCondition, CfnParameter, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, type CfnParameter } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
+import { alarmEmailParameter, alarmTopic, extraTopics } from './alarmTopic.ts';
+import { PERIOD, StageAlarms, concurrencyThreshold, metricNamespace, type AlarmSpec } from './alarms.ts';
+import type { KeyAuthorizer } from './authorizer.ts';
+import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
 import { Concern } from './concern.ts';
-import { FIREWALL_RULES, type Firewall } from './firewall.ts';
+import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
+import type { Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
 
-const PERIOD = Duration.minutes(1);
-/** Every operation a function of ours can run on a table, for the tables' per-operation metrics. */
-const TABLE_OPERATIONS = [
-  dynamodb.Operation.GET_ITEM,
-  dynamodb.Operation.PUT_ITEM,
-  dynamodb.Operation.UPDATE_ITEM,
-  dynamodb.Operation.DELETE_ITEM,
-  dynamodb.Operation.QUERY,
-  dynamodb.Operation.SCAN,
-];
-
+export { ALARM_EMAIL_PARAMETER, EMAIL_PATTERN } from './alarmTopic.ts';
 export interface MonitoringProps {
   readonly settings: StageSettings;
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.ILogGroup;
   readonly functions: Functions;
+  readonly authorizer: KeyAuthorizer;
   readonly tables: Readonly<Record<string, dynamodb.Table>>;
   /** The stage's web ACL, when it has one. */
   readonly firewall?: Firewall | undefined;
-}
-
-/** The stack parameter that subscribes an address to the alarms at deploy time. */
-export const ALARM_EMAIL_PARAMETER = 'AlarmEmail';
-/** An e-mail address, loosely (SNS checks it for real: the address must confirm the subscription). */
-export const EMAIL_PATTERN = '[^@\\s]+@[^@\\s]+\\.[^@\\s]+';
-/** CloudWatch takes at most 5 actions per alarm state: the stage topic and 4 more. */
-const MAX_EXTRA_TOPICS = 4;
-
-interface AlarmSpec {
-  readonly id: string;
-  /** What is measured, for the alarm's description. */
-  readonly what: string;
-  readonly metric: cloudwatch.IMetric;
-  /** The alarm fires at or above it. */
-  readonly threshold: number;
-  readonly unit: string;
 }
 
 export class Monitoring extends Concern {
@@ -64,27 +44,32 @@ export class Monitoring extends Concern {
   /** The `AlarmEmail` parameter: required (no default) where the stage settings say so. */
   readonly alarmEmail: CfnParameter;
   readonly dashboard: cloudwatch.Dashboard;
-  /** Every alarm, by construct id. */
-  readonly alarms = new Map<string, cloudwatch.Alarm>();
   readonly #props: MonitoringProps;
+  readonly #alarms: StageAlarms;
   readonly #api5xx: cloudwatch.Alarm;
   readonly #throttled: cloudwatch.IMetric;
+  readonly #authorizer: AuthorizerMonitoring;
   readonly #byOperation = new Map<OperationName, cloudwatch.Alarm[]>();
-  /** Where every alarm and its return to OK go: the stage topic, then `alarmTopicArns`. */
-  readonly #actions: SnsAction[];
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     this.#props = props;
-    this.topic = this.#topic();
-    this.alarmEmail = this.#alarmEmail();
-    this.#actions = [this.topic, ...extraTopics(this, props.settings)].map((topic) => new SnsAction(topic));
+    this.topic = alarmTopic(this, props.settings);
+    this.alarmEmail = alarmEmailParameter(this, props.settings, this.topic);
+    const actions = [this.topic, ...extraTopics(this, props.settings)].map((topic) => new SnsAction(topic));
+    this.#alarms = new StageAlarms(props.settings, actions);
     this.#throttled = this.#throttledRequests();
     this.#api5xx = this.#apiAlarms();
     for (const route of routes) this.#functionAlarms(route);
+    this.#authorizer = new AuthorizerMonitoring(this, 'Authorizer', { alarms: this.#alarms, authorizer: props.authorizer });
     for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
     if (props.firewall) this.#firewallAlarms(props.firewall);
     this.dashboard = this.#dashboard();
+  }
+
+  /** Every alarm, by construct id. */
+  get alarms(): ReadonlyMap<string, cloudwatch.Alarm> {
+    return this.#alarms.byId;
   }
 
   /** Returns the 5xx rate alarm, which also guards every canary. */
@@ -107,7 +92,7 @@ export class Monitoring extends Concern {
     });
     this.#alarm({
       id: 'KeyStoreWarningsAlarm',
-      what: "Warnings of the functions' API-key store (refresh failed, key item unreadable, no keys)",
+      what: "Warnings of the functions' and the authorizer's API-key store (refresh failed, key item unreadable, no keys, last use not recorded)",
       metric: this.#keyStoreWarnings(),
       threshold: t.keyStoreWarnings,
       unit: 'warnings',
@@ -171,7 +156,7 @@ export class Monitoring extends Concern {
       id: `${name}ConcurrencyAlarm`,
       what: `${route.operation} concurrent executions`,
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: t.lambdaConcurrentExecutions,
+      threshold: concurrencyThreshold(settings, settings.reservedConcurrency ? settings.reservedConcurrency.operations[route.operation] : undefined, route.operation),
       unit: 'executions',
     });
   }
@@ -241,76 +226,8 @@ export class Monitoring extends Concern {
     });
   }
 
-  #alarm({ id, what, metric, threshold, unit }: AlarmSpec): cloudwatch.Alarm {
-    const { stage, alarms } = this.#props.settings;
-    const alarm = new cloudwatch.Alarm(this, id, {
-      alarmName: `petstore-${stage}-${id.replace(/Alarm$/, '')}`,
-      alarmDescription: `${what} at or above ${threshold} ${unit} (${stage}). See docs/operating.md, "Alarms".`,
-      metric,
-      threshold,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: alarms.evaluationPeriods,
-      datapointsToAlarm: alarms.datapointsToAlarm,
-      // No traffic is no news: a quiet minute never raises an alarm.
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    alarm.addAlarmAction(...this.#actions);
-    alarm.addOkAction(...this.#actions);
-    this.alarms.set(id, alarm);
-    return alarm;
-  }
-
-  #topic(): sns.Topic {
-    const { stage, alarmEmails } = this.#props.settings;
-    const topic = new sns.Topic(this, 'AlarmTopic', { displayName: `Pet Store ${stage} alarms`, enforceSSL: true });
-    for (const email of alarmEmails) {
-      if (!new RegExp(`^${EMAIL_PATTERN}$`).test(email)) throw new Error(`alarmEmails of ${stage}: "${email}" is not an e-mail address`);
-      topic.addSubscription(new EmailSubscription(email));
-    }
-    Validations.of(topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason:
-        'The topic carries only alarm state changes (alarm names, metric values), no data of the service. ' +
-        'CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key, and a customer key ' +
-        '(with a key policy for CloudWatch) costs more than the notifications are worth protecting.',
-    });
-    return topic;
-  }
-
-  /**
-   * A deploy-time subscriber, so that no address need be committed. Where the stage requires a
-   * subscriber and the settings name none, the parameter has no default: CloudFormation (and `cdk
-   * deploy` before it) refuses to deploy without a value, and the pattern refuses an empty one. A
-   * synth needs no value, so tests and newcomers never give one.
-   */
-  #alarmEmail(): CfnParameter {
-    const { stage, requireAlarmSubscriber, alarmEmails, alarmTopicArns } = this.#props.settings;
-    const required = requireAlarmSubscriber && alarmEmails.length === 0 && alarmTopicArns.length === 0;
-    const parameter = new CfnParameter(this, ALARM_EMAIL_PARAMETER, {
-      type: 'String',
-      description:
-        `E-mail address that gets the ${stage} alarms (it must confirm the subscription once). ` +
-        (required
-          ? `Required: cdk deploy ${Stack.of(this).stackName} --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com (later deploys keep it).`
-          : 'Optional: empty for none.'),
-      allowedPattern: required ? `^${EMAIL_PATTERN}$` : `^(${EMAIL_PATTERN})?$`,
-      constraintDescription: required
-        ? `must be the e-mail address that gets the ${stage} alarms, e.g. --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com`
-        : 'must be an e-mail address, or empty',
-      ...(required ? {} : { default: '' }),
-    });
-    const subscription = new sns.Subscription(this, `${ALARM_EMAIL_PARAMETER}Subscription`, {
-      topic: this.topic,
-      protocol: sns.SubscriptionProtocol.EMAIL,
-      endpoint: parameter.valueAsString,
-    });
-    if (!required) {
-      const given = new CfnCondition(this, `${ALARM_EMAIL_PARAMETER}Given`, {
-        expression: Fn.conditionNot(Fn.conditionEquals(parameter.valueAsString, '')),
-      });
-      (subscription.node.defaultChild as sns.CfnSubscription).cfnOptions.condition = given;
-    }
-    return parameter;
+  #alarm(spec: AlarmSpec): cloudwatch.Alarm {
+    return this.#alarms.add(this, spec);
   }
 
   /** Counted from the access log: API Gateway publishes no metric of its own for throttling. */
@@ -343,13 +260,17 @@ export class Monitoring extends Concern {
     return filter.metric({ statistic: 'Sum', period: PERIOD });
   }
 
-  /** One metric fed by a filter on every function's log group (each function keeps its own keys). */
+  /** One metric fed by a filter on every function's log group and the authorizer's (each keeps its own keys). */
   #keyStoreWarnings(): cloudwatch.IMetric {
-    const { settings, functions } = this.#props;
+    const { settings, functions, authorizer } = this.#props;
     const metricName = 'KeyStoreWarnings';
-    for (const route of routes) {
-      new logs.MetricFilter(this, `${pascal(route.operation)}KeyStoreWarningsFilter`, {
-        logGroup: functions.get(route.operation).logGroup,
+    const logGroups: [string, logs.ILogGroup][] = [
+      ...routes.map((route): [string, logs.ILogGroup] => [pascal(route.operation), functions.get(route.operation).logGroup]),
+      ['Authorizer', authorizer.logGroup],
+    ];
+    for (const [name, logGroup] of logGroups) {
+      new logs.MetricFilter(this, `${name}KeyStoreWarningsFilter`, {
+        logGroup,
         filterPattern: KEY_STORE_WARNING_PATTERN,
         metricNamespace: metricNamespace(settings.stage),
         metricName,
@@ -376,133 +297,39 @@ export class Monitoring extends Concern {
   }
 
   #dashboard(): cloudwatch.Dashboard {
-    const { settings, functions, tables, firewall } = this.#props;
-    const sum = { statistic: 'Sum', period: PERIOD };
-    const count = this.stageMetric('Count', sum);
-    const clientErrors = this.stageMetric('4XXError', sum);
-    const serverErrors = this.stageMetric('5XXError', sum);
-    const lambdas = routes.map((route) => ({ route, fn: functions.get(route.operation).fn }));
-    // The stack's tags reach the dashboard too (CloudWatch tags dashboards since June 2026; CfnDashboard
-    // carries Tags). cfn-lint 1.51.0's schema still lacks them: accepted in infra/cfnLintAcceptance.ts.
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `petstore-${settings.stage}`,
-      defaultInterval: Duration.hours(3),
+    const { settings, functions, authorizer, tables, firewall } = this.#props;
+    return stageDashboard(this, {
+      stage: settings.stage,
+      stageMetric: (name, options) => this.stageMetric(name, options),
+      methodMetric: (route, name, statistic) => this.methodMetric(route, name, statistic),
+      throttled: this.#throttled,
+      coldStarts: (operation) => this.#coldStarts(operation),
+      // Each operation's function, then the key authorizer's.
+      lambdas: [
+        ...routes.map((route) => ({ name: route.operation as string, fn: functions.get(route.operation).fn })),
+        { name: 'authorizer', fn: authorizer.fn },
+      ],
+      authorizerFailures: this.#authorizer.failures,
+      tables,
+      firewall,
+      alarms: [...this.alarms.values()],
     });
-    const wide = { width: 12, height: 6 };
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Requests per operation',
-        ...wide,
-        left: routes.map((route) => this.methodMetric(route, 'Count', 'Sum')),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Answers by status class',
-        ...wide,
-        stacked: true,
-        left: [
-          new cloudwatch.MathExpression({
-            expression: 'count - e4 - e5',
-            usingMetrics: { count, e4: clientErrors, e5: serverErrors },
-            label: '2xx/3xx',
-            period: PERIOD,
-          }),
-          clientErrors.with({ label: '4xx' }),
-          serverErrors.with({ label: '5xx' }),
-        ],
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Latency per operation (p50, p99), ms',
-        ...wide,
-        left: routes.flatMap((route) => [this.methodMetric(route, 'Latency', 'p50'), this.methodMetric(route, 'Latency', 'p99')]),
-      }),
-      new cloudwatch.GraphWidget({ title: 'Throttled requests (429)', ...wide, left: [this.#throttled] }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Lambda cold starts', ...wide, left: routes.map((route) => this.#coldStarts(route.operation)) }),
-      new cloudwatch.GraphWidget({
-        title: 'Lambda duration (p50, p99), ms',
-        ...wide,
-        left: lambdas.flatMap(({ route, fn }) => [
-          fn.metricDuration({ statistic: 'p50', period: PERIOD, label: `${route.operation} p50` }),
-          fn.metricDuration({ statistic: 'p99', period: PERIOD, label: `${route.operation} p99` }),
-        ]),
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Lambda errors, throttles, concurrency',
-        ...wide,
-        left: lambdas.flatMap(({ route, fn }) => [
-          fn.metricErrors({ ...sum, label: `${route.operation} errors` }),
-          fn.metricThrottles({ ...sum, label: `${route.operation} throttles` }),
-        ]),
-        right: lambdas.map(({ route, fn }) =>
-          fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${route.operation} concurrency` }),
-        ),
-      }),
-    );
-    // One graph per table: the per-operation throttle sums of two tables cannot share a graph.
-    dashboard.addWidgets(
-      ...Object.entries(tables).map(
-        ([name, table]) =>
-          new cloudwatch.GraphWidget({
-            title: `DynamoDB ${name} table: consumed capacity and throttles`,
-            ...wide,
-            left: [
-              table.metricConsumedReadCapacityUnits({ ...sum, label: 'read units' }),
-              table.metricConsumedWriteCapacityUnits({ ...sum, label: 'write units' }),
-            ],
-            right: [table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD, label: 'throttled' })],
-          }),
-      ),
-    );
-    if (firewall) {
-      dashboard.addWidgets(
-        new cloudwatch.GraphWidget({
-          title: 'Web ACL: allowed and blocked requests',
-          ...wide,
-          left: [firewall.metric('AllowedRequests', 'ALL', 'allowed'), firewall.metric('BlockedRequests', 'ALL', 'blocked')],
-        }),
-        new cloudwatch.GraphWidget({
-          title: 'Web ACL: blocked and counted per rule',
-          ...wide,
-          left: Object.values(FIREWALL_RULES).map((rule) => firewall.metric('BlockedRequests', rule, `${rule} blocked`)),
-          right: [firewall.metric('CountedRequests', FIREWALL_RULES.common, `${FIREWALL_RULES.common} counted`)],
-        }),
-      );
-    }
-    dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...this.alarms.values()] }),
-    );
-    return dashboard;
   }
 }
-
-const metricNamespace = (stage: string): string => `PetStore/${stage}`;
 
 /** An access-log line (its `status` is a quoted string) of a request answered 401. */
 export const UNAUTHORIZED_PATTERN = logs.FilterPattern.stringValue('$.status', '=', '401');
 
 /**
  * The starts of the WARN lines the API-key store writes (lib/store/controlTableKeys.ts, through
- * lib/store/cache.ts), each matched with a trailing wildcard. test/infra/monitoring.test.ts holds
+ * lib/store/cache.ts; the authorizer's lib/store/keyUses.ts), each matched with a trailing wildcard. test/infra/monitoring.test.ts holds
  * them to the lines the store really writes.
  */
-export const KEY_STORE_WARNING_PREFIXES = ['Could not refresh the API keys', 'Ignoring API key item', 'No API keys in'] as const;
+export const KEY_STORE_WARNING_PREFIXES = ['Could not refresh the API keys', 'Ignoring API key item', 'No API keys in', 'Could not record the use of API key'] as const;
 export const KEY_STORE_WARNING_PATTERN = logs.FilterPattern.all(
   logs.FilterPattern.stringValue('$.level', '=', 'WARN'),
   logs.FilterPattern.any(...KEY_STORE_WARNING_PREFIXES.map((prefix) => logs.FilterPattern.stringValue('$.message', '=', `${prefix}*`))),
 );
-
-/** The existing topics of `alarmTopicArns`, imported (never created or changed by this stack). */
-function extraTopics(scope: Construct, { stage, alarmTopicArns }: StageSettings): sns.ITopic[] {
-  if (alarmTopicArns.length > MAX_EXTRA_TOPICS) {
-    throw new Error(`alarmTopicArns of ${stage}: at most ${MAX_EXTRA_TOPICS} topics (CloudWatch takes 5 actions per alarm)`);
-  }
-  return alarmTopicArns.map((arn, index) => sns.Topic.fromTopicArn(scope, `AlarmTopic${index + 1}`, arn));
-}
 
 const percent = (metric: cloudwatch.Metric): cloudwatch.IMetric =>
   new cloudwatch.MathExpression({

@@ -6,7 +6,8 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Route, TableAccess } from '../../lib/domain/routes.ts';
-import { IDEMPOTENCY_KEY_PREFIX, controlKeys, petsTable } from '../../lib/store/table.ts';
+import { LAST_USED_ATTRIBUTE } from '../../lib/store/controlTableKeys.ts';
+import { IDEMPOTENCY_KEY_PREFIX, controlKeys, controlTable, petsTable } from '../../lib/store/table.ts';
 
 /** The resources a function's statements may name. */
 export interface FunctionResources {
@@ -67,10 +68,29 @@ const readApiKeysStatement = (controlTableArn: string): iam.PolicyStatement =>
     conditions: onlyPartition(controlKeys.apiKeys),
   });
 
-/** The authorizer's whole grant: read the API keys, write its logs. No pets table. */
+/**
+ * The authorizer's whole grant: read the API keys, record when each was last used, write its logs.
+ * No pets table. The record is an UpdateItem held to the `apikeys` partition and to the key item's
+ * `lastUsedAt` (with its key attributes, which DynamoDB counts among a request's attributes), and
+ * returning nothing: the authorizer can neither change a key's digest or expiry nor make a key.
+ */
 export function authorizerStatements(resources: Omit<FunctionResources, 'tableArn'>): iam.PolicyStatement[] {
-  return [readApiKeysStatement(resources.controlTableArn), writeLogsStatement(resources.logGroup)];
+  return [readApiKeysStatement(resources.controlTableArn), recordKeyUseStatement(resources.controlTableArn), writeLogsStatement(resources.logGroup)];
 }
+
+/** The attributes the authorizer's UpdateItem may name. */
+export const KEY_USE_ATTRIBUTES = [controlTable.partitionKey.name, controlTable.sortKey.name, LAST_USED_ATTRIBUTE] as const;
+
+const recordKeyUseStatement = (controlTableArn: string): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    sid: 'RecordKeyUse',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [controlTableArn],
+    conditions: {
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys], 'dynamodb:Attributes': [...KEY_USE_ATTRIBUTES] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+    },
+  });
 
 const writeLogsStatement = (logGroup: logs.ILogGroup): iam.PolicyStatement =>
   new iam.PolicyStatement({

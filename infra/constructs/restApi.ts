@@ -3,7 +3,7 @@
  * ./deployment.ts), 405 and 404 mocks, API Gateway's own answers as Error bodies (../gatewayErrors.ts),
  * JSON access logs, and each operation's documentation.
  */
-import { RemovalPolicy, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Validations, type CfnElement } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -154,23 +154,13 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
       // Per-method metrics (the dashboard's latency per operation, the p99 alarms).
       metricsEnabled: true,
     },
-    // Execution logging (ERROR level) needs API Gateway's account-wide CloudWatch role. It is an
-    // account setting that both stages share, so it is kept even when staging is destroyed.
-    cloudWatchRole: true,
-    cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+    // Execution logging (ERROR level) needs API Gateway's account-wide CloudWatch role: an account
+    // setting, owned by the account stack (../accountStack.ts), never by a stage.
+    cloudWatchRole: false,
   });
   requireModernTls(api);
   // RestApi adds its own "Endpoint" output; the stack's ApiUrl is the one it documents.
   api.node.tryRemoveChild('Endpoint');
-  const cloudWatchRole = api.node.tryFindChild('CloudWatchRole');
-  if (cloudWatchRole) {
-    Validations.of(cloudWatchRole).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason:
-        "The account-level role API Gateway uses to write execution logs (APIG6); AWS's service-role " +
-        'policy is the documented grant for it, and the role is assumable by API Gateway only.',
-    });
-  }
   Validations.of(api).acknowledge({
     id: 'AwsSolutions-APIG2',
     reason:

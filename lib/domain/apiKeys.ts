@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { serviceUnavailable } from './errors.ts';
+import { isExpired } from './keyLifetime.ts';
 
 export interface ApiKeyStore {
   /**
@@ -35,6 +36,8 @@ export interface KeyDigest {
    */
   keyId: string;
   digest: Buffer;
+  /** When the key stops working (epoch ms, ./keyLifetime.ts keyExpiry); none for keys given in configuration. */
+  expiresAt?: number | undefined;
 }
 
 /**
@@ -81,12 +84,15 @@ export interface Caller {
   keyId: string;
   /** When the read of the digests that vouched for the key began (epoch ms); none for configured keys. */
   keysReadAt?: number | undefined;
+  /** When the key expires (epoch ms); none for configured keys. */
+  expiresAt?: number | undefined;
 }
 
-/** The key `keys` holds now whose digest is `digest`, with when those digests were read. */
+/** The key `keys` holds now whose digest is `digest`, with when those digests were read and when it expires. */
 export interface MatchedKey {
   keyId: string;
   keysReadAt?: number | undefined;
+  expiresAt?: number | undefined;
 }
 
 /** Whether `digest` is the digest of a key `keys` holds now; 503 when the store cannot be read. */
@@ -99,11 +105,15 @@ export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<
   return (await matchingKey(digest, keys))?.keyId;
 }
 
-/** `matchingKeyId`, with when the digests it matched against were read; the read waited for until `deadline`, if given. */
-export async function matchingKey(digest: Buffer, keys: ApiKeyStore, deadline?: number): Promise<MatchedKey | undefined> {
+/**
+ * `matchingKeyId`, with when the digests it matched against were read and when the key expires; the
+ * read waited for until `deadline`, if given. A key expired at `now` matches nothing, as an unknown key.
+ */
+export async function matchingKey(digest: Buffer, keys: ApiKeyStore, deadline?: number, now: number = Date.now()): Promise<MatchedKey | undefined> {
   const digests = await validDigests(keys, deadline);
-  const keyId = matchAmong(digest, digests);
-  return keyId === undefined ? undefined : { keyId, keysReadAt: digests.readAt };
+  const matched = matchAmong(digest, digests);
+  if (matched === undefined || isExpired(matched.expiresAt, now)) return undefined;
+  return { keyId: matched.keyId, keysReadAt: digests.readAt, ...(matched.expiresAt === undefined ? {} : { expiresAt: matched.expiresAt }) };
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
@@ -116,10 +126,10 @@ async function validDigests(keys: ApiKeyStore, deadline: number | undefined): Pr
 }
 
 /** Compares against every digest, without stopping early, so timing says nothing about which matched. */
-function matchAmong(digest: Buffer, keys: readonly KeyDigest[]): string | undefined {
-  let matched: string | undefined;
+function matchAmong(digest: Buffer, keys: readonly KeyDigest[]): KeyDigest | undefined {
+  let matched: KeyDigest | undefined;
   for (const candidate of keys) {
-    if (candidate.digest.length === digest.length && timingSafeEqual(candidate.digest, digest)) matched = candidate.keyId;
+    if (candidate.digest.length === digest.length && timingSafeEqual(candidate.digest, digest)) matched = candidate;
   }
   return matched;
 }

@@ -5,7 +5,7 @@
  */
 import { digestKey, matchingKey, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
-import { vouchedCaller } from './authorizerVerdict.ts';
+import { REFUSED, vouchedCaller } from './authorizerVerdict.ts';
 import { storeDeadlineOf, type ProxyMiddleware, type ProxyRequest } from './proxy.ts';
 import { noteKeyId } from './requestLog.ts';
 
@@ -26,17 +26,32 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
   return (await authenticateCaller(authorization, keys)).keyId;
 }
 
-/** The caller when `authorization` carries a valid key; throws a 401 otherwise. The keys are waited for until `deadline`, if given. */
-export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore, deadline?: number): Promise<Caller> {
-  return callerWithToken(bearerToken(authorization), keys, deadline);
+/**
+ * The caller when `authorization` carries a valid key, unexpired at `now`; throws a 401 otherwise.
+ * The keys are waited for until `deadline`, if given.
+ */
+export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore, deadline?: number, now?: number): Promise<Caller> {
+  return callerWithToken(bearerToken(authorization), keys, deadline, now);
 }
 
-/** The caller whose key is `token`, checked against `keys`; throws a 401 when they do not hold it. */
-async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: number): Promise<Caller> {
+const invalidKey = () => unauthorized('The API key is invalid.', true);
+
+/** The caller whose key is `token`, checked against `keys`; throws a 401 when they do not hold it, or it has expired. */
+async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: number, now?: number): Promise<Caller> {
   const digest = digestKey(token);
-  const matched = await matchingKey(digest, keys, deadline);
-  if (matched === undefined) throw unauthorized('The API key is invalid.', true);
+  const matched = await matchingKey(digest, keys, deadline, now);
+  if (matched === undefined) throw invalidKey();
   return { digest, ...matched };
+}
+
+/**
+ * The one `Authorization` value of a request (header names lower-cased); more than one is a 401: a
+ * request must not name one key to API Gateway's authorizer and another to the function.
+ */
+export function onlyAuthorization(headers: Record<string, string | undefined> | null | undefined, multiValueHeaders: Record<string, string[] | undefined> | null | undefined): string | undefined {
+  const values = multiValueHeaders?.authorization;
+  if (values && values.length > 1) throw unauthorized('Send one Authorization header, not several.', true);
+  return headers?.authorization;
 }
 
 /** The token of a well-formed `Bearer` header; throws the 401 that says what is wrong otherwise. */
@@ -66,17 +81,19 @@ export function callerOf(event: object): Caller {
 
 /**
  * Authenticates every request (header names already lower-cased), remembering its caller: by the
- * key authorizer's verdict when it is fresh (./authorizerVerdict.ts), else against `keys`, read
- * within the request's store deadline.
+ * key authorizer's verdict when it is fresh and about this request's token (./authorizerVerdict.ts),
+ * else against `keys`, read within the request's store deadline.
  */
 export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): ProxyMiddleware {
   return {
     before: async (request: ProxyRequest) => {
+      const { headers, multiValueHeaders, requestContext } = request.event;
       // The header is read once: a malformed one is the same 401 whether or not a verdict came with it.
-      const token = bearerToken(request.event.headers?.authorization);
-      const caller =
-        vouchedCaller(request.event.requestContext?.authorizer, token, keys, now()) ??
-        (await callerWithToken(token, keys, storeDeadlineOf(request.context)));
+      const token = bearerToken(onlyAuthorization(headers, multiValueHeaders));
+      const at = now();
+      const vouched = vouchedCaller(requestContext?.authorizer, token, keys, at);
+      if (vouched === REFUSED) throw invalidKey();
+      const caller = vouched ?? (await callerWithToken(token, keys, storeDeadlineOf(request.context), at));
       callers.set(request.event, caller);
       noteKeyId(request, caller.keyId);
     },

@@ -2,36 +2,74 @@
  * The key authorizer's verdict as it reaches an operation function. On AWS, API Gateway runs the
  * authorizer (./authorizer.ts) before any operation function and hands its `context` to the
  * function in `requestContext.authorizer`, replayed from its cache for up to the authorizer's TTL.
- * The verdict names the key and says when the digests it was checked against were read. A function
- * takes a verdict whose digests are no older than its own key store would serve (`maxStaleMs`,
+ * The verdict names the key, carries the SHA-256 digest of the token it vouched for and when the
+ * key expires, and says when the digests it was checked against were read. A function takes a
+ * verdict whose digests are no older than its own key store would serve (`maxStaleMs`,
  * lib/store/controlTableKeys.ts) instead of reading the keys itself: a cold start then makes one
  * store round trip, not two, and the revocation bound is the same as for the function's own read.
- * Any other verdict (none, as the local API sends; too old; or for keys the store does not keep) is
- * checked against the store as before.
+ * It takes it only for the token it vouched for, and only until the key expires: a cached Allow
+ * replayed for another token, or past the key's expiry, is refused as an unknown key is. Any other
+ * verdict (none, as the local API sends; too old; or for keys the store does not keep) is checked
+ * against the store as before.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { digestKey, type ApiKeyStore, type Caller, type MatchedKey } from '../domain/apiKeys.ts';
+import { isExpired } from '../domain/keyLifetime.ts';
 
 /** The verdict's `context`, as the authorizer writes it: strings, as API Gateway hands them on. */
 export interface VerdictContext extends Record<string, string> {
   keyId: string;
   keysReadAt: string;
+  /** Hex SHA-256 digest of the token the authorizer checked (the key's usageIdentifierKey too). */
+  keyDigest: string;
+  /** When the key expires, epoch ms. */
+  expiresAt: string;
 }
 
-/** The context an Allow carries: the key's id, and when its digests were read (when the store says). */
-export function verdictContext(matched: MatchedKey): Partial<VerdictContext> & { keyId: string } {
-  return { keyId: matched.keyId, ...(matched.keysReadAt === undefined ? {} : { keysReadAt: String(matched.keysReadAt) }) };
+/** What the authorizer found: the key, and the digest of the token it was found for. */
+export interface Vouched extends MatchedKey {
+  digest: Buffer;
 }
+
+/** The context an Allow carries: the key's id and the token's digest, and when known when its digests were read and it expires. */
+export function verdictContext(vouched: Vouched): Partial<VerdictContext> & { keyId: string; keyDigest: string } {
+  return {
+    keyId: vouched.keyId,
+    keyDigest: vouched.digest.toString('hex'),
+    ...(vouched.keysReadAt === undefined ? {} : { keysReadAt: String(vouched.keysReadAt) }),
+    ...(vouched.expiresAt === undefined ? {} : { expiresAt: String(vouched.expiresAt) }),
+  };
+}
+
+/** A verdict about another token than this request's, or about a key expired since: a 401. */
+export const REFUSED = 'refused';
 
 /**
- * The caller a fresh verdict vouches for, or undefined when the function must check the key itself.
- * `token` is the request's own bearer token: the authorizer's cache is keyed by the Authorization
- * header, so the verdict is about this token; its digest scopes the caller's idempotency keys.
+ * The caller a fresh verdict vouches for; REFUSED when the verdict is not about this request's token
+ * (`token`, its own bearer token: its digest is compared with the verdict's) or the key has expired
+ * by `now`; undefined when the function must check the key itself.
  */
-export function vouchedCaller(authorizer: unknown, token: string, keys: ApiKeyStore, now: number): Caller | undefined {
+export function vouchedCaller(authorizer: unknown, token: string, keys: ApiKeyStore, now: number): Caller | typeof REFUSED | undefined {
   if (keys.maxStaleMs === undefined || typeof authorizer !== 'object' || authorizer === null) return undefined;
-  const { keyId, keysReadAt } = authorizer as Record<string, unknown>;
+  const { keyId, keysReadAt, keyDigest, expiresAt } = authorizer as Record<string, unknown>;
   if (typeof keyId !== 'string' || keyId === '') return undefined;
-  const readAt = typeof keysReadAt === 'string' && /^\d{1,15}$/.test(keysReadAt) ? Number(keysReadAt) : typeof keysReadAt === 'number' ? keysReadAt : NaN;
-  if (!Number.isSafeInteger(readAt) || now - readAt > keys.maxStaleMs) return undefined;
-  return { digest: digestKey(token), keyId, keysReadAt: readAt };
+  const readAt = epochMs(keysReadAt);
+  const expires = epochMs(expiresAt);
+  // A verdict from before verdicts named their token and expiry is checked against the store.
+  if (readAt === undefined || expires === undefined || typeof keyDigest !== 'string' || now - readAt > keys.maxStaleMs) return undefined;
+  const digest = digestKey(token);
+  if (!sameDigest(keyDigest, digest) || isExpired(expires, now)) return REFUSED;
+  return { digest, keyId, keysReadAt: readAt, expiresAt: expires };
+}
+
+/** A context value as epoch ms: digits as API Gateway hands them on (or a number, as tests pass them). */
+function epochMs(value: unknown): number | undefined {
+  const parsed = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : typeof value === 'number' ? value : NaN;
+  return Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : undefined;
+}
+
+/** Whether `hex` is the hex form of `digest`, compared in constant time. */
+function sameDigest(hex: string, digest: Buffer): boolean {
+  const given = /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+  return given !== undefined && timingSafeEqual(given, digest);
 }

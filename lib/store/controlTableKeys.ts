@@ -1,7 +1,8 @@
 /**
  * The deployed API-key store: one control-table item per key, partition `apikeys`, sort key the
- * key's id, holding `sha256` (hex digest of the key), `createdAt` (ISO date) and an optional
- * `description`. The plaintext key is never stored. The functions read the digests with one Query
+ * key's id, holding `sha256` (hex digest of the key), `createdAt` and `expiresAt` (ISO dates; a key
+ * created before keys expired has no `expiresAt`), an optional `description`, and `lastUsedAt`,
+ * which the key authorizer writes (./keyUses.ts). The plaintext key is never stored. The functions read the digests with one Query
  * through the DynamoDB client they already carry (no SSM client in the bundle), keep them, and
  * refresh them (lib/store/cache.ts): a key issued or revoked with `npm run keys` takes effect within
  * `KEY_REVOCATION_BOUND_MS`, without a redeploy, on busy and idle instances alike. Each digest is
@@ -9,6 +10,7 @@
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyStore, KeyDigest, KeyDigests } from '../domain/apiKeys.ts';
+import { keyExpiry } from '../domain/keyLifetime.ts';
 import { warn } from '../domain/log.ts';
 import { refreshing, type Refreshing } from './cache.ts';
 import { controlKeys, controlTable } from './table.ts';
@@ -31,27 +33,50 @@ export interface ApiKeyRecord {
   sha256: string;
   /** ISO 8601 instant the key was created. */
   createdAt: string;
+  /** ISO 8601 instant the key stops working; none on a key created before keys expired (see `expiryOf`). */
+  expiresAt?: string | undefined;
   description?: string | undefined;
+  /** ISO 8601 instant the authorizer last recorded a use of the key (./keyUses.ts). */
+  lastUsedAt?: string | undefined;
 }
+
+/** The attribute the authorizer writes, and the only one its role may write (infra/constructs/permissions.ts). */
+export const LAST_USED_ATTRIBUTE = 'lastUsedAt';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
+const isInstant = (value: unknown): value is string => typeof value === 'string' && !Number.isNaN(Date.parse(value));
 
-/** The record an item holds, or undefined when it is not one. */
+/** The record an item holds, or undefined when it is not one (a `lastUsedAt` that is no instant is left out). */
 export function parseKeyItem(item: Record<string, unknown>): ApiKeyRecord | undefined {
-  const { sk, sha256, createdAt, description } = item;
+  const { sk, sha256, createdAt, expiresAt, description, [LAST_USED_ATTRIBUTE]: lastUsedAt } = item;
   if (typeof sk !== 'string' || typeof sha256 !== 'string' || !SHA256_HEX.test(sha256)) return undefined;
-  if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt))) return undefined;
-  return { keyId: sk, sha256, createdAt, ...(typeof description === 'string' ? { description } : {}) };
+  if (!isInstant(createdAt) || (expiresAt !== undefined && !isInstant(expiresAt))) return undefined;
+  return {
+    keyId: sk,
+    sha256,
+    createdAt,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(typeof description === 'string' ? { description } : {}),
+    ...(isInstant(lastUsedAt) ? { lastUsedAt } : {}),
+  };
 }
 
-/** The control-table item for a key. */
-export const keyItem = ({ keyId, sha256, createdAt, description }: ApiKeyRecord) => ({
+/** When the key of `record` stops working (epoch ms): lib/domain/keyLifetime.ts's rule. */
+export const expiryOf = (record: Pick<ApiKeyRecord, 'createdAt' | 'expiresAt'>): number =>
+  keyExpiry(Date.parse(record.createdAt), record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt));
+
+/** The control-table item for a key, as `npm run keys` writes it (never `lastUsedAt`: the authorizer's). */
+export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description }: Omit<ApiKeyRecord, 'lastUsedAt'>) => ({
   [controlTable.partitionKey.name]: controlKeys.apiKeys,
   [controlTable.sortKey.name]: keyId,
   sha256,
   createdAt,
+  ...(expiresAt === undefined ? {} : { expiresAt }),
   ...(description === undefined ? {} : { description }),
 });
+
+/** The key of a key's item. */
+export const keyItemKey = (keyId: string) => ({ [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId });
 
 /** Every key item, following LastEvaluatedKey to the end (one page holds about 5,000 keys). */
 export async function readKeyItems(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
@@ -96,8 +121,8 @@ export class ControlTableApiKeys implements ApiKeyStore {
       for (const item of await readKeyItems(documents, tableName)) {
         const record = parseKeyItem(item);
         // Id only: the value is not logged, even when malformed.
-        if (record) digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex') });
-        else warn(`Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256 and createdAt.`);
+        if (record) digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex'), expiresAt: expiryOf(record) });
+        else warn(`Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256, createdAt and expiresAt.`);
       }
       if (digests.length === 0) warn(`No API keys in ${tableName}: every request will be answered 401.`);
       return Object.freeze(Object.assign(digests, { readAt }));
@@ -110,3 +135,4 @@ export class ControlTableApiKeys implements ApiKeyStore {
     return this.#digests(deadline);
   }
 }
+

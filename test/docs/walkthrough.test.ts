@@ -6,7 +6,8 @@
  * printed. Every marked block must have a runner here, or the suite fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
@@ -178,11 +179,14 @@ async function rehearsal(block: ShellBlock): Promise<void> {
   const [startCommand, keysCommand, smokeCommand] = block.commands;
   expect(block.commands).toHaveLength(3);
   const { shell, url, table, endpoint } = await startDeployed(startCommand!);
-  const keys = await runToEnd(fill(keysCommand!, { '--table <printed>': `--table ${table}`, '--endpoint <printed>': `--endpoint ${endpoint}` }), newcomerEnvironment());
+  // The key file the block names, in a folder of its own (never the repository's).
+  const keyFile = join(mkdtempSync(join(tmpdir(), 'rehearsal-')), 'staging.key');
+  const keys = await runToEnd(fill(keysCommand!, { '--table <printed>': `--table ${table}`, '--endpoint <printed>': `--endpoint ${endpoint}`, 'staging.key': keyFile }), newcomerEnvironment());
   expect(keys.code, keys.output).toBe(0);
-  const key = keys.output.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
-  expect(key, keys.output).toBeDefined();
-  const smoke = await runToEnd(fill(smokeCommand!, { 'psk_...': key!, 'http://127.0.0.1:3100/v1': url }), newcomerEnvironment());
+  // Run through a pipe, as here, the key goes only to the file.
+  expect(keys.output).not.toMatch(/psk_/);
+  expect(readFileSync(keyFile, 'utf8')).toMatch(/^psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/);
+  const smoke = await runToEnd(fill(smokeCommand!, { 'staging.key': keyFile, 'http://127.0.0.1:3100/v1': url }), newcomerEnvironment());
   expect(smoke.code, smoke.output).toBe(0);
   expect(smoke.output).not.toMatch(/FAIL/);
   expect(smoke.output.match(/^ok\b/gm)?.length ?? 0, smoke.output).toBeGreaterThan(3);

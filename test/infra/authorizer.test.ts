@@ -4,6 +4,7 @@
  * least-privilege role, the usage plan per stage with the API's key source AUTHORIZER, and in
  * production the web ACL rule that refuses a malformed Authorization before anything runs.
  */
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { describe, expect, it } from 'vitest';
 import { BEARER_KEY_RULE, bearerKeyPattern } from '../../infra/constructs/firewall.ts';
 import { BEARER_CHALLENGE } from '../../infra/gatewayErrors.ts';
@@ -61,7 +62,7 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
     expect(s.json.Outputs?.[USAGE_PLAN_OUTPUT]?.Value).toEqual(ref(planId));
   });
 
-  it('lets the authorizer read the API keys partition and write its logs, and nothing else: no pets table', () => {
+  it('lets the authorizer read the API keys partition, record their last use, and write its logs, and nothing else: no pets table', () => {
     const s = of(stage);
     const fn = props(s.resource(s.logicalId(s.stack.keyAuthorizer.fn)));
     expect(Object.keys((fn.Environment as { Variables: object }).Variables)).toEqual(['CONTROL_TABLE_NAME']);
@@ -76,9 +77,43 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
         Resource: getAtt(s.logicalId(s.stack.controlTable), 'Arn'),
         Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } },
       },
+      {
+        Sid: 'RecordKeyUse',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: getAtt(s.logicalId(s.stack.controlTable), 'Arn'),
+        Condition: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
       { Sid: 'WriteLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: expect.anything() },
     ]);
     expect(JSON.stringify(statements)).not.toContain(s.logicalId(s.stack.table));
+  });
+
+  it("lets the authorizer's UpdateItem write lastUsedAt of an API key item, as IAM evaluates it, and nothing else of it", async () => {
+    const s = of(stage);
+    const fn = props(s.resource(s.logicalId(s.stack.keyAuthorizer.fn)));
+    const roleId = (fn.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    const role = props(s.resource(roleId)) as { Policies: { PolicyDocument: { Statement: Record<string, unknown>[] } }[] };
+    const table = 'arn:aws:dynamodb:us-east-1:123456789012:table/PetStore-x-ControlTable-1';
+    // The role's DynamoDB statements, the control table named as it will be (the log statement names a log group).
+    const onTable = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement).filter((statement) => statement.Sid !== 'WriteLogs');
+    const statements = JSON.parse(JSON.stringify(onTable).replaceAll(JSON.stringify(getAtt(s.logicalId(s.stack.controlTable), 'Arn')), JSON.stringify(table)));
+    const allowed = async (context: Record<string, string | string[]>) => {
+      const request = { principal: 'arn:aws:sts::123456789012:assumed-role/authorizer/s', action: 'dynamodb:UpdateItem', resource: { resource: table, accountId: '123456789012' }, contextVariables: context };
+      const identityPolicies = [{ name: 'authorizer', policy: { Version: '2012-10-17', Statement: statements } }];
+      const result = await runSimulation({ request, identityPolicies, serviceControlPolicies: [], resourceControlPolicies: [] }, {});
+      if (result.resultType === 'error') throw new Error(JSON.stringify(result.errors));
+      return result.overallResult === 'Allowed';
+    };
+    // What KeyUses sends: the key item's keys, lastUsedAt, no ReturnValues.
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] })).toBe(true);
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'sha256'] })).toBe(false);
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'expiresAt'] })).toBe(false);
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['cursor-secret'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] })).toBe(false);
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'], 'dynamodb:ReturnValues': 'ALL_OLD' })).toBe(false);
   });
 
   it("answers the authorizer's and the usage plan's refusals in the Error shape", () => {

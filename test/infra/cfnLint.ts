@@ -14,7 +14,9 @@ export interface CfnLintFinding {
   Location: { Path: readonly (string | number)[] };
 }
 
-export const CFN_LINT_INSTALL_HINT = 'cfn-lint is not installed: `pip install cfn-lint==1.51.0` (Python 3), then run the tests again.';
+/** The cfn-lint the templates are judged by; .ci/run requires exactly this one (test/ci/run.test.ts). */
+export const CFN_LINT_VERSION = '1.51.0';
+export const CFN_LINT_INSTALL_HINT = `cfn-lint is not installed: \`pip install cfn-lint==${CFN_LINT_VERSION}\` (Python 3), then run the tests again.`;
 
 export function cfnLintVersion(): string | undefined {
   const result = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });

@@ -9,8 +9,10 @@ import {
   COMMON_RULE_SET_BODY_LIMIT,
   COUNTED_COMMON_RULES,
   FIREWALL_RULES,
+  KEY_RATE_WINDOW_SECONDS,
   RATE_LIMITED_RETRY_AFTER_SECONDS,
   RATE_WINDOW_SECONDS,
+  blockedRequestsLogGroupPrefix,
 } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses } from '../../lib/domain/errors.ts';
@@ -36,6 +38,15 @@ describe('web ACL settings', () => {
     if (!webAcl) throw new Error('unreachable');
     expect(webAcl.requestsPerAddressPer5Minutes).toBeLessThanOrEqual((throttling.rateLimit * RATE_WINDOW_SECONDS) / 10);
     expect(webAcl.requestsPerAddressPer5Minutes).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
+  });
+
+  it.each(withWebAcl)('in %s cap each key above its usage plan (a key within its plan is never blocked) and below the stage throttle', (stage) => {
+    const { webAcl, throttling, keyLimits } = STAGE_SETTINGS[stage];
+    if (!webAcl) throw new Error('unreachable');
+    const window = KEY_RATE_WINDOW_SECONDS;
+    expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(keyLimits.rateLimit * window + keyLimits.burstLimit);
+    expect(webAcl.requestsPerKeyPerMinute).toBeLessThan(throttling.rateLimit * window);
+    expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
   });
 });
 
@@ -63,19 +74,21 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(arn).toContain(`"/stages/",${JSON.stringify(ref(stageId))}`);
   });
 
-  it('evaluates the rate limit per address first, then the body limits, then the managed common and known-bad-inputs groups', () => {
+  it('evaluates the rate limit per address first, then the body limits, the managed common, known-bad-inputs and IP-reputation groups, the bearer-key shape, and the rate limit per key', () => {
     const { properties } = webAcl();
     const rules = (properties.Rules as Record<string, any>[]).sort((a, b) => a.Priority - b.Priority);
-    // Then the bearer-key rule (test/infra/authorizer.test.ts).
+    // The bearer-key rule: test/infra/authorizer.test.ts.
     expect(rules.map((rule) => rule.Name)).toEqual([
       FIREWALL_RULES.rateLimit,
       FIREWALL_RULES.bodyOnGet,
       FIREWALL_RULES.bodyTooLarge,
       FIREWALL_RULES.common,
       FIREWALL_RULES.knownBadInputs,
+      FIREWALL_RULES.ipReputation,
       BEARER_KEY_RULE,
+      FIREWALL_RULES.ratePerKey,
     ]);
-    const [rate, , , common, badInputs] = rules;
+    const [rate, , , common, badInputs, reputation] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({
       Limit: settings.webAcl && settings.webAcl.requestsPerAddressPer5Minutes,
       AggregateKeyType: 'IP',
@@ -84,12 +97,31 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     for (const [rule, name] of [
       [common, 'AWSManagedRulesCommonRuleSet'],
       [badInputs, 'AWSManagedRulesKnownBadInputsRuleSet'],
+      [reputation, 'AWSManagedRulesAmazonIpReputationList'],
     ] as const) {
       // The group's own actions apply (None), so its blocks stay blocks.
       expect(rule!.OverrideAction, name).toEqual({ None: {} });
       expect(rule!.Statement.ManagedRuleGroupStatement, name).toMatchObject({ VendorName: 'AWS', Name: name });
     }
     expect(badInputs!.Statement.ManagedRuleGroupStatement).not.toHaveProperty('RuleActionOverrides');
+    expect(reputation!.Statement.ManagedRuleGroupStatement).not.toHaveProperty('RuleActionOverrides');
+  });
+
+  it("caps each API key, counted by its Authorization header from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After", () => {
+    const { properties } = webAcl();
+    const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
+    expect(rule.Statement.RateBasedStatement).toEqual({
+      Limit: settings.webAcl && settings.webAcl.requestsPerKeyPerMinute,
+      AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+      EvaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
+    });
+    const response = rule.Action.Block.CustomResponse;
+    expect(response.ResponseCode).toBe(429);
+    expect(response.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }]);
+    const body = parseErrorBody(properties.CustomResponseBodies[response.CustomResponseBodyKey].Content);
+    expect(body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests with this API key; retry later.', status: 429 });
+    expect(rule.VisibilityConfig).toEqual({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false, MetricName: FIREWALL_RULES.ratePerKey });
   });
 
   it('only counts the common rules that would refuse what the API accepts: bodies up to 16 KiB, and no User-Agent', () => {
@@ -169,7 +201,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(BODY_INSPECTION_LIMIT.setting).toBe(`KB_${BODY_INSPECTION_LIMIT.bytes / 1024}`);
   });
 
-  it('logs only blocked requests, with the key and the Idempotency-Key redacted, to a short-lived aws-waf-logs- group', () => {
+  it("logs only blocked requests, with the key and the Idempotency-Key redacted, to an aws-waf-logs- group kept and retained as the stage's other logs", () => {
     const { s, id } = webAcl();
     s.template.resourceCountIs('AWS::WAFv2::LoggingConfiguration', 1);
     const [, logging] = s.ofType('AWS::WAFv2::LoggingConfiguration')[0]!;
@@ -180,12 +212,18 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
       DefaultBehavior: 'DROP',
       Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] }],
     });
-    const [destination] = p.LogDestinationConfigs as unknown[];
-    const groupName = `aws-waf-logs-petstore-${stage}`;
-    expect(render(destination, {})).toMatch(new RegExp(`:logs:<AWS::Region>:<AWS::AccountId>:log-group:${groupName}$`));
-    const [, group] = s.ofType('AWS::Logs::LogGroup').find(([, g]) => props(g).LogGroupName === groupName)!;
-    expect(props(group).RetentionInDays).toBeLessThanOrEqual(14);
-    expect(group.DeletionPolicy).toBe('Delete');
+    // Named aws-waf-logs-petstore-<stage>-<first part of the stack id>: a stack deployed after a teardown gets its own.
+    const groupName = {
+      'Fn::Join': ['', [blockedRequestsLogGroupPrefix(stage), { 'Fn::Select': [0, { 'Fn::Split': ['-', { 'Fn::Select': [2, { 'Fn::Split': ['/', ref('AWS::StackId')] }] }] }] }]],
+    };
+    const [groupId, group] = s.ofType('AWS::Logs::LogGroup').find(([, g]) => JSON.stringify(props(g).LogGroupName) === JSON.stringify(groupName))!;
+    // WAF takes the group's ARN without the `:*` of its Arn attribute: the same name, joined into the ARN.
+    const destination = JSON.stringify(p.LogDestinationConfigs);
+    expect(destination).toContain(`:log-group:${blockedRequestsLogGroupPrefix(stage)}",${JSON.stringify(groupName['Fn::Join'][1]![1])}]`);
+    expect(props(group).RetentionInDays).toBe(settings.logRetention);
+    expect(props(group).RetentionInDays).toBeGreaterThan(7);
+    expect(group.DeletionPolicy).toBe(settings.protectData ? 'Retain' : 'Delete');
+    expect(s.json.Outputs?.BlockedRequestsLogGroup?.Value).toEqual(ref(groupId));
   });
 
   it('raises WafBlocked on the requests it blocks, to the stage topic, and graphs them on the dashboard', () => {

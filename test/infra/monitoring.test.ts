@@ -6,6 +6,8 @@ import { PetStoreStack } from '../../infra/stack.ts';
 import { STAGE_SETTINGS, STAGES, type StageSettings } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { ControlTableApiKeys } from '../../lib/store/controlTableKeys.ts';
+import { KeyUses } from '../../lib/store/keyUses.ts';
+import { matchesFilterPattern } from '../support/filterPattern.ts';
 import { synthesize, testApp } from './synth.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
 
@@ -28,13 +30,20 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
     ControlSystemErrors: t.dynamoSystemErrors,
   };
   if (STAGE_SETTINGS[stage].webAcl) alarms.WafBlocked = t.wafBlockedRequests;
+  alarms.AuthorizerFailures = t.lambdaErrors;
+  alarms.AuthorizerThrottles = t.lambdaThrottles;
+  alarms.AuthorizerDuration = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
+  const reserved = STAGE_SETTINGS[stage].reservedConcurrency;
+  const concurrency = (reservation: number | undefined) =>
+    'executions' in t.lambdaConcurrency ? t.lambdaConcurrency.executions : Math.ceil((reservation! * t.lambdaConcurrency.percentOfReserved) / 100);
+  alarms.AuthorizerConcurrency = concurrency(reserved ? reserved.authorizer : undefined);
   for (const { operation } of routes) {
     const name = pascal(operation);
     alarms[`${name}LatencyP99`] = t.apiLatencyP99Ms;
     alarms[`${name}Errors`] = t.lambdaErrors;
     alarms[`${name}Duration`] = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
     alarms[`${name}Throttles`] = t.lambdaThrottles;
-    alarms[`${name}Concurrency`] = t.lambdaConcurrentExecutions;
+    alarms[`${name}Concurrency`] = concurrency(reserved ? reserved.operations[operation] : undefined);
   }
   return alarms;
 }
@@ -112,7 +121,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     }
   });
 
-  it('counts 401 answers from the access log, and the API-key store warnings from every function log', () => {
+  it("counts 401 answers from the access log, and the API-key store warnings from every function's log and the authorizer's", () => {
     const s = of(stage);
     const filters = s.ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>);
     const unauthorized = filters.filter((f) => f.MetricTransformations[0].MetricName === 'UnauthorizedRequests');
@@ -124,7 +133,10 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     expect(String((props(apiStage) as Record<string, any>).AccessLogSetting.Format)).toContain('"status":"$context.status"');
 
     const warnings = filters.filter((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings');
-    expect(warnings.map((f) => f.LogGroupName)).toEqual(routes.map((route) => ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup))));
+    expect(warnings.map((f) => f.LogGroupName)).toEqual([
+      ...routes.map((route) => ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup))),
+      ref(s.logicalId(s.stack.keyAuthorizer.logGroup)),
+    ]);
     const prefixes = KEY_STORE_WARNING_PREFIXES.map((prefix) => `($.message = "${prefix}*")`).join(' || ');
     for (const filter of warnings) {
       expect(filter.FilterPattern).toBe(`{ ($.level = "WARN") && (${prefixes}) }`);
@@ -134,6 +146,30 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
     expect(alarm('Unauthorized')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'UnauthorizedRequests', Statistic: 'Sum' });
     expect(alarm('KeyStoreWarnings')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'KeyStoreWarnings', Statistic: 'Sum' });
+  });
+
+  it("watches the key authorizer: its failures counted from its own log (never its Errors, which count refusals), its throttles, duration and concurrency", () => {
+    const s = of(stage);
+    const authorizerFn = s.logicalId(s.stack.keyAuthorizer.fn);
+    const filters = s.ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>);
+    const failures = filters.filter((f) => f.MetricTransformations[0].MetricName === 'AuthorizerFailures');
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({
+      LogGroupName: ref(s.logicalId(s.stack.keyAuthorizer.logGroup)),
+      FilterPattern: '{ ($.level = "ERROR") && ($.operation = "authorize") }',
+      MetricTransformations: [{ MetricNamespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', MetricValue: '1' }],
+    });
+    const alarm = (name: string) =>
+      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    expect(alarm('AuthorizerFailures')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', Statistic: 'Sum' });
+    for (const [name, metric, statistic] of [['AuthorizerThrottles', 'Throttles', 'Sum'], ['AuthorizerDuration', 'Duration', 'Maximum'], ['AuthorizerConcurrency', 'ConcurrentExecutions', 'Maximum']] as const) {
+      expect(alarm(name), name).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Statistic: statistic, Dimensions: [{ Name: 'FunctionName', Value: ref(authorizerFn) }] });
+    }
+    // No alarm reads the authorizer's Errors: every refused key is one.
+    for (const [, a] of s.ofType('AWS::CloudWatch::Alarm')) {
+      const p = props(a) as Record<string, any>;
+      if (p.MetricName === 'Errors') expect(p.Dimensions, p.AlarmName).not.toEqual([{ Name: 'FunctionName', Value: ref(authorizerFn) }]);
+    }
   });
 
   it('has an SNS topic that requires TLS, subscribed by the AlarmEmail parameter and the stage email list', () => {
@@ -248,10 +284,10 @@ describe("the API-key store's warnings", () => {
     vi.restoreAllMocks();
   });
 
-  /** What a metric filter `{ ($.level = "WARN") && ($.message = "<prefix>*") || ... }` matches. */
+  /** What the template's key-store warnings filter (the same on every log group) matches. */
   const matchesFilter = (line: string): boolean => {
-    const { level, message } = JSON.parse(line) as { level?: string; message?: string };
-    return level === 'WARN' && KEY_STORE_WARNING_PREFIXES.some((prefix) => message?.startsWith(prefix));
+    const filter = of('production').ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>).find((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings')!;
+    return matchesFilterPattern(filter.FilterPattern, line);
   };
 
   it('are the lines the store writes: a failed refresh, an unreadable key item, no keys', async () => {
@@ -274,5 +310,18 @@ describe("the API-key store's warnings", () => {
       expect.stringMatching(/^Ignoring API key item broken of control/),
       expect.stringMatching(/^No API keys in control/),
     ]);
+    // And not the store's other lines, nor a request line.
+    expect(matchesFilter(JSON.stringify({ level: 'INFO', message: 'request', operation: 'getPet', status: 200 }))).toBe(false);
+    expect(matchesFilter(JSON.stringify({ level: 'WARN', message: 'Could not read the cursor secret' }))).toBe(false);
+  });
+
+  it("and the line the authorizer writes when it cannot record a key's use", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((line: string) => void lines.push(line));
+    const documents = { send: () => Promise.reject(Object.assign(new Error('not authorized to perform dynamodb:UpdateItem'), { name: 'AccessDeniedException' })) } as unknown as DynamoDBDocumentClient;
+    await new KeyUses(documents, 'control').record('0123456789ab');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!).message).toBe('Could not record the use of API key 0123456789ab in control.');
+    expect(matchesFilter(lines[0]!)).toBe(true);
   });
 });

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PetStoreAccountStack } from '../../infra/accountStack.ts';
 import type { PetStoreStack } from '../../infra/stack.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { testApp } from './synth.ts';
@@ -32,11 +33,12 @@ const EXPECTED_ACKNOWLEDGMENTS = [
 let outdir: string;
 let app: App;
 let stacks: Map<Stage, PetStoreStack>;
+let account: PetStoreAccountStack;
 let synthError: unknown;
 
 beforeAll(() => {
   outdir = mkdtempSync(join(tmpdir(), 'petstore-nag-'));
-  ({ app, stacks } = testApp({ outdir, nag: true }));
+  ({ app, stacks, account } = testApp({ outdir, nag: true }));
   try {
     app.synth();
   } catch (error) {
@@ -76,6 +78,12 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     // No error annotation either (cdk-nag 2 reported through these; CDK itself still does).
     expect(Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('finds no unacknowledged error or warning in PetStore-account', () => {
+    const { violations } = new AwsSolutionsChecks().validateScope(account);
+    expect(violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(Annotations.fromStack(account).findError('*', Match.anyValue())).toEqual([]);
   });
 
   it.each(STAGES)('acknowledges APIG3 (no web ACL) in PetStore-%s only where the stage has no web ACL', (stage) => {

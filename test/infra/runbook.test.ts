@@ -116,10 +116,9 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   it('tells what a production teardown keeps: exactly what the template retains', () => {
     const teardown = prose('Tear down, and deploy again');
     expect(retained('production').sort()).toEqual([
-      'AWS::ApiGateway::Account',
       'AWS::DynamoDB::Table',
       'AWS::DynamoDB::Table',
-      'AWS::IAM::Role',
+      'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
@@ -127,10 +126,10 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
       'AWS::Logs::LogGroup',
     ]);
     expect(teardown).toContain('both tables');
-    expect(teardown).toContain('the five log groups');
-    expect(teardown).toContain('the CloudWatch Logs role and the account setting that names it');
-    // Staging keeps only the account-wide role and setting.
-    expect(retained('staging').sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::IAM::Role']);
+    expect(teardown).toContain('the six log groups');
+    // Staging keeps nothing; the account-wide role and setting are the account stack's (infra/accountStack.ts).
+    expect(retained('staging')).toEqual([]);
+    expect(teardown).toContain('`PetStore-account` keeps');
     expect(of('production').stack.terminationProtection).toBe(true);
     expect(teardown).toContain('update-termination-protection --no-enable-termination-protection --stack-name PetStore-production');
     expect(prose('When a first deploy fails')).toContain(
@@ -165,22 +164,48 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(firewall).toContain(`(${limit / RATE_WINDOW_SECONDS} a second sustained)`);
     expect(firewall).toContain(`the stage's throttle (${throttling.rateLimit} a second)`);
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
+    // The concurrency alarms as the templates set them.
+    const threshold = (stage: Stage, name: string) =>
+      props(of(stage).ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]).Threshold as number;
+    const row = (name: string) => section('Alarms').split('\n').find((line) => line.startsWith(`| \`${name}\``))!;
+    expect(row('AuthorizerConcurrency')).toMatch(new RegExp(`\\| ${threshold('staging', 'AuthorizerConcurrency')} \\| ${threshold('production', 'AuthorizerConcurrency')} \\(80 % of its reserved `));
+    expect(row('<Operation>Concurrency')).toContain(
+      `listPets ${threshold('production', 'ListPetsConcurrency')}, createPet ${threshold('production', 'CreatePetConcurrency')}, getPet ${threshold('production', 'GetPetConcurrency')} |`,
+    );
   });
 
-  it("grants the deployer's example policy the control table's API-key partition only", () => {
+  it("sends deployers to the one deployer policy, which grants the control table's API-key partition only", () => {
     const before = section('Before the first deploy');
-    const json = /```json\n([\s\S]*?)\n```/.exec(before)?.[1];
-    const policy = JSON.parse(json!) as { Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[] };
+    expect(before).toContain('[`infra/deployer-policy.json`](../infra/deployer-policy.json)');
+    expect(before).not.toContain('```json');
+    const policy = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra', 'deployer-policy.json'), 'utf8')) as {
+      Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[];
+    };
     const onControlTable = policy.Statement.filter((statement) => statement.Resource.includes('ControlTable'));
     expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeys']);
     expect(onControlTable[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } });
+  });
+
+  it("says how the functions' runtime is upgraded before Lambda deprecates it, naming the runtime the template uses", () => {
+    const upgrade = prose('Upgrading the Lambda runtime');
+    const runtimes = new Set(
+      STAGES.flatMap((stage) => of(stage).ofType('AWS::Lambda::Function').map(([, fn]) => String(props(fn).Runtime))),
+    );
+    expect([...runtimes]).toEqual(['nodejs22.x']);
+    expect(upgrade).toContain('Every function, the key authorizer included, runs on `nodejs22.x`');
+    expect(upgrade).toContain('**30 April 2027**');
+    for (const file of ['infra/constructs/functions.ts', 'infra/bundle/bundling.ts', 'tools/stage-emulator/src/lambdaHost.ts', 'test/infra/functions.test.ts']) {
+      expect(upgrade, file).toContain(file);
+      expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), file).toMatch(/nodejs22\.x|NODEJS_22_X|node22/);
+    }
   });
 
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
     const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
     for (const doc of everyDocument) expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
     const firewall = prose('Web firewall (production)');
-    expect(firewall).toContain('`aws-waf-logs-petstore-production`');
+    expect(firewall).toContain('`aws-waf-logs-petstore-production-<first part of the stack id>`');
+    expect(firewall).toContain('`BlockedRequestsLogGroup`');
     expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');
   });
 });

@@ -9,7 +9,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
-import { addNagChecks, addPetStoreStacks } from '../../infra/stacks.ts';
+import type { PetStoreAccountStack } from '../../infra/accountStack.ts';
+import { addAccountStack, addNagChecks, addPetStoreStacks } from '../../infra/stacks.ts';
 import type { PetStoreStack } from '../../infra/stack.ts';
 import { STAGES, type Stage } from '../../infra/stages.ts';
 
@@ -29,6 +30,8 @@ export interface TestAppOptions {
 export interface TestApp {
   app: App;
   stacks: Map<Stage, PetStoreStack>;
+  /** The account stack every stage stack depends on. */
+  account: PetStoreAccountStack;
 }
 
 export function testApp({ bundle = [], stages = STAGES, outdir, nag = false }: TestAppOptions = {}): TestApp {
@@ -41,9 +44,10 @@ export function testApp({ bundle = [], stages = STAGES, outdir, nag = false }: T
       'aws:cdk:enable-asset-metadata': true,
     },
   });
-  const stacks = addPetStoreStacks(app, stages, {});
+  const account = addAccountStack(app, {});
+  const stacks = addPetStoreStacks(app, stages, {}, account);
   if (nag) addNagChecks(app);
-  return { app, stacks };
+  return { app, stacks, account };
 }
 
 export type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; [key: string]: unknown }>;

@@ -88,7 +88,7 @@ function variantsOf({ floor, lambdaFloor, functions }: BundleSet, files: Map<Bui
  * written first by one untimed run.
  */
 export async function measureColdRequests(set: BundleSet, files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch, paired?: Map<string, string>): Promise<ColdResults> {
-  const standIn = await startStandInDynamo(benchKeyItem('2026-01-01T00:00:00.000Z'));
+  const standIn = await startStandInDynamo(benchKeyItem(new Date().toISOString()));
   try {
     const invocations = coldInvocations();
     const variants = variantsOf(set, files, paired);

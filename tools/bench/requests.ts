@@ -31,7 +31,7 @@ const behindTheAuthorizer = (event: ReturnType<typeof apiEvent>) => ({
   ...event,
   requestContext: {
     ...event.requestContext,
-    authorizer: { principalId: BENCH_KEY_ID, ...verdictContext({ keyId: BENCH_KEY_ID, keysReadAt: Date.now() }), integrationLatency: 4 },
+    authorizer: { principalId: BENCH_KEY_ID, ...verdictContext({ keyId: BENCH_KEY_ID, keysReadAt: Date.now(), digest: digestKey(KEY), expiresAt: Date.now() + 86_400_000 }), integrationLatency: 4 },
   },
 });
 

@@ -1,7 +1,8 @@
 /**
  * `PETSTORE_API_KEY=… npm run smoke -- --base <url ending in /v1> [--read-only]`: the check to run after
  * a deploy, through the typed client (which retries transient answers within `--retry-budget`). The key
- * comes from the environment, so that it lands neither in shell history nor in `ps`; `--key` still works.
+ * comes from the environment only, so that it lands neither in shell history nor in `ps`: `--key` is
+ * refused in one line.
  *
  * - `--read-only` creates nothing: 401 without a key, 404 for an unknown id, the Error shape of a 400,
  *   paging over the pets already stored, an absolute `Link: rel="next"`, and getPet's deprecation
@@ -9,17 +10,14 @@
  * - without it, it first creates a pet named `smoke-test <date>` (status `pending`; the API deletes
  *   nothing, so it stays), prints its id, reads it back and finds it by paging its status to the end.
  *
- * One line per check (`ok`, `FAIL`, `skip`), then a summary; exit 1 when any check fails, 2 for bad arguments.
- * A key the API refuses (401) fails the first check that uses it, saying so once; the other checks
- * that need it are skipped as not run for that reason (not counted as failures of their own).
+ * One line per check (./run.ts), then a summary; exit 1 when any check fails, 2 for bad arguments (one line).
  */
 import { parseArgs } from 'node:util';
-import { BASE_PATH, nextLink, petStoreClient, PetStoreError, PetStoreNetworkError, type Pet } from '../../client/src/index.ts';
+import { BASE_PATH, nextLink, petStoreClient, PetStoreError, type Pet } from '../../client/src/index.ts';
+import { SMOKE_KEY_VARIABLE, SmokeRun, Skipped, expect, need, type SmokeResult } from './run.ts';
 
-/** Where the key is read from, unless `--key` gives it. */
-export const SMOKE_KEY_VARIABLE = 'PETSTORE_API_KEY';
-const USAGE = `Usage: ${SMOKE_KEY_VARIABLE}=<API key> npm run smoke -- --base <https://…${BASE_PATH}> [--read-only] [--retry-budget <ms>]
-       (--key <API key> instead of ${SMOKE_KEY_VARIABLE} works too, but leaves the key in shell history and ps)`;
+export { SMOKE_KEY_VARIABLE, type SmokeResult };
+const USAGE = `Usage: ${SMOKE_KEY_VARIABLE}=<API key> npm run smoke -- --base <https://…${BASE_PATH}> [--read-only] [--retry-budget <ms>]`;
 /** Smoke pets stay in the store (the API deletes nothing): their name says what they are. */
 export const SMOKE_NAME_PREFIX = 'smoke-test';
 /** An id no pet has: the largest the API accepts (ids are about 2^42 today). */
@@ -37,98 +35,60 @@ export interface SmokeOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-export interface SmokeResult {
-  passed: number;
-  failed: number;
-  skipped: number;
-  /** The id of the pet a creating run stored. */
-  createdId?: number;
-}
-
-/** A check that cannot be made here, and says why: counted apart, never as passed. */
-class Skipped extends Error {}
-
 export async function runSmoke(base: string, key: string, options: SmokeOptions = {}): Promise<SmokeResult> {
   const print = options.print ?? console.log;
-  const send = options.fetch ?? ((request: Request) => fetch(request));
-  /** 401s answered to a request that carried a key: the key was refused, whatever the check then said. */
-  let keyRefusals = 0;
-  const watched = async (request: Request) => {
-    const response = await send(request);
-    if (response.status === 401 && request.headers.has('authorization')) keyRefusals++;
-    return response;
-  };
-  const shared = { baseUrl: base, retry: { budgetMs: options.retryBudgetMs ?? SMOKE_RETRY_BUDGET_MS }, fetch: watched };
-  const client = petStoreClient({ ...shared, apiKey: key });
-  const anonymous = petStoreClient(shared);
-  const result: SmokeResult = { passed: 0, failed: 0, skipped: 0 };
+  const run = new SmokeRun({
+    base,
+    key,
+    retryBudgetMs: options.retryBudgetMs ?? SMOKE_RETRY_BUDGET_MS,
+    print,
+    fetch: options.fetch ?? ((request: Request) => fetch(request)),
+  });
+  const created = options.readOnly ? undefined : await creatingChecks(run);
+  await readChecks(run, created);
+  const { result } = run;
+  const skipped = result.skipped ? `, ${result.skipped} skipped${run.keyRefused ? ' (the API refused the key)' : ''}` : '';
+  print(`smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`);
+  return result;
+}
+
+/** Creates a smoke pet, reads it back, finds it by its status; the pet, when it was created. */
+async function creatingChecks(run: SmokeRun): Promise<Pet | undefined> {
+  const { client, result } = run;
   let created: Pet | undefined;
-  let listed: Pet | undefined;
-  let listedAll = false;
-  /** Once the API did not answer at all (after the client's retries), the checks after it are not run. */
-  let unreachable: string | undefined;
-  /** Once the API refused the key (401), the checks that use it are not run: one cause, said once. */
-  let keyRefused = false;
+  await run.check('createPet answers 201 with the pet and its Location', async () => {
+    const name = `${SMOKE_NAME_PREFIX} ${new Date().toISOString()}`;
+    const { pet, location } = await client.createPet({ name, categoryId: 1, status: 'pending' });
+    created = pet;
+    result.createdId = pet.id;
+    expect(pet.name === name && pet.status === 'pending', `unexpected pet ${JSON.stringify(pet)}`);
+    expect(location?.endsWith(`/pets/${pet.id}`) === true, `Location is ${location}`);
+    return `created pet ${pet.id} ("${name}"; it stays: the API deletes nothing)`;
+  });
+  await run.check('getPet reads it back', async () => {
+    const pet = need(created, 'no pet was created');
+    const { pet: read } = await client.getPet(pet.id);
+    expect(JSON.stringify(read) === JSON.stringify(pet), `got ${JSON.stringify(read)}`);
+    return '';
+  });
+  await run.check('listPets finds it by paging status=pending to the end', async () => {
+    const pet = need(created, 'no pet was created');
+    let seen = 0;
+    let found = false;
+    for await (const each of client.allPets({ status: 'pending', limit: 100 })) {
+      seen++;
+      if (each.id === pet.id) found = true;
+    }
+    expect(found, `not among ${seen} pending pets`);
+    return `among ${seen} pending pets`;
+  });
+  return created;
+}
 
-  /** `withoutKey`: the check makes no request with the key, so a refused key does not stop it. */
-  const check = async (name: string, run: () => Promise<string>, { withoutKey = false } = {}): Promise<void> => {
-    if (unreachable) {
-      result.failed++;
-      return print(`FAIL  ${name}: not run, the API did not answer (${unreachable})`);
-    }
-    if (keyRefused && !withoutKey) {
-      result.skipped++;
-      return print(`skip  ${name}: not run, the API refused the key`);
-    }
-    const refusalsBefore = keyRefusals;
-    try {
-      const detail = await run();
-      result.passed++;
-      print(`ok    ${name}${detail ? `: ${detail}` : ''}`);
-    } catch (error) {
-      if (error instanceof Skipped) {
-        result.skipped++;
-        return print(`skip  ${name}: ${error.message}`);
-      }
-      if (error instanceof PetStoreNetworkError) unreachable = error.message;
-      result.failed++;
-      if (!withoutKey && keyRefusals > refusalsBefore) {
-        keyRefused = true;
-        return print(`FAIL  ${name}: the API refused the key (401): check ${SMOKE_KEY_VARIABLE}; the checks that need it are skipped`);
-      }
-      print(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  };
-
-  if (!options.readOnly) {
-    await check('createPet answers 201 with the pet and its Location', async () => {
-      const name = `${SMOKE_NAME_PREFIX} ${new Date().toISOString()}`;
-      const { pet, location } = await client.createPet({ name, categoryId: 1, status: 'pending' });
-      created = pet;
-      result.createdId = pet.id;
-      expect(pet.name === name && pet.status === 'pending', `unexpected pet ${JSON.stringify(pet)}`);
-      expect(location?.endsWith(`/pets/${pet.id}`) === true, `Location is ${location}`);
-      return `created pet ${pet.id} ("${name}"; it stays: the API deletes nothing)`;
-    });
-    await check('getPet reads it back', async () => {
-      const pet = need(created, 'no pet was created');
-      const { pet: read } = await client.getPet(pet.id);
-      expect(JSON.stringify(read) === JSON.stringify(pet), `got ${JSON.stringify(read)}`);
-      return '';
-    });
-    await check('listPets finds it by paging status=pending to the end', async () => {
-      const pet = need(created, 'no pet was created');
-      let seen = 0;
-      let found = false;
-      for await (const each of client.allPets({ status: 'pending', limit: 100 })) {
-        seen++;
-        if (each.id === pet.id) found = true;
-      }
-      expect(found, `not among ${seen} pending pets`);
-      return `among ${seen} pending pets`;
-    });
-  }
-  await check('401 without a key', async () => {
+/** The checks that create nothing; `created` (a creating run's pet) is the one getPet's deprecation is read on. */
+async function readChecks(run: SmokeRun, created: Pet | undefined): Promise<void> {
+  const { client, anonymous } = run;
+  await run.check('401 without a key', async () => {
     const error = await errorOf(anonymous.listPets({ limit: 1 }));
     expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
     // A deployed stage delivers the challenge as x-amzn-Remapped-WWW-Authenticate (API Gateway renames it).
@@ -136,12 +96,12 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     expect(challenge?.startsWith('Bearer') === true, 'no WWW-Authenticate (or x-amzn-Remapped-WWW-Authenticate): Bearer');
     return '';
   }, { withoutKey: true });
-  await check('404 for an unknown id', async () => {
+  await run.check('404 for an unknown id', async () => {
     const error = await errorOf(client.getPet(UNKNOWN_ID));
     expect(error.status === 404 && error.code === 'NOT_FOUND', error.message);
     return '';
   });
-  await check('a 400 has the Error shape', async () => {
+  await run.check('a 400 has the Error shape', async () => {
     const error = await errorOf(client.listPets({ limit: 0 }));
     const body = need(error.body, `no Error body: ${error.message}`);
     expect(error.status === 400 && body.status === 400 && body.code === 'VALIDATION_FAILED', error.message);
@@ -149,7 +109,25 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     expect(keys === 'code,message,status' && typeof body.message === 'string', `body ${JSON.stringify(body)}`);
     return '';
   });
-  await check(`listPets pages through the stored pets (pages of ${PAGE_LIMIT}, at most ${MAX_PAGES})`, async () => {
+  const listing = await pagingCheck(run);
+  await linkCheck(run);
+  await run.check('getPet carries Deprecation, Sunset and its successor', async () => {
+    const pet = created ?? listing.first;
+    if (!pet && !listing.done) throw new Error('not run: listing the stored pets failed');
+    if (!pet) throw new Skipped('the store holds no pets to read');
+    const { deprecation } = await client.getPet(pet.id);
+    expect(/^@\d+$/.test(deprecation.deprecation ?? ''), `Deprecation is ${deprecation.deprecation}`);
+    expect(!Number.isNaN(Date.parse(deprecation.sunset ?? '')), `Sunset is ${deprecation.sunset}`);
+    expect(/rel="successor-version"/.test(deprecation.link ?? ''), `Link is ${deprecation.link}`);
+    return `pet ${pet.id}, Sunset ${deprecation.sunset}`;
+  });
+}
+
+/** Pages through the stored pets; the first pet listed, and whether the listing went through. */
+async function pagingCheck(run: SmokeRun): Promise<{ first: Pet | undefined; done: boolean }> {
+  const { client } = run;
+  const listing: { first: Pet | undefined; done: boolean } = { first: undefined, done: false };
+  await run.check(`listPets pages through the stored pets (pages of ${PAGE_LIMIT}, at most ${MAX_PAGES})`, async () => {
     const seen = new Set<number>();
     let page = await client.listPets({ limit: PAGE_LIMIT });
     let pages = 1;
@@ -159,24 +137,28 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
         expect(!seen.has(pet.id), `pet ${pet.id} listed twice`);
         seen.add(pet.id);
       }
-      listed ??= page.pets[0];
+      listing.first ??= page.pets[0];
       if (!page.next || pages === MAX_PAGES) break;
       expect(page.pets.length === PAGE_LIMIT, `a page before the last holds ${page.pets.length} pets, not ${PAGE_LIMIT}`);
       page = await client.followNext(page.next);
       pages++;
     }
-    listedAll = true;
+    listing.done = true;
     return `${seen.size} pets over ${pages} page${pages === 1 ? '' : 's'}${page.next ? ', more remain' : ', to the last page'}`;
   });
-  await check('Link rel="next" is an absolute URL of listPets', async () => {
+  return listing;
+}
+
+async function linkCheck(run: SmokeRun): Promise<void> {
+  await run.check('Link rel="next" is an absolute URL of listPets', async () => {
     // The header as the API sent it (the client resolves a relative link itself), through the
     // retrying client: a fetch that keeps what each answer's Link said.
     const links: (string | null)[] = [];
     const watching = petStoreClient({
-      ...shared,
-      apiKey: key,
+      ...run.shared,
+      apiKey: run.options.key,
       fetch: async (request) => {
-        const response = await watched(request);
+        const response = await run.shared.fetch(request);
         links.push(response.headers.get('link'));
         return response;
       },
@@ -190,29 +172,6 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
     expect(url.pathname.endsWith(`${BASE_PATH}/pets`) && url.searchParams.has('cursor'), `not a listPets page: ${next}`);
     return url.origin + url.pathname;
   });
-  await check('getPet carries Deprecation, Sunset and its successor', async () => {
-    const pet = created ?? listed;
-    if (!pet && !listedAll) throw new Error('not run: listing the stored pets failed');
-    if (!pet) throw new Skipped('the store holds no pets to read');
-    const { deprecation } = await client.getPet(pet.id);
-    expect(/^@\d+$/.test(deprecation.deprecation ?? ''), `Deprecation is ${deprecation.deprecation}`);
-    expect(!Number.isNaN(Date.parse(deprecation.sunset ?? '')), `Sunset is ${deprecation.sunset}`);
-    expect(/rel="successor-version"/.test(deprecation.link ?? ''), `Link is ${deprecation.link}`);
-    return `pet ${pet.id}, Sunset ${deprecation.sunset}`;
-  });
-
-  const skipped = result.skipped ? `, ${result.skipped} skipped${keyRefused ? ' (the API refused the key)' : ''}` : '';
-  print(`smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`);
-  return result;
-}
-
-function expect(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new Error(message);
-}
-
-function need<T>(value: T | undefined, why: string): T {
-  if (value === undefined) throw new Error(`not run: ${why}`);
-  return value;
 }
 
 async function errorOf(call: Promise<unknown>): Promise<PetStoreError> {
@@ -235,8 +194,9 @@ export function baseProblem(base: string): string | undefined {
   return undefined;
 }
 
+/** A mistake on the command line: one line, exit code 2. */
 function usageError(message: string): never {
-  console.error(`${message}\n${USAGE}`);
+  console.error(`smoke: ${message} (npm run smoke -- --help for usage)`);
   process.exit(2);
 }
 
@@ -247,6 +207,7 @@ export async function runSmokeCommand(argv: string[]): Promise<void> {
       args: argv,
       options: {
         base: { type: 'string' },
+        // Read only to refuse it by name: a key on the command line lands in shell history and ps.
         key: { type: 'string' },
         'read-only': { type: 'boolean' },
         'retry-budget': { type: 'string' },
@@ -257,12 +218,10 @@ export async function runSmokeCommand(argv: string[]): Promise<void> {
     usageError((error as Error).message);
   }
   if (values.help) return console.log(USAGE);
+  if (values.key !== undefined) usageError(`--key is refused: a key on the command line lands in shell history and ps; set ${SMOKE_KEY_VARIABLE} instead`);
   if (!values.base) usageError('--base is required');
-  const key = values.key || process.env[SMOKE_KEY_VARIABLE];
-  if (!key) {
-    console.error(`smoke: no API key: set ${SMOKE_KEY_VARIABLE} (or give --key).`);
-    process.exit(2);
-  }
+  const key = process.env[SMOKE_KEY_VARIABLE];
+  if (!key) usageError(`no API key: set ${SMOKE_KEY_VARIABLE}`);
   const problem = baseProblem(values.base);
   if (problem) usageError(problem);
   const budget = values['retry-budget'] === undefined ? SMOKE_RETRY_BUDGET_MS : Number(values['retry-budget']);
@@ -270,4 +229,3 @@ export async function runSmokeCommand(argv: string[]): Promise<void> {
   const { failed } = await runSmoke(values.base, key, { readOnly: values['read-only'] === true, retryBudgetMs: budget });
   process.exitCode = failed === 0 ? 0 : 1;
 }
-

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as getPetHandler } from '../../../functions/getPet.ts';
 import { StaticApiKeys, digestKey, type ApiKeyStore, type KeyDigests } from '../../../lib/domain/apiKeys.ts';
 import { createAuthorizer } from '../../../lib/http/authorizer.ts';
-import { vouchedCaller } from '../../../lib/http/authorizerVerdict.ts';
+import { REFUSED, vouchedCaller } from '../../../lib/http/authorizerVerdict.ts';
 import { serviceFromEnvironment, type Service } from '../../../lib/service.ts';
 import { ControlTableApiKeys, KEY_REVOCATION_BOUND_MS, keyItem } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
@@ -64,9 +64,10 @@ describe('a function given the key authorizer verdict', () => {
     return { principalId: allowed.principalId, ...allowed.context, integrationLatency: 4 };
   }
 
-  const getPet = (authorizer: Record<string, unknown> | null, token = key) => {
+  const getPet = (authorizer: Record<string, unknown> | null, token = key, multiValue?: string[]) => {
     const event = apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${token}` } });
-    return call(getPetHandler(service), { ...event, requestContext: { ...event.requestContext, authorizer } });
+    const multiValueHeaders = multiValue ? { ...event.multiValueHeaders, Authorization: multiValue } : event.multiValueHeaders;
+    return call(getPetHandler(service), { ...event, multiValueHeaders, requestContext: { ...event.requestContext, authorizer } });
   };
 
   it('says when the digests behind an Allow were read, as a string of epoch milliseconds', async () => {
@@ -81,6 +82,33 @@ describe('a function given the key authorizer verdict', () => {
   it('answers a fresh verdict without reading the keys, and names the verdict key in the caller', async () => {
     const answer = await getPet(await verdict());
     expect(answer.status).toBe(404);
+    expect(functionKeys.reads).toBe(0);
+  });
+
+  it("refuses 401, reading nothing, a fresh verdict about another token: a cached Allow is no one else's", async () => {
+    const other = generateApiKey();
+    await documents.send(new PutCommand({ TableName: tableName, Item: keyItem({ keyId: other.keyId, sha256: digestKey(other.key).toString('hex'), createdAt: new Date().toISOString() }) }));
+    const answer = await getPet(await verdict(), other.key);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual({ code: 'UNAUTHORIZED', message: 'The API key is invalid.', status: 401 });
+    expect(functionKeys.reads).toBe(0);
+    // The other key is valid on its own: only the verdict was not about it.
+    expect((await getPet(null, other.key)).status).toBe(404);
+  });
+
+  it('refuses 401 a request with two Authorization headers, even when the verdict is about one of them', async () => {
+    const other = generateApiKey();
+    const answer = await getPet(await verdict(), key, [`Bearer ${other.key}`, `Bearer ${key}`]);
+    expect(answer.status).toBe(401);
+    expect(answer.body.message).toBe('Send one Authorization header, not several.');
+  });
+
+  it('refuses 401 a fresh verdict once its key has expired, as an unknown key is refused', async () => {
+    const context = await verdict();
+    expect(Number(context.expiresAt)).toBeGreaterThan(Date.now());
+    const answer = await getPet({ ...context, expiresAt: String(Date.now() - 1) });
+    expect(answer.status).toBe(401);
+    expect(answer.body.message).toBe('The API key is invalid.');
     expect(functionKeys.reads).toBe(0);
   });
 
@@ -107,28 +135,47 @@ describe('vouchedCaller', () => {
   const keys: ApiKeyStore = { keyDigests: () => Promise.reject(new Error('not read')), maxStaleMs: 1_000 };
   const NOW = 1_800_000_000_000;
   const token = 'psk_0123456789ab_token';
+  const keyDigest = digestKey(token).toString('hex');
+  const EXPIRES = String(NOW + 60_000);
+  const about = (fields: Record<string, unknown>) => ({ keyDigest, expiresAt: EXPIRES, ...fields });
 
-  it('vouches up to exactly maxStaleMs after the read, with the token digest and the verdict key id', () => {
-    expect(vouchedCaller({ keyId: 'k1', keysReadAt: String(NOW - 1_000) }, token, keys, NOW)).toEqual({ digest: digestKey(token), keyId: 'k1', keysReadAt: NOW - 1_000 });
-    expect(vouchedCaller({ keyId: 'k1', keysReadAt: NOW - 1_000 }, token, keys, NOW)?.keyId).toBe('k1');
-    expect(vouchedCaller({ keyId: 'k1', keysReadAt: String(NOW - 1_001) }, token, keys, NOW)).toBeUndefined();
+  it('vouches up to exactly maxStaleMs after the read, with the token digest, the verdict key id and expiry', () => {
+    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW - 1_000) }), token, keys, NOW)).toEqual({
+      digest: digestKey(token),
+      keyId: 'k1',
+      keysReadAt: NOW - 1_000,
+      expiresAt: NOW + 60_000,
+    });
+    expect((vouchedCaller(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId).toBe('k1');
+    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW - 1_001) }), token, keys, NOW)).toBeUndefined();
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['another token', { keyDigest: digestKey('psk_0123456789ab_other').toString('hex') }],
+    ['a digest that is not one', { keyDigest: 'not hex' }],
+    ['a key expired at that instant', { expiresAt: String(NOW) }],
+    ['a key expired before', { expiresAt: String(NOW - 1) }],
+  ])('refuses a fresh verdict about %s', (_case, fields) => {
+    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW), ...fields }), token, keys, NOW)).toBe(REFUSED);
   });
 
   it.each<[string, unknown]>([
     ['no authorizer', null],
-    ['a verdict without keysReadAt (keys from configuration)', { keyId: 'k1' }],
-    ['an empty keyId', { keyId: '', keysReadAt: String(NOW) }],
-    ['a keyId that is not a string', { keyId: 7, keysReadAt: String(NOW) }],
-    ['keysReadAt not digits', { keyId: 'k1', keysReadAt: '1e12' }],
-    ['keysReadAt empty', { keyId: 'k1', keysReadAt: '' }],
-    ['keysReadAt negative', { keyId: 'k1', keysReadAt: `-${NOW}` }],
-    ['keysReadAt a fraction', { keyId: 'k1', keysReadAt: NOW - 0.5 }],
-    ['keysReadAt past the safe integers', { keyId: 'k1', keysReadAt: '9999999999999999' }],
+    ['a verdict without keysReadAt (keys from configuration)', about({ keyId: 'k1' })],
+    ['a verdict that names no token (an authorizer from before verdicts did)', { keyId: 'k1', keysReadAt: String(NOW), expiresAt: EXPIRES }],
+    ['a verdict without expiry', { keyId: 'k1', keysReadAt: String(NOW), keyDigest }],
+    ['an empty keyId', about({ keyId: '', keysReadAt: String(NOW) })],
+    ['a keyId that is not a string', about({ keyId: 7, keysReadAt: String(NOW) })],
+    ['keysReadAt not digits', about({ keyId: 'k1', keysReadAt: '1e12' })],
+    ['keysReadAt empty', about({ keyId: 'k1', keysReadAt: '' })],
+    ['keysReadAt negative', about({ keyId: 'k1', keysReadAt: `-${NOW}` })],
+    ['keysReadAt a fraction', about({ keyId: 'k1', keysReadAt: NOW - 0.5 })],
+    ['keysReadAt past the safe integers', about({ keyId: 'k1', keysReadAt: '9999999999999999' })],
   ])('does not vouch for %s', (_case, authorizer) => {
     expect(vouchedCaller(authorizer, token, keys, NOW)).toBeUndefined();
   });
 
   it('never vouches for a store that keeps nothing (keys from configuration are checked directly)', () => {
-    expect(vouchedCaller({ keyId: 'k1', keysReadAt: String(NOW) }, token, new StaticApiKeys([token]), NOW)).toBeUndefined();
+    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW) }), token, new StaticApiKeys([token]), NOW)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import type { Stage } from '../../../lib/domain/stages.ts';
 import { ensureControlTable } from '../../../local/store.ts';
 import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, TAKES_EFFECT, USAGE, describeDuration, generateApiKey, runKeys, type StackOutputsReader } from '../../../tools/keys/keys.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../../lib/store/controlTableKeys.ts';
+import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
 import { readFileSync } from 'node:fs';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
@@ -213,6 +214,7 @@ describe('keys create, list, revoke', () => {
       sk: keyId,
       sha256: digestKey(key).toString('hex'),
       createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString(),
       description: 'mobile app',
     });
     // The key itself is nowhere in the store.
@@ -227,9 +229,10 @@ describe('keys create, list, revoke', () => {
     const listed = await keys('list', '--stage', 'staging');
 
     expect(listed.code).toBe(EXIT_OK);
-    const [header, columns, ...rows] = listed.out.split('\n');
+    const [header, columns, ...rest] = listed.out.split('\n');
+    const rows = rest.filter((row) => /^[0-9a-f]{12} /.test(row));
     expect(header).toBe(`2 API keys for staging (${STAGING}):`);
-    expect(columns).toMatch(/^KEY ID\s+CREATED\s+DESCRIPTION$/);
+    expect(columns).toMatch(/^KEY ID\s+CREATED\s+AGE\s+EXPIRES\s+LAST USED\s+DESCRIPTION$/);
     expect(rows).toHaveLength(2);
     for (const { key, keyId } of created.slice(0, 2)) {
       const createdAt = (await keyItem(STAGING, keyId))?.createdAt as string;
@@ -271,6 +274,7 @@ describe('keys create, list, revoke', () => {
     expect(run.code).toBe(EXIT_FAILED);
     expect(run.out).toBe('');
     expect(run.err).toContain('there is no key abcdef012345 for staging');
+    expect(run.err.split('\n')).toHaveLength(1);
     expect(await keyItem(STAGING, kept)).toBeDefined();
 
     // A staging key cannot be revoked as a production one.
@@ -357,7 +361,15 @@ describe('keys usage', () => {
 
   it.each([
     [[], /a command is required/],
-    [['rotate', '--stage', 'staging'], /unknown command "rotate"/],
+    [['rotate-everything', '--stage', 'staging'], /unknown command "rotate-everything"/],
+    [['rotate', '--stage', 'staging'], /rotate needs the id of the key/],
+    [['rotate', 'ABC', '--stage', 'staging'], /"ABC" is not a key id/],
+    [['create', '--stage', 'staging', '--expires-in', '366d'], /--expires-in takes whole days or hours from 1 hour to 365 days \(e\.g\. 30d, 12h\), not "366d"/],
+    [['create', '--stage', 'staging', '--expires-in', '0h'], /--expires-in takes whole days or hours/],
+    [['create', '--stage', 'staging', '--expires-in', '2w'], /--expires-in takes whole days or hours/],
+    [['list', '--stage', 'staging', '--expires-in', '30d'], /--expires-in is only for create and rotate/],
+    [['revoke', 'abcdef012345', '--stage', 'staging', '--out', 'x'], /--out is only for create and rotate/],
+    [['create', '--stage', 'staging', '--out', ' '], /--out needs a file name/],
     [['create'], /create needs --stage staging\|production/],
     [['list', '--stage', 'dev'], /--stage must be staging or production, not "dev"/],
     [['list', '--stage'], /--stage/],
@@ -370,11 +382,12 @@ describe('keys usage', () => {
     [['create', '--stage', 'staging', '--description', 'x'.repeat(1025)], /at most 1024 characters/],
     [['list', '--stage', 'staging', '--endpoint', 'not a url'], /is not a URL/],
     [['list', '--stage', 'staging', '--table', 'no spaces allowed'], /is not a DynamoDB table name/],
-  ])('answers %j with a message and exit code 2, without a request', async (argv, message) => {
+  ])('answers %j with a message in one line and exit code 2, without a request', async (argv, message) => {
     const run = await keys(...argv);
     expect(run.code).toBe(EXIT_USAGE);
     expect(run.out).toBe('');
     expect(run.err).toMatch(message);
+    expect(run.err.split('\n')).toHaveLength(1);
     expect(run.err).toContain('npm run keys -- --help');
     expect(sent).toEqual([]);
     expect(described).toEqual([]);
@@ -495,10 +508,15 @@ describe('keys as a command (npm run keys)', () => {
   }
 
   it("finds the table in the stack's outputs in the profile's region, creates with AWS_ENDPOINT_URL_DYNAMODB, revokes with --endpoint", async () => {
-    const created = await command(['create', '--stage', 'production'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
+    const file = join(home, 'production-key');
+    const created = await command(['create', '--stage', 'production', '--out', file], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
     expect(created.code, created.err).toBe(0);
-    const key = created.out.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
-    expect(occurrences(created.out + created.err, key)).toBe(1);
+    // Standard output is a pipe here: the key is only in the file, which only its owner may read.
+    const key = readFileSync(file, 'utf8').trimEnd();
+    expect(key).toMatch(API_KEY_FORMAT);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(created.out + created.err).not.toContain(key);
+    expect(created.out).toContain(`The key is in ${file} (mode 0600)`);
     const keyId = key.slice(4, 16);
     expect(await keyItem(PRODUCTION, keyId)).toBeDefined();
     expect(requests).toEqual([
@@ -521,10 +539,22 @@ describe('keys as a command (npm run keys)', () => {
     expect(usage.err).toContain('list needs --stage');
   });
 
-  it('without AWS credentials: exit code 1, one line naming --table/--endpoint and logging in, no stack', async () => {
-    const run = await command(['create', '--stage', 'staging'], { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' });
+  it('refuses in one line, exit code 2 and before any request, to print a key into standard output that is not a terminal', async () => {
+    const run = await command(['create', '--stage', 'staging'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
+    expect(run).toMatchObject({ code: 2, out: '' });
+    expect(run.err).toBe(
+      'keys: standard output is not a terminal, so the key would land in a pipe, a file or a log: give --out <file> (written with mode 0600). (npm run keys -- --help for usage)\n',
+    );
+    expect(requests).toEqual([]);
+    expect((await documents.send(new ScanCommand({ TableName: STAGING }))).Items).toEqual([]);
+  });
+
+  it('without AWS credentials: exit code 1, one line naming --table/--endpoint and logging in, no stack, and no key file left', async () => {
+    const file = join(home, 'never-written');
+    const run = await command(['create', '--stage', 'staging', '--out', file], { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' });
     expect(run.code).toBe(1);
     expect(run.out).toBe('');
+    expect(existsSync(file)).toBe(false);
     expect(run.err.trimEnd().split('\n')).toEqual([
       expect.stringMatching(/^keys: no AWS credentials \(.*\)\. For a deployed stage, log in to its account \(aws sso login --profile <profile>, then AWS_PROFILE=<profile> npm run keys -- \.\.\.\); for a stage run offline, give --table and --endpoint/),
     ]);

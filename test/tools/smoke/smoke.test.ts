@@ -3,6 +3,8 @@
  * nothing, a wrong base is refused, and a failure says its cause.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { petStoreClient, PetStoreError } from '../../../client/src/index.ts';
 import type { LocalApi } from '../../../local/server.ts';
@@ -117,19 +119,46 @@ it('surfaces the Error body as a typed PetStoreError', async () => {
 });
 
 describe('as npm run smoke', () => {
-  it('prints its usage without arguments, and refuses a base that does not end in /v1 (exit 2)', async () => {
+  it('answers a mistake in one line with exit code 2: no --base, a base that does not end in /v1', async () => {
     const usage = await cli();
-    expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/^--base is required\nUsage: PETSTORE_API_KEY=<API key> npm run smoke/);
+    expect(usage).toMatchObject({ code: 2, stdout: '', stderr: 'smoke: --base is required (npm run smoke -- --help for usage)\n' });
     const base = api.url.replace(/\/v1$/, '');
-    const wrongBase = await cli('--base', base, '--key', KEY);
+    const wrongBase = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', base);
     expect(wrongBase).toMatchObject({ code: 2, stdout: '' });
-    expect(wrongBase.stderr).toMatch(new RegExp(`^--base must end in /v1, the stage's base URL .*, not ${base}\n`));
+    expect(wrongBase.stderr).toMatch(new RegExp(`^smoke: --base must end in /v1, the stage's base URL .*, not ${base} \\(npm run smoke -- --help for usage\\)\n$`));
+    const help = await cli('--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: PETSTORE_API_KEY=<API key> npm run smoke -- --base/);
+  });
+
+  it(`refuses --key in one line, pointing at ${SMOKE_KEY_VARIABLE}, before any request; no message suggests --key`, async () => {
+    let requests = 0;
+    const counting = createServer((_request, response) => {
+      requests++;
+      response.end();
+    });
+    await new Promise<void>((listening) => counting.listen(0, '127.0.0.1', listening));
+    try {
+      const base = `http://127.0.0.1:${(counting.address() as AddressInfo).port}/v1`;
+      for (const args of [['--base', base, '--key', KEY], [`--key=${KEY}`, '--base', base]]) {
+        const refused = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, ...args);
+        expect(refused).toMatchObject({
+          code: 2,
+          stdout: '',
+          stderr: `smoke: --key is refused: a key on the command line lands in shell history and ps; set ${SMOKE_KEY_VARIABLE} instead (npm run smoke -- --help for usage)\n`,
+        });
+      }
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise((closed) => counting.close(closed));
+    }
+    const said = [await cli(), await cli('--help'), await cli('--base', api.url)].map((run) => run.stdout + run.stderr).join('\n');
+    expect(said).not.toContain('--key');
   });
 
   it('says why a request failed: the connection was refused, and where', async () => {
     const port = await freePort();
-    const run = await cli('--base', `http://127.0.0.1:${port}/v1`, '--key', KEY, '--read-only', '--retry-budget', '300');
+    const run = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', `http://127.0.0.1:${port}/v1`, '--read-only', '--retry-budget', '300');
     expect(run.code).toBe(1);
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^FAIL  401 without a key: fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in `));
@@ -137,23 +166,20 @@ describe('as npm run smoke', () => {
     expect(lines.at(-1)).toMatch(/: 0 passed, 6 failed$/);
   });
 
-  it(`reads the key from ${SMOKE_KEY_VARIABLE}; without it or --key says so in one line and exits 2`, async () => {
+  it(`reads the key from ${SMOKE_KEY_VARIABLE}; without it says so in one line and exits 2`, async () => {
     const fromEnvironment = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url, '--read-only');
     expect(fromEnvironment.code).toBe(0);
     expect(fromEnvironment.stdout).toMatch(/ok    404 for an unknown id/);
-    // --key wins over the environment.
-    const overridden = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url, '--key', 'not-a-key', '--read-only');
-    expect(overridden.code).toBe(1);
     const keyless = await cli('--base', api.url, '--read-only');
-    expect(keyless).toMatchObject({ code: 2, stdout: '', stderr: `smoke: no API key: set ${SMOKE_KEY_VARIABLE} (or give --key).\n` });
+    expect(keyless).toMatchObject({ code: 2, stdout: '', stderr: `smoke: no API key: set ${SMOKE_KEY_VARIABLE} (npm run smoke -- --help for usage)\n` });
   });
 
   it('exits 0 on a passing creating run, printing the pet it made, and 1 on failure', async () => {
-    const passing = await cli('--base', api.url, '--key', KEY);
+    const passing = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url);
     expect(passing.code).toBe(0);
     const id = Number(/created pet (\d+)/.exec(passing.stdout)?.[1]);
     expect((await client.getPet(id)).pet.name).toMatch(/^smoke-test /);
-    const failing = await cli('--base', api.url, '--key', 'not-a-key');
+    const failing = await cliWith({ [SMOKE_KEY_VARIABLE]: 'not-a-key' }, '--base', api.url);
     expect(failing.code).toBe(1);
     expect(failing.stdout).toMatch(/1 failed, 7 skipped \(the API refused the key\)\n$/);
   });

@@ -87,6 +87,8 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
     expect(decisionSummaries(running.api, 'denied')).toEqual([]);
     expect(decisionSummaries(running.api, 'allowed')).toEqual([
       'Authorizer dynamodb:Query ControlTable apikeys',
+      // Each key's last use, recorded by the authorizer (lib/store/keyUses.ts).
+      'Authorizer dynamodb:UpdateItem ControlTable apikeys',
       'CreatePet dynamodb:GetItem ControlTable idempotency#',
       'CreatePet dynamodb:GetItem PetsTable',
       'CreatePet dynamodb:PutItem ControlTable idempotency#',

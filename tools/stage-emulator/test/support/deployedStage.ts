@@ -50,12 +50,21 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
   }
 }
 
-/** `npm run keys -- create`, exactly as an operator runs it after a deploy. */
-export async function issueKey(stage: Stage, api: DeployedApi): Promise<string> {
+/**
+ * `npm run keys -- create`, exactly as an operator runs it after a deploy (at a terminal). `createdAt`
+ * backdates the key (keys' clock), so that it expires soon, or has expired already.
+ */
+export async function issueKey(stage: Stage, api: DeployedApi, { createdAt }: { createdAt?: Date } = {}): Promise<string> {
   const out: string[] = [];
   const code = await runKeys(
     ['create', '--stage', stage, '--table', api.controlTableName, '--endpoint', api.storeEndpoint, '--description', 'deployed-runner test'],
-    { out: (line) => out.push(line), err: (line) => out.push(line), env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' } },
+    {
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      stdoutIsTerminal: true,
+      env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' },
+      ...(createdAt ? { now: () => createdAt } : {}),
+    },
   );
   const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
   if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
