@@ -11,7 +11,7 @@ import { defineConfig } from 'vitest/config';
  */
 export const TIERS = {
   unit: ['test/functions/**', 'test/lib/**', 'test/contract/**', 'test/client/**', 'test/docs/commands.test.ts', 'test/docs/frontDoor.test.ts', 'test/repository/**', 'test/tools/mutation/**'],
-  local: ['test/local/**', 'test/tools/**', 'test/scripts/**'],
+  local: ['test/local/**', 'test/tools/**', 'test/scripts/**', 'test/ci/**'],
   stage: ['test/infra/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
   stress: ['test/local/writeHistory.test.ts', 'test/local/crashConsistency.test.ts', 'tools/stage-emulator/test/writeHistory.test.ts'],
 } as const;

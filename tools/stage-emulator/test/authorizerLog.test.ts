@@ -1,6 +1,6 @@
 /**
  * The key authorizer's alarms that read its log (infra/constructs/authorizerMonitoring.ts and the
- * KeyStoreWarnings filters of ./monitoring.ts), driven through the stage run as deployed: the
+ * KeyStoreWarnings filters of infra/constructs/monitoring.ts), driven through the stage run as deployed: the
  * authorizer's own lines, as its sandbox writes them, judged by the synthesized template's own
  * filter patterns on its log group (test/support/filterPattern.ts). A failed key read counts as a
  * failure; refused keys, however many, count nothing; an unreadable key item is a key-store warning.
