@@ -219,6 +219,8 @@ function runbookCalls(command: string): Call[] | 'administrator' | 'none' {
     'lambda update-alias': r.functions.map((resource) => ({ action: 'lambda:UpdateAlias', resource })),
     'lambda get-account-settings': [{ action: 'lambda:GetAccountSettings', resource: '*' }],
     'iam create-policy': 'administrator',
+    // An operator's check of a filter pattern on a log line: no resource, not the deployer's.
+    'logs test-metric-filter': 'administrator',
     // Lists every function of the account: no resource narrows it, so it is not the deployer's.
     'lambda list-functions': 'administrator',
     'dynamodb create-backup': 'administrator',

@@ -10,7 +10,7 @@
  * as the Node.js runtime writes console output. A JSON pattern is evaluated on the JSON object of
  * the message: the object our log lines are (lib/domain/log.ts). That is how the stage's filters on
  * function logs are meant to read them; `aws logs test-metric-filter` on a real line confirms it on AWS
- * (docs/operating.md, "Alarms").
+ * (docs/operating.md, "Alarms", says how).
  */
 
 type Json = unknown;
