@@ -194,7 +194,7 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect([...runtimes]).toEqual(['nodejs22.x']);
     expect(upgrade).toContain('Every function, the key authorizer included, runs on `nodejs22.x`');
     expect(upgrade).toContain('**30 April 2027**');
-    for (const file of ['infra/constructs/functions.ts', 'infra/bundle/bundling.ts', 'tools/stage-emulator/src/lambdaHost.ts', 'test/infra/functions.test.ts']) {
+    for (const file of ['infra/constructs/functions.ts', 'infra/bundle/bundling.ts', 'tools/stage-emulator/src/lambdaFunction.ts', 'test/infra/functions.test.ts']) {
       expect(upgrade, file).toContain(file);
       expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), file).toMatch(/nodejs22\.x|NODEJS_22_X|node22/);
     }
