@@ -47,7 +47,7 @@ export const FUNCTION_NODE_OPTIONS = '';
  * esbuild runs resolve them alike whatever their working folder): code the service never runs on
  * Lambda, not a different way of doing what it does run.
  * - the SDK's default credential chain (SSO, INI, process, web identity, HTTP, IMDS, and the STS
- *   and SSO clients they use: about 135 kB, 0.4x of the floor) by a provider that reads the
+ *   and SSO clients they use: about 139 kB, 0.4x of the floor) by a provider that reads the
  *   environment only, where Lambda puts the function's credentials;
  * - event-stream support (about 19 kB), which DynamoDB's JSON protocol never loads, by a stub that
  *   throws if it ever were.
