@@ -1,7 +1,7 @@
 /**
- * CI's script (.ci/run) and what it installs: no dependency's install script runs (`npm ci
- * --ignore-scripts`; package.json's `allowScripts` refuses each one the lock file has, so that a
- * developer's `npm ci` skips them too and a new one fails here until someone decides about it), and
+ * CI's script (.ci/run) and what it installs: no dependency's install script runs (the
+ * README's `npm ci && npm test`: package.json's `allowScripts` refuses each one the lock file has,
+ * so `npm ci` skips them, and a new one fails here until someone decides about it), and
  * cfn-lint is the pinned version the runner brings, checked in one line before anything else, never
  * pip-installed unhashed. The script runs for real, with `npm`, `cfn-lint` and `chromium` stood in
  * for on its PATH, each recording how it was called.
@@ -62,7 +62,7 @@ describe('.ci/run', () => {
   it('installs with no install script, then runs the suite on both Nodes, when cfn-lint is the pinned version', async () => {
     const run = await ciRun(CFN_LINT_VERSION);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.calls.filter((call) => call.startsWith('npm '))).toEqual(['npm ci --ignore-scripts', 'npm test', 'npm run test:host-node']);
+    expect(run.calls.filter((call) => call.startsWith('npm '))).toEqual(['npm ci', 'npm test', 'npm run test:host-node']);
   });
 
   it.each([
