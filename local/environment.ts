@@ -15,11 +15,9 @@ import { dirname, join, resolve } from 'node:path';
 import { MIN_CURSOR_SECRET_BYTES } from '../lib/domain/pagination.ts';
 import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore, storeFolderProblem } from './store.ts';
-import { repairPetsTable } from './storeRepair.ts';
-import { folderStoreId, holderAlive, markStore, readEndpointRecord, storeIdAt, watchHolder, withStartLock, writeEndpointRecord, type EndpointRecord } from './storeOwner.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
+import { persistentStore } from './persistedStore.ts';
 import { checkSettings, inMemoryOf, keepDamagedOf, makeDataDir } from './settings.ts';
-import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
 import { LocalSetupError } from './setupError.ts';
 
 export interface LocalEnvironment {
@@ -89,107 +87,11 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
   return { env, store, ...(holderGone ? { holderGone } : {}), ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
 }
 
-/**
- * dynalite on `.data/`. LevelDB lets one process open a folder at a time, so the process that
- * holds it writes its endpoint beside it and a second process (invoke while the API runs) uses that,
- * once the store there proves to be this folder's (local/storeOwner.ts). A clean close removes the
- * file, so a file left whose holder is gone means the last run died (kill -9, a crash): the store
- * is repaired before anything uses it (local/storeRepair.ts). The endpoint is written after the
- * repair, so a kill during it leaves the old one and the next start repairs again.
- */
-async function persistentStore(dataDir: string, tableName: string, controlTableName: string, keepDamaged: boolean) {
-  return withStartLock(dataDir, async () => {
-    const endpointFile = join(dataDir, 'endpoint');
-    const record = readEndpointRecord(endpointFile);
-    if (record && (await sharable(record, dataDir, controlTableName))) {
-      const stopWatch = { stop: () => {} };
-      const store = { endpoint: record.endpoint, embedded: false, persistent: true, sharedWith: dataDir };
-      const holderGone = new Promise<void>((resolve) => (stopWatch.stop = watchHolder(record, resolve)));
-      return { store, holderGone, close: async () => stopWatch.stop() };
-    }
-    const unclean = record !== undefined;
-    // After an unclean stop no checkpoint tells the files (the repair handles that case).
-    if (!unclean) await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(join(dataDir, 'dynalite')));
-    return ownStore(dataDir, tableName, controlTableName, unclean);
-  });
-}
-
-/**
- * Whether the record's store can be shared: its holder runs and the store at its endpoint holds this
- * folder's store id. A record that fails either is stale; one whose endpoint answers is said in one line.
- */
-async function sharable(record: EndpointRecord, dataDir: string, controlTableName: string): Promise<boolean> {
-  const id = folderStoreId(dataDir);
-  const alive = holderAlive(record);
-  if (alive && id && (await storeIdAt(record.endpoint, controlTableName)) === id) return true;
-  if (!alive && !(await reachable(record.endpoint))) return false;
-  const why = alive ? 'the store there is not this data folder\'s' : `its process ${record.pid ?? '(unrecorded)'} is gone and another server answers there`;
-  console.error(`Store: ${join(dataDir, 'endpoint')} names ${record.endpoint}, but ${why}; it is not used.`);
-  return false;
-}
-
-/** The folder's store opened by this process: checked as its own, repaired after an unclean stop, then published. */
-async function ownStore(dataDir: string, tableName: string, controlTableName: string, unclean: boolean) {
-  const folder = join(dataDir, 'dynalite');
-  await refuseUnopenable(folder);
-  const embedded = await startEmbeddedStore({ path: folder });
-  const endpointFile = join(dataDir, 'endpoint');
-  // A store kept from before the repair existed may hold phantoms from a kill whose endpoint file
-  // a later clean stop removed: it is checked once, then marked (an empty or new store costs ms).
-  const checkedFile = join(dataDir, 'store-checked');
-  try {
-    await ensureControlTable(embedded.endpoint, controlTableName);
-    dropCheckpoint(dataDir);
-    await markStore(embedded.endpoint, controlTableName, dataDir);
-    if (unclean || !existsSync(checkedFile)) {
-      const { repaired, ms } = await repairPetsTable(embedded.endpoint, tableName);
-      const why = unclean ? 'the last run did not stop cleanly' : 'first check of a store kept from before repairs';
-      if (unclean || repaired > 0) console.error(`Store: ${why}; repaired ${repaired} index entries without their pet in ${Math.round(ms)} ms.`);
-      writeFileSync(checkedFile, '');
-    }
-  } catch (error) {
-    await embedded.close();
-    throw error;
-  }
-  writeEndpointRecord(endpointFile, embedded.endpoint);
-  return {
-    store: { endpoint: embedded.endpoint, embedded: true, persistent: true },
-    holderGone: undefined,
-    close: async () => {
-      await embedded.close();
-      writeCheckpoint(dataDir);
-      rmSync(endpointFile, { force: true });
-    },
-  };
-}
-
-/** A store folder LevelDB cannot open stops the start in one line naming it and the remedy. */
-async function refuseUnopenable(folder: string): Promise<void> {
-  const problem = await storeFolderProblem(folder);
-  if (!problem) return;
-  if (problem.code === 'LEVEL_LOCKED') {
-    throw new LocalSetupError(`The local store ${folder} is held by another process (${problem.message}): stop it, or use another PETSTORE_DATA_DIR.`);
-  }
-  throw new LocalSetupError(
-    `The local store ${folder} cannot be opened (${problem.message}): move it aside (mv ${folder} ${folder}.broken) ` +
-      'or delete it to start with an empty store; the pets in it are lost, the API key and cursor secret beside it are kept.',
-  );
-}
-
 /** DYNAMODB_ENDPOINT that does not answer, or not as DynamoDB does: one line, and the way out. */
 function unusableEndpoint(endpoint: string, error: unknown): LocalSetupError {
   const { name, code, message } = error as { name?: string; code?: string; message?: string };
   const why = code ?? `${name ?? 'Error'}: ${(message ?? '').split('\n')[0]}`;
   return new LocalSetupError(`DYNAMODB_ENDPOINT ${endpoint} cannot be used as a DynamoDB store (${why}): start that store, or unset DYNAMODB_ENDPOINT to use the embedded one.`);
-}
-
-async function reachable(endpoint: string): Promise<boolean> {
-  try {
-    await fetch(endpoint, { signal: AbortSignal.timeout(500) });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -289,6 +289,8 @@ async function main(): Promise<void> {
     console.error(error.message);
     process.exit(1);
   }
+  // Before the start lines: a supervisor may send its stop as soon as it reads them.
+  stopOnSignals(api);
   const { store, generatedApiKey, apiKeyFile } = api.local;
   const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
   console.log(`Pet Store API listening on ${api.url}`);
@@ -299,7 +301,6 @@ async function main(): Promise<void> {
   console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
   console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
-  stopOnSignals(api);
   // Sharing a store whose holder has stopped: its port may be anyone's now, so no more writes through it.
   void api.local.holderGone?.then(() => {
     console.error(`The local API holding the store of ${displayPath(store.sharedWith ?? '')} has stopped; this one, which shared it, stops too: start it again to hold the store.`);

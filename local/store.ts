@@ -1,6 +1,6 @@
 /**
- * The embedded DynamoDB-compatible store for local use and tests: dynalite, in this process,
- * on a loopback port, persisting under a folder or in memory only.
+ * The embedded DynamoDB-compatible store for local use and tests: dynalite on a loopback port, in
+ * memory in this process, or persisting under a folder in a process of its own.
  */
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
@@ -9,20 +9,26 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClient } from '../lib/store/dynamo.ts';
 import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
+import { startStoreProcess } from './storeProcess.ts';
 
 export interface EmbeddedStore {
   endpoint: string;
+  /** A persisted store's LevelDB faults so far (local/storeProcess.ts); an in-memory store has none. */
+  faults?: string[];
   close(): Promise<void>;
 }
 
 export interface EmbeddedStoreOptions {
-  /** LevelDB folder; in memory when unset. */
+  /** LevelDB folder, served by a process of its own (local/storeProcess.ts); in memory, in this process, when unset. */
   path?: string | undefined;
   port?: number;
+  /** For a persisted store: called at each LevelDB fault (`first` unless the same came before). */
+  onFault?: (message: string, first: boolean) => void;
 }
 
-export async function startEmbeddedStore({ path, port = 0 }: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
-  const server = dynalite({ ...(path ? { path } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+export async function startEmbeddedStore({ path, port = 0, onFault }: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
+  if (path) return startStoreProcess(path, { port, ...(onFault ? { onFault } : {}) });
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());

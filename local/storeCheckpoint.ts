@@ -45,12 +45,13 @@ function damageOf(expected: Record<string, FileState>, found: Record<string, Fil
 /**
  * Before the store opens after a clean stop: damage since then refuses the start in one line
  * (`refuseUnopenable` first when the damage may leave LevelDB unable to open it),
- * unless `keepDamaged` (PETSTORE_KEEP_DAMAGED_STORE=1), which says it and serves what is readable.
+ * unless `keepDamaged` (PETSTORE_KEEP_DAMAGED_STORE=1): then what was damaged is returned, for the
+ * start to say with what is readable once the store is open and repaired.
  * The checkpoint stays until the store is open (`dropCheckpoint`): a start that fails checks again.
  */
-export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, refuseUnopenable: () => Promise<void>): Promise<void> {
+export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, refuseUnopenable: () => Promise<void>): Promise<string | undefined> {
   const file = checkpointFile(dataDir);
-  if (!existsSync(file)) return;
+  if (!existsSync(file)) return undefined;
   const folder = join(dataDir, 'dynalite');
   let expected: Record<string, FileState>;
   try {
@@ -59,15 +60,14 @@ export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, ref
     throw new LocalSetupError(`${file} cannot be read as a checkpoint: delete it (the next clean stop writes a new one).`);
   }
   const damage = damageOf(expected, existsSync(folder) ? folderState(folder) : {});
-  if (damage.length > 0) {
-    // A damaged CURRENT or MANIFEST may leave a folder LevelDB cannot open at all: that refusal, with its way out, comes first.
-    if (damage.some((phrase) => /^(CURRENT|MANIFEST-)/.test(phrase))) await refuseUnopenable();
-    const what = `The local store ${folder} was damaged since its last clean stop (${damage.join('; ')}): the pets written there are lost or cannot be told`;
-    if (!keepDamaged) {
-      throw new LocalSetupError(`${what}. Restore ${folder} from a backup, or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`);
-    }
-    console.error(`Store: ${what}; serving what is readable (PETSTORE_KEEP_DAMAGED_STORE=1).`);
+  if (damage.length === 0) return undefined;
+  // A damaged CURRENT or MANIFEST may leave a folder LevelDB cannot open at all: that refusal, with its way out, comes first.
+  if (damage.some((phrase) => /^(CURRENT|MANIFEST-)/.test(phrase))) await refuseUnopenable();
+  const what = `The local store ${folder} was damaged since its last clean stop (${damage.join('; ')}): the pets written there are lost or cannot be told`;
+  if (!keepDamaged) {
+    throw new LocalSetupError(`${what}. Restore ${folder} from a backup, or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`);
   }
+  return what;
 }
 
 /** Once the store is open: its files change from here, and only a clean stop says what they are. */

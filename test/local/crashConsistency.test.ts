@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { nextLink } from '../../client/src/index.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { DEFAULT_STATUS_INDEX_SHARDS, petsTable, statusShardOf } from '../../lib/store/table.ts';
+import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX, petsTable, statusShardOf } from '../../lib/store/table.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 import { ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
 
@@ -93,7 +93,7 @@ describe('an index entry without its pet (what a kill between dynalite\'s two wr
   });
 
   it.each([
-    ['after an unclean stop (its endpoint file left behind)', true, /did not stop cleanly; repaired 1 index entries without their pet in \d+ ms/],
+    ['after an unclean stop (its endpoint file left behind)', true, /did not stop cleanly; repaired 1 index entries without their pet and 0 pets missing from their status listing in \d+ ms/],
     ['once, in a store kept from before repairs (stopped cleanly since)', false, /first check of a store kept from before repairs; repaired 1 index entries/],
   ])('is rolled forward at the start %s', async (_case, unclean, notice) => {
     const dataDir = tempDir();
@@ -138,6 +138,44 @@ describe('an index entry without its pet (what a kill between dynalite\'s two wr
     const saidAgain = again.mock.calls.flat().join('\n');
     again.mockRestore();
     expect(saidAgain).not.toMatch(/repaired/);
+  });
+});
+
+describe('a pet without its index entry (what a damaged log kept with PETSTORE_KEEP_DAMAGED_STORE=1 can leave)', () => {
+  let api: LocalApi | undefined;
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+  });
+
+  it('is put back in its status listing at the start after an unclean stop', async () => {
+    const dataDir = tempDir();
+    const levelDir = join(dataDir, 'dynalite');
+    const store = await startEmbeddedStore({ path: levelDir });
+    await ensurePetsTable(store.endpoint, 'pets');
+    const pet: Pet = { id: 4_343_434_343, name: 'Unindexed', categoryId: 7, status: 'sold' };
+    const documents = createDocumentClient({ endpoint: store.endpoint });
+    await documents.send(new PutCommand({ TableName: 'pets', Item: { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf('sold', pet.id, DEFAULT_STATUS_INDEX_SHARDS) } }));
+    documents.destroy();
+    await store.close();
+    // Remove the index entry behind the table's back: the pet is listed unfiltered, not by its status.
+    const db = new Level<string, unknown>(levelDir, { valueEncoding: 'json' });
+    const indexKeys = await db.keys({ gte: `index-global~pets~${STATUS_INDEX}~`, lt: `index-global~pets~${STATUS_INDEX}~\uffff` }).all();
+    expect(indexKeys).toHaveLength(1);
+    await db.del(indexKeys[0] as string);
+    await db.close();
+    writeFileSync(join(dataDir, 'endpoint'), store.endpoint);
+
+    const notices = vi.spyOn(console, 'error').mockImplementation(() => {});
+    Object.assign(process.env, { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
+    for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
+    api = await startLocalApi({ port: 0, quiet: true });
+    const said = notices.mock.calls.flat().join('\n');
+    notices.mockRestore();
+
+    expect(said).toMatch(/did not stop cleanly; repaired 0 index entries without their pet and 1 pets missing from their status listing/);
+    expect(await listAll(`${api.url}/pets?limit=100&status=sold`)).toEqual([pet]);
+    expect(await listAll(`${api.url}/pets?limit=100`)).toEqual([pet]);
   });
 });
 

@@ -20,9 +20,10 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-/** Starts local/server.ts with commandEnvironment(env) (PORT 0 unless given). */
-export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(PROJECT_NODE, ['--import', 'tsx', 'local/server.ts'], {
+/** Starts local/server.ts with commandEnvironment(env) (PORT 0 unless given), run by `wrapper` when given (`unshare ...`). */
+export function spawnServer(env: Record<string, string>, wrapper: readonly string[] = []): ServerProcess {
+  const [command, ...args] = [...wrapper, PROJECT_NODE, '--import', 'tsx', 'local/server.ts'] as [string, ...string[]];
+  const child = spawn(command, args, {
     env: commandEnvironment({ PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -45,7 +46,7 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
 }
 
 /** A started server, with its base URL once it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess & { base: string }> {
-  const server = spawnServer(env);
+export async function startServer(env: Record<string, string>, wrapper: readonly string[] = []): Promise<ServerProcess & { base: string }> {
+  const server = spawnServer(env, wrapper);
   return { ...server, base: await server.url };
 }
