@@ -22,7 +22,7 @@ afterAll(() => {
 
 /** Starts local/server.ts with commandEnvironment(env) (PORT 0 unless given), run by `wrapper` when given (`unshare ...`). */
 export function spawnServer(env: Record<string, string>, wrapper: readonly string[] = []): ServerProcess {
-  const [command, ...args] = [...wrapper, PROJECT_NODE, '--import', 'tsx', 'local/server.ts'] as [string, ...string[]];
+  const [command = PROJECT_NODE, ...args] = [...wrapper, PROJECT_NODE, '--import', 'tsx', 'local/server.ts'];
   const child = spawn(command, args, {
     env: commandEnvironment({ PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
