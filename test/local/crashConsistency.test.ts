@@ -85,6 +85,42 @@ async function findPhantoms(url: string, alreadyRead = new Set<number>()): Promi
   return { listed, phantoms, unreadable };
 }
 
+/**
+ * A data folder whose store holds `pet` as the local API stores it (with its status-index shard key),
+ * then the LevelDB keys from `prefix` on deleted behind dynalite's back (exactly one is expected).
+ * `unclean`: the endpoint file of a run that died is left, answering no more.
+ */
+async function storeMissing(pet: Pet, prefix: string, unclean: boolean): Promise<string> {
+  const dataDir = tempDir();
+  const levelDir = join(dataDir, 'dynalite');
+  const store = await startEmbeddedStore({ path: levelDir });
+  await ensurePetsTable(store.endpoint, 'pets');
+  const documents = createDocumentClient({ endpoint: store.endpoint });
+  await documents.send(new PutCommand({ TableName: 'pets', Item: { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status!, pet.id, DEFAULT_STATUS_INDEX_SHARDS) } }));
+  documents.destroy();
+  await store.close();
+  const db = new Level<string, unknown>(levelDir, { valueEncoding: 'json' });
+  const keys = await db.keys({ gte: prefix, lt: `${prefix}\uffff` }).all();
+  expect(keys).toHaveLength(1);
+  await db.del(keys[0] as string);
+  await db.close();
+  if (unclean) writeFileSync(join(dataDir, 'endpoint'), store.endpoint);
+  return dataDir;
+}
+
+/** The local API started in this process on `dataDir`, and what its start said on stderr. */
+async function startOn(dataDir: string): Promise<{ api: LocalApi; said: string }> {
+  const notices = vi.spyOn(console, 'error').mockImplementation(() => {});
+  Object.assign(process.env, { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
+  // The local API puts its store's endpoint in process.env, as it does for its handlers: not the next start's.
+  for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
+  try {
+    return { api: await startLocalApi({ port: 0, quiet: true }), said: notices.mock.calls.flat().join('\n') };
+  } finally {
+    notices.mockRestore();
+  }
+}
+
 describe('an index entry without its pet (what a kill between dynalite\'s two writes leaves)', () => {
   let api: LocalApi | undefined;
   afterEach(async () => {
@@ -96,31 +132,11 @@ describe('an index entry without its pet (what a kill between dynalite\'s two wr
     ['after an unclean stop (its endpoint file left behind)', true, /did not stop cleanly; repaired 1 index entries without their pet and 0 pets missing from their status listing in \d+ ms/],
     ['once, in a store kept from before repairs (stopped cleanly since)', false, /first check of a store kept from before repairs; repaired 1 index entries/],
   ])('is rolled forward at the start %s', async (_case, unclean, notice) => {
-    const dataDir = tempDir();
-    const levelDir = join(dataDir, 'dynalite');
-    // A store holding one pet, as the local API stores it (with its status-index shard key).
-    const store = await startEmbeddedStore({ path: levelDir });
-    await ensurePetsTable(store.endpoint, 'pets');
     const pet: Pet = { id: 4_242_424_242, name: 'Half-written', categoryId: 7, status: 'pending' };
-    const documents = createDocumentClient({ endpoint: store.endpoint });
-    await documents.send(new PutCommand({ TableName: 'pets', Item: { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf('pending', pet.id, DEFAULT_STATUS_INDEX_SHARDS) } }));
-    documents.destroy();
-    await store.close();
-    // Remove the item behind the index's back, as a kill after the index write and before the item's leaves it.
-    const db = new Level<string, unknown>(levelDir, { valueEncoding: 'json' });
-    const itemKeys = await db.keys({ gte: 'item-pets~', lt: 'item-pets~\uffff' }).all();
-    expect(itemKeys).toHaveLength(1);
-    await db.del(itemKeys[0] as string);
-    await db.close();
-    // The run that held the store died: its endpoint file is left, and answers no more.
-    if (unclean) writeFileSync(join(dataDir, 'endpoint'), store.endpoint);
-
-    const notices = vi.spyOn(console, 'error').mockImplementation(() => {});
-    Object.assign(process.env, { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
-    for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
-    api = await startLocalApi({ port: 0, quiet: true });
-    const said = notices.mock.calls.flat().join('\n');
-    notices.mockRestore();
+    // The item removed behind the index's back, as a kill after the index write and before the item's leaves it.
+    const dataDir = await storeMissing(pet, 'item-pets~', unclean);
+    let said: string;
+    ({ api, said } = await startOn(dataDir));
 
     const res = await fetch(`${api.url}/pets/${pet.id}`, { headers });
     expect(res.status).toBe(200);
@@ -131,12 +147,8 @@ describe('an index entry without its pet (what a kill between dynalite\'s two wr
     expect(said).toMatch(notice);
     // Checked once: a clean restart repairs nothing and says nothing.
     await api.close();
-    // The local API put its store's endpoint in process.env, as it does for its handlers.
-    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
-    const again = vi.spyOn(console, 'error').mockImplementation(() => {});
-    api = await startLocalApi({ port: 0, quiet: true });
-    const saidAgain = again.mock.calls.flat().join('\n');
-    again.mockRestore();
+    let saidAgain: string;
+    ({ api, said: saidAgain } = await startOn(dataDir));
     expect(saidAgain).not.toMatch(/repaired/);
   });
 });
@@ -149,29 +161,11 @@ describe('a pet without its index entry (what a damaged log kept with PETSTORE_K
   });
 
   it('is put back in its status listing at the start after an unclean stop', async () => {
-    const dataDir = tempDir();
-    const levelDir = join(dataDir, 'dynalite');
-    const store = await startEmbeddedStore({ path: levelDir });
-    await ensurePetsTable(store.endpoint, 'pets');
     const pet: Pet = { id: 4_343_434_343, name: 'Unindexed', categoryId: 7, status: 'sold' };
-    const documents = createDocumentClient({ endpoint: store.endpoint });
-    await documents.send(new PutCommand({ TableName: 'pets', Item: { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf('sold', pet.id, DEFAULT_STATUS_INDEX_SHARDS) } }));
-    documents.destroy();
-    await store.close();
-    // Remove the index entry behind the table's back: the pet is listed unfiltered, not by its status.
-    const db = new Level<string, unknown>(levelDir, { valueEncoding: 'json' });
-    const indexKeys = await db.keys({ gte: `index-global~pets~${STATUS_INDEX}~`, lt: `index-global~pets~${STATUS_INDEX}~\uffff` }).all();
-    expect(indexKeys).toHaveLength(1);
-    await db.del(indexKeys[0] as string);
-    await db.close();
-    writeFileSync(join(dataDir, 'endpoint'), store.endpoint);
-
-    const notices = vi.spyOn(console, 'error').mockImplementation(() => {});
-    Object.assign(process.env, { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
-    for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
-    api = await startLocalApi({ port: 0, quiet: true });
-    const said = notices.mock.calls.flat().join('\n');
-    notices.mockRestore();
+    // The index entry removed behind the table's back: the pet is listed unfiltered, not by its status.
+    const dataDir = await storeMissing(pet, `index-global~pets~${STATUS_INDEX}~`, true);
+    let said: string;
+    ({ api, said } = await startOn(dataDir));
 
     expect(said).toMatch(/did not stop cleanly; repaired 0 index entries without their pet and 1 pets missing from their status listing/);
     expect(await listAll(`${api.url}/pets?limit=100&status=sold`)).toEqual([pet]);

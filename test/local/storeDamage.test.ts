@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { nextLink } from '../../client/src/index.ts';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
+import { inParallel } from '../support/history.ts';
 import { startServer } from '../support/serverProcess.ts';
 
 const KEY = 'damage-test-key-0123456789';
@@ -33,15 +34,10 @@ async function storeOfPets(): Promise<{ dataDir: string; env: Record<string, str
   const dataDir = mkdtempSync(join(tmpdir(), 'petstore-damage-'));
   const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
   const server = await startServer(env);
-  let n = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (n < PETS) {
-        const res = await fetch(`${server.base}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Pet ${n++}`, categoryId: 1 }) });
-        expect(res.status).toBe(201);
-      }
-    }),
-  );
+  await inParallel(Array.from({ length: PETS }, (_, n) => n), 8, async (n) => {
+    const res = await fetch(`${server.base}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Pet ${n}`, categoryId: 1 }) });
+    expect(res.status).toBe(201);
+  });
   server.child.kill('SIGTERM');
   expect((await server.exited).code).toBe(0);
   return { dataDir, env };

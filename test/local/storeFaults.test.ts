@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { nextLink } from '../../client/src/index.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
+import { inParallel } from '../support/history.ts';
 import { startServer, type ServerProcess } from '../support/serverProcess.ts';
 
 const KEY = 'fault-test-key-0123456789';
@@ -145,16 +146,10 @@ describe('a corrupt table file', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'petstore-corrupt-'));
     const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
     const server = await startServer(env);
-    let n = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (n < PETS) {
-          const i = n++;
-          const name = i === PETS / 2 ? `Marked ${MARK}` : `Pet ${i} ${'x'.repeat(60)}`;
-          expect((await create(server.base, name, PET_STATUSES[i % PET_STATUSES.length])).status).toBe(201);
-        }
-      }),
-    );
+    await inParallel(Array.from({ length: PETS }, (_, i) => i), 8, async (i) => {
+      const name = i === PETS / 2 ? `Marked ${MARK}` : `Pet ${i} ${'x'.repeat(60)}`;
+      expect((await create(server.base, name, PET_STATUSES[i % PET_STATUSES.length])).status).toBe(201);
+    });
     await stopCleanly(server);
     // The next open writes what the log holds into a table file.
     await stopCleanly(await startServer(env));
