@@ -80,7 +80,7 @@ async function ownStore({ dataDir, tableName, controlTableName, unclean, damage,
         // A data folder that takes no file now (full, read-only) is said by the fault itself.
       }
       // During the start, a fault ends it with its own one line (see unreadable).
-      if (serving && first) console.error(`Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, and it is opened again.`);
+      if (serving && first) console.error(`Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, the others are served.`);
     },
   });
   const endpointFile = join(dataDir, 'endpoint');

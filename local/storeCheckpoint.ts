@@ -11,8 +11,8 @@ import { LocalSetupError } from './setupError.ts';
 
 type FileState = { bytes: number; sha256: string };
 
-/** LevelDB's own lock and info log change at every open and hold no data. */
-const NOT_DATA = new Set(['LOCK', 'LOG', 'LOG.old']);
+/** LevelDB's own lock and info log change at every open and hold no data; nor does the store's write probe (storeChild.mjs). */
+const NOT_DATA = new Set(['LOCK', 'LOG', 'LOG.old', 'WRITE-PROBE']);
 
 const checkpointFile = (dataDir: string) => join(dataDir, 'checkpoint');
 

@@ -3,15 +3,23 @@
  * listening on a private loopback port that only its parent relays to. Plain JavaScript so the child
  * runs on a bare Node, whichever loader the parent was started with.
  *
- * dynalite throws a LevelDB I/O error (a full disk, files made read-only, a corrupt table) from a
- * callback (`if (err) throw err` in its index.js): uncatchable by the request it belongs to. This
- * process is the boundary around that throw: it tells its parent what failed, in one line, and exits;
- * the parent keeps the public port, answers for it, and starts another.
+ * dynalite throws a LevelDB error (a full disk, files made read-only, a corrupt table) from the
+ * callback of the request it belongs to (`if (err) throw err` in its index.js), after that request
+ * released its item lock, so nothing else is left half-done: the request is simply never answered.
+ * Such an error is reported to the parent and the connections of the requests in flight are cut, so
+ * that each answers 503 (a read retried by the SDK is served); LevelDB goes on serving reads. After an
+ * I/O error LevelDB refuses every write until it is opened again: once the folder takes a write again
+ * (space freed, permissions given back) the parent is told, and it starts another child. Any other
+ * uncaught error ends this process, and the parent starts another.
  *
- * In: argv `<LevelDB folder>`; IPC `close`. Out: IPC `{type:'ready', port}`, `{type:'fault', message}`.
+ * In: argv `<LevelDB folder>`; IPC `close`.
+ * Out: IPC `{type:'ready', port}`, `{type:'fault', message, fatal?}` (fatal: this process then exits),
+ * `{type:'writable'}`.
  */
 import dynalite from 'dynalite';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 const [path] = process.argv.slice(2);
 
@@ -19,7 +27,7 @@ const [path] = process.argv.slice(2);
 function fail(error) {
   const cause = error?.cause ?? error;
   const message = String(cause instanceof Error ? cause.message : cause).split('\n')[0];
-  process.send({ type: 'fault', message }, () => process.exit(1));
+  process.send({ type: 'fault', message, fatal: true }, () => process.exit(1));
 }
 
 // Set before the folder opens, so that a stop asked meanwhile is not lost.
@@ -53,14 +61,45 @@ try {
 if (closing) process.exit(0);
 server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 
-process.on('uncaughtException', fail);
-
+/** Answers not yet sent: the one a LevelDB error belongs to is among them. */
+const pending = new Set();
 // A relayed keep-alive connection would keep close() waiting for ever: once closing, each answer
 // ends its connection and idle ones are closed.
 server.on('request', (_request, response) => {
+  pending.add(response);
+  response.once('close', () => pending.delete(response));
   response.once('finish', () => {
     if (closing) response.socket?.end();
   });
 });
+
+process.on('uncaughtException', (error) => {
+  if (typeof error?.code !== 'string' || !error.code.startsWith('LEVEL_')) return fail(error);
+  process.send({ type: 'fault', message: String(error.message).split('\n')[0] });
+  for (const response of pending) response.socket?.destroy();
+  if (error.code === 'LEVEL_IO_ERROR') tellWhenWritable();
+});
+
+const WRITE_PROBE = join(path, 'WRITE-PROBE');
+const PROBE_MS = 500;
+let probing;
+/** Tells the parent once the folder takes a write of 64 kB again, so that LevelDB is opened anew. */
+function tellWhenWritable() {
+  probing ??= setInterval(() => {
+    try {
+      writeFileSync(WRITE_PROBE, Buffer.alloc(64 * 1024));
+      rmSync(WRITE_PROBE);
+    } catch {
+      try {
+        rmSync(WRITE_PROBE, { force: true });
+      } catch {
+        // an immutable folder: nothing was written
+      }
+      return;
+    }
+    clearInterval(probing);
+    process.send({ type: 'writable' });
+  }, PROBE_MS);
+}
 
 server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));

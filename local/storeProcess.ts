@@ -1,13 +1,16 @@
 /**
- * The persisted local store in a process of its own (storeChild.mjs), so that a LevelDB I/O error,
- * which dynalite throws where nothing can catch it, ends that process and not the local API.
+ * The persisted local store in a process of its own (storeChild.mjs), so that a LevelDB error, which
+ * dynalite throws where nothing can catch it, is handled there (or ends that process) and never
+ * ends the local API.
  *
  * This process keeps the store's public port for its whole life and relays each connection to the
  * child's private one: the endpoint the handlers were given never changes and is never free for
- * another server to take. When the child dies of a fault, the connections it held are cut (their
- * requests answer 503 SERVICE_UNAVAILABLE, a write's saying its outcome is unknown), the fault is
- * reported, and another child opens the folder; connections made meanwhile wait for it, or are cut
- * at once while the folder cannot be opened (a full disk), so that they too answer 503 without waiting.
+ * another server to take. A LevelDB error cuts the connections of the requests in flight (they
+ * answer 503 SERVICE_UNAVAILABLE, a write's saying its outcome is unknown) and is reported; the child
+ * goes on serving reads, and is replaced by a new one once its folder takes writes again. When a
+ * child dies, the connections it held are cut, and another child opens the folder; connections made
+ * meanwhile wait for it, or are cut at once while the folder cannot be opened, so that they too
+ * answer 503 without waiting.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -81,6 +84,8 @@ class ChildHolder {
   private everReady = false;
   /** The last child failed to open the folder: connections are cut at once (fast 503s) until one opens it. */
   private down = false;
+  /** A child being closed to be replaced (its exit is no fault). */
+  private replacing: ChildProcess | undefined;
   private readonly clients = new Set<Socket>();
 
   constructor(
@@ -97,13 +102,18 @@ class ChildHolder {
     let fault: string | undefined;
     let opened = false;
     this.ready = new Promise((resolve, reject) => {
-      child.on('message', (message: { type?: string; port?: number; message?: string }) => {
+      child.on('message', (message: { type?: string; port?: number; message?: string; fatal?: boolean }) => {
         if (message.type === 'ready' && message.port) {
           opened = true;
           this.down = false;
           resolve(message.port);
         }
-        if (message.type === 'fault') fault = message.message;
+        if (message.type === 'fault' && message.message) {
+          fault = message.message;
+          // A LevelDB error the child lives through is said now; a fatal one at its exit.
+          if (opened && !message.fatal) this.faulted(message.message);
+        }
+        if (message.type === 'writable') this.replace(child);
       });
       child.once('exit', (code, signal) => {
         reject(new Error(`The local store's process ended before it was ready (${fault ?? signal ?? `exit ${code}`}).`));
@@ -120,8 +130,18 @@ class ChildHolder {
     });
   }
 
+  /** After an I/O error, once the folder takes writes again: LevelDB accepts writes only once opened anew. */
+  private replace(old: ChildProcess): void {
+    if (old !== this.process || this.closing) return;
+    this.replacing = old;
+    const exited = once(old, 'exit');
+    old.send('close', (error) => error && old.kill());
+    this.ready = exited.then(() => (this.closing ? 0 : this.start()));
+    this.ready.catch(() => {});
+  }
+
   private ended(child: ChildProcess, why: string): void {
-    if (child !== this.process || this.closing || !this.everReady) return;
+    if (child !== this.process || child === this.replacing || this.closing || !this.everReady) return;
     // Connections it served are cut: their requests are answered 503 by the handlers' store layer.
     for (const client of this.clients) client.destroy();
     this.faulted(why);
