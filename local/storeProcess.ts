@@ -32,7 +32,7 @@ export interface StoreProcess {
 
 export interface StoreProcessOptions {
   port?: number;
-  /** Called at each fault (the child's one-line LevelDB error; `first` unless the same came before), before a new child starts. */
+  /** Called at each fault (the child's one-line LevelDB error; `first` unless the same came before). */
   onFault?: (message: string, first: boolean) => void;
 }
 
