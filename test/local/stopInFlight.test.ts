@@ -75,10 +75,13 @@ describe('SIGTERM with requests in flight', () => {
       const answers = await Promise.all(held.map((request) => request.answer));
       const { code, at } = await server.exited;
       stopTimes.push(at - signalled);
-      for (const answer of answers) {
-        if (!/^HTTP\/1\.1 201 .*\r\nConnection: close\r\n/s.test(answer)) failures.push(`cycle ${cycle}: answered ${JSON.stringify(answer.slice(0, 80))}`);
+      answers.forEach((answer, i) => {
+        // One completed before the signal may be answered before the stop begins, on a connection
+        // kept alive (then closed as idle); one completed after it is answered with Connection: close.
+        const expected = i < IN_FLIGHT / 2 ? /^HTTP\/1\.1 201 / : /^HTTP\/1\.1 201 .*\r\nConnection: close\r\n/s;
+        if (!expected.test(answer)) failures.push(`cycle ${cycle}: answered ${JSON.stringify(answer.slice(0, 80))}`);
         else acknowledged.push(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Pet);
-      }
+      });
       if (code !== 0 || at - signalled > STOP_BOUND_MS) failures.push(`cycle ${cycle}: exit ${code} after ${at - signalled} ms: ${server.stderr().trim()}`);
     }
     console.log(`stop times (ms): ${stopTimes.join(', ')}`);
