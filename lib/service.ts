@@ -68,7 +68,7 @@ export function serviceFromEnvironment(env: Environment = process.env): Service 
 }
 
 /** Each request's budget for store calls: STORE_BUDGET_MS, default lib/store/deadline.ts's. */
-export const storeBudgetFromEnvironment = (env: Environment = process.env): number => Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS;
+const storeBudgetFromEnvironment = (env: Environment): number => Number(env.STORE_BUDGET_MS) || STORE_BUDGET_MS;
 
 /**
  * What the authorizer (functions/authorize.ts) needs: the key store alone (the control table's keys,

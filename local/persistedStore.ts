@@ -17,6 +17,16 @@ import { folderStoreId, holderAlive, markStore, readEndpointRecord, storeIdAt, w
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
 import { LocalSetupError } from './setupError.ts';
 
+/** The files of a data folder this module reads and writes. */
+const filesOf = (dataDir: string) => ({
+  level: join(dataDir, 'dynalite'),
+  endpoint: join(dataDir, 'endpoint'),
+  /** Checked once by the repair (a store kept from before repairs). */
+  checked: join(dataDir, 'store-checked'),
+  /** Left by a store fault: the next start repairs. */
+  faulted: join(dataDir, 'store-faulted'),
+});
+
 export interface PersistedStore {
   store: { endpoint: string; embedded: boolean; persistent: true; sharedWith?: string };
   holderGone: Promise<void> | undefined;
@@ -25,8 +35,7 @@ export interface PersistedStore {
 
 export async function persistentStore(dataDir: string, tableName: string, controlTableName: string, keepDamaged: boolean): Promise<PersistedStore> {
   return withStartLock(dataDir, async () => {
-    const endpointFile = join(dataDir, 'endpoint');
-    const record = readEndpointRecord(endpointFile);
+    const record = readEndpointRecord(filesOf(dataDir).endpoint);
     if (record && (await sharable(record, dataDir, controlTableName))) {
       const stopWatch = { stop: () => {} };
       const store = { endpoint: record.endpoint, embedded: false, persistent: true as const, sharedWith: dataDir };
@@ -35,7 +44,7 @@ export async function persistentStore(dataDir: string, tableName: string, contro
     }
     const unclean = record !== undefined;
     // After an unclean stop no checkpoint tells the files (the repair handles that case).
-    const damage = unclean ? undefined : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(join(dataDir, 'dynalite')));
+    const damage = unclean ? undefined : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
     return ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged });
   });
 }
@@ -50,7 +59,7 @@ async function sharable(record: EndpointRecord, dataDir: string, controlTableNam
   if (alive && id && (await storeIdAt(record.endpoint, controlTableName)) === id) return true;
   if (!alive && !(await reachable(record.endpoint))) return false;
   const why = alive ? 'the store there is not this data folder\'s' : `its process ${record.pid ?? '(unrecorded)'} is gone and another server answers there`;
-  console.error(`Store: ${join(dataDir, 'endpoint')} names ${record.endpoint}, but ${why}; it is not used.`);
+  console.error(`Store: ${filesOf(dataDir).endpoint} names ${record.endpoint}, but ${why}; it is not used.`);
   return false;
 }
 
@@ -67,9 +76,8 @@ interface OwnStoreOptions {
 
 /** The folder's store opened by this process: checked as its own, repaired when it may need it, then published. */
 async function ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged }: OwnStoreOptions): Promise<PersistedStore> {
-  const folder = join(dataDir, 'dynalite');
+  const { level: folder, faulted: faultedFile, endpoint: endpointFile } = filesOf(dataDir);
   await refuseUnopenable(folder);
-  const faultedFile = join(dataDir, 'store-faulted');
   let serving = false;
   const embedded = await startEmbeddedStore({
     path: folder,
@@ -83,7 +91,6 @@ async function ownStore({ dataDir, tableName, controlTableName, unclean, damage,
       if (serving && first) console.error(`Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, the others are served.`);
     },
   });
-  const endpointFile = join(dataDir, 'endpoint');
   try {
     await ensureControlTable(embedded.endpoint, controlTableName);
     dropCheckpoint(dataDir);
@@ -113,8 +120,7 @@ async function ownStore({ dataDir, tableName, controlTableName, unclean, damage,
  * corrupt table stops is said, and what is readable is served.
  */
 async function repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>, embedded: EmbeddedStore): Promise<void> {
-  const checkedFile = join(dataDir, 'store-checked');
-  const faultedFile = join(dataDir, 'store-faulted');
+  const { checked: checkedFile, faulted: faultedFile, level } = filesOf(dataDir);
   const faulted = existsSync(faultedFile);
   if (!unclean && !faulted && !damage && existsSync(checkedFile)) return;
   let result: Awaited<ReturnType<typeof repairPetsTable>>;
@@ -123,7 +129,7 @@ async function repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamag
   } catch (error) {
     const fault = embedded.faults?.at(-1);
     if (!keepDamaged || !fault) throw error;
-    console.error(`Store: ${damage ?? `The local store ${join(dataDir, 'dynalite')} cannot be read in full (${fault})`}; the repair stopped there (${fault}); serving what is readable (PETSTORE_KEEP_DAMAGED_STORE=1).`);
+    console.error(`Store: ${damage ?? `The local store ${level} cannot be read in full (${fault})`}; the repair stopped there (${fault}); serving what is readable (PETSTORE_KEEP_DAMAGED_STORE=1).`);
     return;
   }
   const { repaired, reindexed, pets, ms } = result;
@@ -151,7 +157,7 @@ function unreadable(folder: string, embedded: EmbeddedStore, keepDamaged: boolea
 const LOCK_GRACE_MS = 2_000;
 
 /** A store folder LevelDB cannot open stops the start in one line naming it and the remedy. */
-export async function refuseUnopenable(folder: string): Promise<void> {
+async function refuseUnopenable(folder: string): Promise<void> {
   let problem = await storeFolderProblem(folder);
   for (const deadline = Date.now() + LOCK_GRACE_MS; problem?.code === 'LEVEL_LOCKED' && Date.now() < deadline; ) {
     await new Promise((resolve) => setTimeout(resolve, 50));

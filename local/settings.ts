@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { CORS_ORIGINS_VARIABLE, parseOrigins } from '../lib/http/cors.ts';
 import { statusIndexShardsOf, type Environment } from '../lib/service.ts';
 import { LocalSetupError } from './setupError.ts';
 
@@ -45,7 +46,7 @@ export function checkSettings(given: Environment): void {
   if (keys !== undefined && !keys.split(',').some((key) => key.trim())) {
     throw new LocalSetupError('PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.');
   }
-  for (const origin of (given.CORS_ALLOWED_ORIGINS ?? '').split(',').map((value) => value.trim()).filter(Boolean)) {
+  for (const origin of parseOrigins(given[CORS_ORIGINS_VARIABLE])) {
     if (!isOrigin(origin)) {
       throw new LocalSetupError(`CORS_ALLOWED_ORIGINS takes comma-separated origins such as https://app.example.com (no path), not "${origin}".`);
     }

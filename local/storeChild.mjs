@@ -12,7 +12,7 @@
  * (space freed, permissions given back) the parent is told, and it starts another child. Any other
  * uncaught error ends this process, and the parent starts another.
  *
- * In: argv `<LevelDB folder>`; IPC `close`.
+ * In: argv `<LevelDB folder> [--probe]`; IPC `close`.
  * Out: IPC `{type:'ready', port}`, `{type:'fault', message, fatal?}` (fatal: this process then exits),
  * `{type:'writable'}`.
  */
@@ -47,15 +47,18 @@ process.on('disconnect', () => {
 });
 
 // dynalite opens its folder at the first request and, when that fails, answers `Database is closed`
-// without the cause: opening it once first names the cause (no space left, no permission, corruption).
-const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level');
-const probe = new Level(path, { createIfMissing: true });
-try {
-  await probe.open();
-  await probe.close();
-} catch (error) {
-  fail(error);
-  await new Promise(() => {});
+// without the cause: opening it once first (`--probe`, after a fault) names the cause (no space
+// left, no permission, corruption).
+if (process.argv.includes('--probe')) {
+  const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level');
+  const probe = new Level(path, { createIfMissing: true });
+  try {
+    await probe.open();
+    await probe.close();
+  } catch (error) {
+    fail(error);
+    await new Promise(() => {});
+  }
 }
 
 if (closing) process.exit(0);

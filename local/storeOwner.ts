@@ -83,6 +83,12 @@ export async function storeIdAt(endpoint: string, controlTableName: string): Pro
   }
 }
 
+/** The data folder's store id, when it has one. */
+export const folderStoreId = (dataDir: string): string | undefined => {
+  const file = join(dataDir, 'store-id');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() || undefined : undefined;
+};
+
 /**
  * For the process that opened the folder's store itself: the store id the folder and the store
  * agree on, written to whichever lacks it (a new store, a store or folder from before ids). Ids that
@@ -90,7 +96,7 @@ export async function storeIdAt(endpoint: string, controlTableName: string): Pro
  */
 export async function markStore(endpoint: string, controlTableName: string, dataDir: string): Promise<string> {
   const file = join(dataDir, 'store-id');
-  const inFolder = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+  const inFolder = folderStoreId(dataDir);
   const inStore = await storeIdAt(endpoint, controlTableName);
   if (inFolder && inStore && inFolder !== inStore) {
     throw new LocalSetupError(
@@ -110,12 +116,6 @@ export async function markStore(endpoint: string, controlTableName: string, data
   if (inFolder !== id) writeFileSync(file, id);
   return id;
 }
-
-/** The data folder's store id, when it has one. */
-export const folderStoreId = (dataDir: string): string | undefined => {
-  const file = join(dataDir, 'store-id');
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() || undefined : undefined;
-};
 
 const LOCK_POLL_MS = 50;
 const LOCK_WAIT_MS = 120_000;

@@ -95,7 +95,8 @@ class ChildHolder {
 
   /** Starts a child and settles with its private port once it listens. */
   start(): Promise<number> {
-    const child = fork(CHILD_SCRIPT, [this.folder], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // The first start's folder was just opened by the start itself (refuseUnopenable): a later one probes it.
+    const child = fork(CHILD_SCRIPT, [this.folder, ...(this.everReady ? ['--probe'] : [])], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.process = child;
     // A send to a child that is dying fails; its exit is handled below.
     child.on('error', () => {});

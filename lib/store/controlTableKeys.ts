@@ -65,18 +65,17 @@ export function parseKeyItem(item: Record<string, unknown>): ApiKeyRecord | unde
 export const expiryOf = (record: Pick<ApiKeyRecord, 'createdAt' | 'expiresAt'>): number =>
   keyExpiry(Date.parse(record.createdAt), record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt));
 
+/** The key of a key's item. */
+export const keyItemKey = (keyId: string) => ({ [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId });
+
 /** The control-table item for a key, as `npm run keys` writes it (never `lastUsedAt`: the authorizer's). */
 export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description }: Omit<ApiKeyRecord, 'lastUsedAt'>) => ({
-  [controlTable.partitionKey.name]: controlKeys.apiKeys,
-  [controlTable.sortKey.name]: keyId,
+  ...keyItemKey(keyId),
   sha256,
   createdAt,
   ...(expiresAt === undefined ? {} : { expiresAt }),
   ...(description === undefined ? {} : { description }),
 });
-
-/** The key of a key's item. */
-export const keyItemKey = (keyId: string) => ({ [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId });
 
 /** Every key item, following LastEvaluatedKey to the end (one page holds about 5,000 keys). */
 export async function readKeyItems(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
