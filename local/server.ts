@@ -74,11 +74,6 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const requestId = randomUUID();
     guard(request, response, requestId, () => respond(request, response, requestId));
   });
-  // A client that half-closes after its request (sends FIN, as `nc -N` does) still gets its answer:
-  // Node's default (false) drops the request being answered on FIN and ends the socket, so a POST
-  // was carried out but never answered. With true, Node writes the answer, then ends the connection.
-  // (Node reads the property in _http_server.js socketOnEnd; @types/node does not declare it.)
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('connect', answerConnect);
   answerEdges(server);
   try {

@@ -20,6 +20,7 @@ import { contextVariables } from './mappingTemplates.ts';
 import {
   LAMBDA_INVOCATION_URI,
   RestApiTemplateError,
+  executeApiArn,
   optionalNumber,
   requestHeader,
   type ApiMethod,
@@ -87,8 +88,7 @@ export function readUsagePlan(
 
 /** The API with its authorizers (invoked through `invoke`) and its usage plan's limits. */
 export function withAccessControl(api: RestApi, invoke: InvokeFunction): RestApi {
-  const authorizerArn = (authorizer: AuthorizerDefinition) =>
-    `arn:${api.env.partition}:execute-api:${api.env.region}:${api.env.accountId}:${api.apiId}/authorizers/${authorizer.id}`;
+  const authorizerArn = (authorizer: AuthorizerDefinition) => executeApiArn(api, `authorizers/${authorizer.id}`);
   const authorizers = new Authorizers(invoke, (authorizer) =>
     permits(api.permissions, authorizer.functionArn, authorizerArn(authorizer), api.env.accountId),
   );
@@ -103,11 +103,12 @@ export async function accessRefusal(exchange: Exchange, api: RestApi, method: Ap
   const access = api.access as NonNullable<RestApi['access']>;
   if (method.authorizerId !== undefined) {
     const authorizer = api.authorizers.get(method.authorizerId) as AuthorizerDefinition;
+    const methodArn = executeApiArn(api, `${api.stageName}/${exchange.method}${exchange.path}`);
     const outcome = await access.authorizers.authorize(authorizer, {
-      methodArn: `arn:${api.env.partition}:execute-api:${api.env.region}:${api.env.accountId}:${api.apiId}/${api.stageName}/${exchange.method}${exchange.path}`,
+      methodArn,
       header: (name) => requestHeader(exchange, name),
       query: (name) => exchange.query.getAll(name).at(-1),
-      event: () => authorizerEvent(exchange, api, method),
+      event: () => authorizerEvent(exchange, api, method, methodArn),
     });
     if (isRefusal(outcome)) return outcome;
     exchange.authorization = outcome;
@@ -118,11 +119,10 @@ export async function accessRefusal(exchange: Exchange, api: RestApi, method: Ap
 }
 
 /** A REQUEST authorizer's event (REST API): the request as the proxy event has it, and the method's ARN. */
-function authorizerEvent(exchange: Exchange, api: RestApi, method: ApiMethod): Record<string, unknown> {
-  const { partition, region, accountId } = api.env;
+function authorizerEvent(exchange: Exchange, api: RestApi, method: ApiMethod, methodArn: string): Record<string, unknown> {
   return {
     type: 'REQUEST',
-    methodArn: `arn:${partition}:execute-api:${region}:${accountId}:${api.apiId}/${api.stageName}/${exchange.method}${exchange.path}`,
+    methodArn,
     resource: method.resource.path,
     path: exchange.path,
     httpMethod: exchange.method,

@@ -77,9 +77,7 @@ export class Authorizers {
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expires > this.now()) return decide(cached.outcome, request.methodArn);
     if (!this.permitted(authorizer)) return configurationError(`Invalid permissions on Lambda function ${authorizer.functionArn}`);
-    const outcome = await this.invoke(authorizer.functionArn, request.event()).catch(
-      (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
-    );
+    const outcome = await this.invoke(authorizer.functionArn, request.event());
     if (outcome.kind === 'error' && outcome.errorMessage === 'Unauthorized') return { type: 'UNAUTHORIZED', message: 'Unauthorized' };
     if (outcome.kind !== 'ok') {
       return { type: 'AUTHORIZER_FAILURE', message: 'Internal server error', log: `Authorizer error: ${outcome.errorMessage}` };

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
 import { readStack, type CfnResource, type CfnTemplate, type StackArtifact } from './cloudAssembly.ts';
-import { describeRoleSource, roleSource, type RoleSource } from './grantSources.ts';
+import { describeRoleSource, infraSources, roleSource, type RoleSource, type SourceFile } from './grantSources.ts';
 import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
 import { rolePolicies, startIamGate, type Denial, type IamGate } from './iamGate.ts';
 import type { PolicyDocument } from './iamPolicy.ts';
@@ -129,6 +129,7 @@ export async function startDeployedFunction(options: DeployedApiOptions & { name
     const deployed = await startFunction(stack, resolver, found[0], found[1], {
       upstream: store.endpoint,
       tables,
+      sources: infraSources(),
       log: options.log,
       iamLog: log,
       recordDecisions: options.recordDecisions ?? false,
@@ -160,10 +161,12 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     if (inspect && !resourcesOf(stack.template, 'AWS::Lambda::Function').some(([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name))) {
       throw new LambdaHostError(`--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`);
     }
+    const sources = infraSources();
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
       const deployed = await startFunction(stack, resolver, logicalId, resource, {
         upstream,
         tables,
+        sources,
         log: options.log,
         iamLog: log,
         recordDecisions: options.recordDecisions ?? false,
@@ -209,6 +212,8 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
 interface FunctionWiring {
   upstream: string;
   tables: TableKeys[];
+  /** infra/'s sources, where the role's grants are looked up. */
+  sources: readonly SourceFile[];
   log: ((line: string) => void) | undefined;
   /** Where a gate's denials are logged. */
   iamLog: (line: string) => void;
@@ -226,14 +231,14 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, inspect, onStarted }: FunctionWiring,
+  { upstream, tables, sources, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, inspect, onStarted }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
   const roleId = logicalIdOf(properties.Role);
   const credentials = sessionCredentials();
   const policies = rolePolicies(stack.template, resolver, roleId);
-  const source = roleSource(stack.template, roleId, sidsOf(policies));
+  const source = roleSource(stack.template, roleId, sidsOf(policies), sources);
   const gate = await startIamGate({
     upstream,
     roleArn: resolver.getAtt(roleId, 'Arn'),

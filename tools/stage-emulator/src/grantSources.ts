@@ -19,13 +19,13 @@ export interface RoleSource {
   statements: Record<string, string>;
 }
 
-interface SourceFile {
+export interface SourceFile {
   path: string;
   lines: string[];
 }
 
-export function roleSource(template: CfnTemplate, roleLogicalId: string, sids: readonly string[], root = PROJECT_ROOT): RoleSource {
-  const files = infraSources(root);
+/** `files` are infra/'s sources, read once by `infraSources` for every role. */
+export function roleSource(template: CfnTemplate, roleLogicalId: string, sids: readonly string[], files: readonly SourceFile[]): RoleSource {
   const cdkPath = (template.Resources[roleLogicalId]?.Metadata?.['aws:cdk:path'] as string | undefined)?.replace(/\/Resource$/, '');
   const statements: Record<string, string> = {};
   for (const sid of sids) {
@@ -43,7 +43,7 @@ export function describeRoleSource(source: RoleSource): string {
 }
 
 /** The file exporting the class of the deepest construct on the path created with a literal id. */
-function constructFileOf(files: SourceFile[], ids: string[]): string | undefined {
+function constructFileOf(files: readonly SourceFile[], ids: string[]): string | undefined {
   for (const id of [...ids].reverse()) {
     const creation = new RegExp(`new (\\w+)\\(\\w+, '${id.replace(/[^A-Za-z0-9]/g, '')}'`);
     const className = files.flatMap((file) => file.lines).map((line) => creation.exec(line)?.[1]).find(Boolean);
@@ -54,7 +54,7 @@ function constructFileOf(files: SourceFile[], ids: string[]): string | undefined
   return undefined;
 }
 
-function findLine(files: SourceFile[], test: (line: string) => boolean): string | undefined {
+function findLine(files: readonly SourceFile[], test: (line: string) => boolean): string | undefined {
   for (const file of files) {
     const index = file.lines.findIndex(test);
     if (index >= 0) return `${file.path}:${index + 1}`;
@@ -62,7 +62,8 @@ function findLine(files: SourceFile[], test: (line: string) => boolean): string 
   return undefined;
 }
 
-function infraSources(root: string): SourceFile[] {
+/** Every .ts file under infra/, split into lines. */
+export function infraSources(root = PROJECT_ROOT): SourceFile[] {
   const dir = join(root, 'infra');
   let names: string[];
   try {

@@ -38,7 +38,7 @@ export const LAMBDA_ENVIRONMENT_NAMES = [
  * Names a function's configuration may not set (Lambda refuses the update). LANG, PATH and NODE_PATH
  * are Lambda's too but not reserved: the template may override them.
  */
-export const RESERVED_ENVIRONMENT_NAMES: readonly string[] = [
+const RESERVED_ENVIRONMENT_NAMES: readonly string[] = [
   ...LAMBDA_ENVIRONMENT_NAMES.filter((name) => !['LANG', 'PATH', 'NODE_PATH'].includes(name)),
   'AWS_ACCESS_KEY',
   'AWS_LAMBDA_RUNTIME_API',

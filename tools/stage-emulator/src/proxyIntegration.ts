@@ -6,12 +6,13 @@
  * Gateway does; Lambda's own refusals and a function's errors answered through gateway responses.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { headersAndQuery } from '../../../local/proxyEvent.ts';
+import { encodeBody, headersAndQuery } from '../../../local/proxyEvent.ts';
 import { permits } from './accessControl.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
-import { THROTTLED_OUTCOME, type InvokeOutcome } from './lambdaFunction.ts';
+import { THROTTLED_OUTCOME } from './lambdaFunction.ts';
 import { contextVariables } from './mappingTemplates.ts';
 import {
+  executeApiArn,
   isRecord,
   mediaType,
   requestHeader,
@@ -31,14 +32,15 @@ export async function proxyAnswer(
   log: (line: string) => void,
 ): Promise<Answer> {
   const method = exchange.apiMethod as ApiMethod;
-  const sourceArn = executeApiArn(api, method);
+  // The ARN API Gateway invokes the function as: the method's own HTTP method (`ANY` stays `ANY`)
+  // and resource path with its `{param}` parts as written. CDK's grants put `*` where the
+  // parameters are, which matches either way.
+  const sourceArn = executeApiArn(api, `${api.stageName}/${method.httpMethod}${method.resource.path}`);
   if (!permits(api.permissions, integration.functionArn, sourceArn, api.env.accountId)) {
     log(`(${exchange.requestId}) Execution failed due to configuration error: Invalid permissions on Lambda function (${integration.functionArn} for ${sourceArn})`);
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
-  const invocation = invoke(integration.functionArn, proxyEvent(exchange, api)).catch(
-    (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
-  );
+  const invocation = invoke(integration.functionArn, proxyEvent(exchange, api));
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), integration.timeoutMs);
@@ -79,16 +81,6 @@ export async function proxyAnswer(
   return result;
 }
 
-/**
- * The `execute-api` ARN API Gateway invokes a function as: the method's own HTTP method (`ANY`
- * stays `ANY`) and resource path with its `{param}` parts as written. CDK's grants put `*` where
- * the parameters are, which matches either way.
- */
-function executeApiArn(api: RestApi, method: ApiMethod): string {
-  const { partition, region, accountId } = api.env;
-  return `arn:${partition}:execute-api:${region}:${accountId}:${api.apiId}/${api.stageName}/${method.httpMethod}${method.resource.path}`;
-}
-
 type RestProxyEvent = Omit<APIGatewayProxyEvent, 'requestContext'> & {
   requestContext: Omit<APIGatewayProxyEvent['requestContext'], 'authorizer'> & { authorizer?: Record<string, unknown> };
 };
@@ -100,7 +92,7 @@ function proxyEvent(exchange: Exchange, api: RestApi): RestProxyEvent {
   const empty = exchange.body.length === 0;
   const { body, isBase64Encoded } = isBinary(exchange, api)
     ? { body: empty ? null : exchange.body.toString('base64'), isBase64Encoded: !empty }
-    : { body: empty ? null : exchange.body.toString('utf8'), isBase64Encoded: false };
+    : encodeBody(exchange.body);
   return {
     resource: method.resource.path,
     path: exchange.path,

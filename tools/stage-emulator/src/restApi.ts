@@ -19,6 +19,7 @@ import { Throttles, accessRefusal, withAccessControl } from './accessControl.ts'
 import type { CfnTemplate } from './cloudAssembly.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
+import type { InvokeOutcome } from './lambdaFunction.ts';
 import { mockAnswer } from './mockIntegration.ts';
 import { proxyAnswer } from './proxyIntegration.ts';
 import type { Answer, ApiResolver, Exchange, InvokeFunction, RestApi } from './restApiModel.ts';
@@ -64,21 +65,27 @@ export const REQUEST_LIMITS: Readonly<Record<string, { urlCharacters: number; he
 };
 
 export async function startRestApiEmulator(options: RestApiEmulatorOptions): Promise<RestApiEmulator> {
-  const api = withAccessControl(readRestApi(options.template, options.resolver, options.env), options.invoke);
+  // A rejected invoke is a failed invocation, for an authorizer and an integration alike.
+  const invoke: InvokeFunction = (functionArn, event) =>
+    options.invoke(functionArn, event).catch(
+      (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
+    );
+  const api = withAccessControl(readRestApi(options.template, options.resolver, options.env), invoke);
   const throttles = new Throttles(api.methodSettings);
+  const limits = requestLimits(api);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let domainName = '';
   // The whole answer runs in an async function: nothing a request brings can throw out of the
   // listener and end the runner. A failure while answering is API Gateway's own 500 (DEFAULT_5XX);
   // one while sending just ends the connection.
   const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const refused = missingHost(request) ?? overLimits(request, requestLimits(api));
+    const refused = missingHost(request) ?? overLimits(request, limits);
     if (refused) {
       request.resume();
       return sendError(response, refused);
     }
     const exchange = newExchange(request, api, domainName);
-    const result = await answer(request, exchange, api, throttles, options, log).catch((error: unknown) => {
+    const result = await answer(request, exchange, api, throttles, invoke, log).catch((error: unknown) => {
       log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
       return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
     });
@@ -89,16 +96,11 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   // Gateway's edge answers for these are not documented (docs/api.md, "Requests Node refuses").
   // Node's own header limit (16 KB by default) is raised above the API's, so that a request over
   // the API's limits reaches overLimits rather than Node's parser.
-  const limits = requestLimits(api);
   const maxHeaderSize = limits.urlCharacters + limits.headerBytes + 1024;
   const server = createServer({ ...edgeServerOptions(options.headersTimeoutMs), maxHeaderSize }, (request, response) => {
     serveRequest(request, response).catch(() => response.destroy());
   });
   answerEdges(server);
-  // A client that half-closes after its request (FIN) still gets its answer, then the connection
-  // ends; Node's default drops the request being answered on FIN. (Node reads the property in
-  // _http_server.js socketOnEnd; @types/node does not declare it.)
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, api, domainName));
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
@@ -194,7 +196,7 @@ async function answer(
   exchange: Exchange,
   api: RestApi,
   throttles: Throttles,
-  options: RestApiEmulatorOptions,
+  invoke: InvokeFunction,
   log: (line: string) => void,
 ): Promise<Answer> {
   const match = methodFor(api, exchange);
@@ -223,7 +225,7 @@ async function answer(
   const { integration } = apiMethod;
   return integration.type === 'MOCK'
     ? mockAnswer(integration, exchange, api, log)
-    : proxyAnswer(integration, exchange, api, options.invoke, log);
+    : proxyAnswer(integration, exchange, api, invoke, log);
 }
 
 // ---------------------------------------------------------------------------------------------

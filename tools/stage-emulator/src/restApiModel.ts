@@ -102,6 +102,12 @@ export interface RestApi {
   access?: { authorizers: Authorizers; limits: UsagePlanLimits };
 }
 
+/** An `execute-api` ARN of the API: `tail` is what follows its id (`staging/GET/pets`, `authorizers/abc123`). */
+export function executeApiArn(api: RestApi, tail: string): string {
+  const { partition, region, accountId } = api.env;
+  return `arn:${partition}:execute-api:${region}:${accountId}:${api.apiId}/${tail}`;
+}
+
 /** A resource property of the template, resolved. */
 export type Field = (resource: { Properties?: Record<string, unknown> }, name: string) => unknown;
 

@@ -14,7 +14,7 @@ import { Countdown } from './countdown.ts';
 import type { FunctionDefinition, InvokeOutcome } from './lambdaFunction.ts';
 
 /** Lambda's limit on the init phase of an on-demand function. */
-export const INIT_TIMEOUT_MS = 10_000;
+const INIT_TIMEOUT_MS = 10_000;
 const RUNTIME_SCRIPT = fileURLToPath(new URL('./lambdaRuntime.mjs', import.meta.url));
 
 /** An X-Ray trace header for one invocation (the functions have Active tracing). */
