@@ -8,7 +8,8 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Construct } from 'constructs';
-import type { StageSettings } from '../stages.ts';
+import type { OperationName } from '../../lib/domain/routes.ts';
+import { reservedFor, type StageSettings } from '../stages.ts';
 
 export const PERIOD = Duration.minutes(1);
 
@@ -56,12 +57,20 @@ export class StageAlarms {
 }
 
 /**
- * The ConcurrentExecutions threshold of a function reserving `reserved` executions (none: undefined),
- * from the stage's `alarms.lambdaConcurrency`; a share of a reservation the function lacks is refused at synth.
+ * The ConcurrentExecutions threshold of a function (the authorizer or an operation's), from its reserved
+ * concurrency and the stage's `alarms.lambdaConcurrency`; a share of a reservation the function lacks is refused at synth.
  */
-export function concurrencyThreshold({ stage, alarms }: StageSettings, reserved: number | undefined, what: string): number {
+export function concurrencyThreshold(settings: StageSettings, fn: 'authorizer' | OperationName): number {
+  const { stage, alarms } = settings;
   const setting = alarms.lambdaConcurrency;
   if ('executions' in setting) return setting.executions;
-  if (reserved === undefined) throw new Error(`alarms.lambdaConcurrency of ${stage} is a share of reserved concurrency, and ${what} reserves none`);
+  const reserved = reservedFor(settings, fn);
+  if (reserved === undefined) {
+    throw new Error(`alarms.lambdaConcurrency of ${stage} is a share of reserved concurrency, and ${fn === 'authorizer' ? 'the authorizer' : fn} reserves none`);
+  }
   return Math.ceil((reserved * setting.percentOfReserved) / 100);
 }
+
+/** The Duration (maximum) threshold of every function: the stage's `alarms.lambdaDurationPercentOfTimeout` of its timeout, ms. */
+export const durationThreshold = ({ functionTimeout, alarms }: StageSettings): number =>
+  (functionTimeout.toMilliseconds() * alarms.lambdaDurationPercentOfTimeout) / 100;

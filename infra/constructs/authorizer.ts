@@ -11,7 +11,7 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { AUTHORIZER_CACHE_TTL_SECONDS, type StageSettings } from '../stages.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS, reservedFor, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 import { stageFunction, stageLogGroup } from './functions.ts';
 import { authorizerStatements } from './permissions.ts';
@@ -43,7 +43,7 @@ export class KeyAuthorizer extends Concern {
       policyName: 'authorizer',
       statements: authorizerStatements({ controlTableArn, logGroup }),
       logGroup,
-      reservedConcurrentExecutions: settings.reservedConcurrency ? settings.reservedConcurrency.authorizer : undefined,
+      reservedConcurrentExecutions: reservedFor(settings, 'authorizer'),
       // No TABLE_NAME: the authorizer never touches the pets table.
       environment: { CONTROL_TABLE_NAME: controlTableName },
     });

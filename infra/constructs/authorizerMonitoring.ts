@@ -11,7 +11,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_OPERATION } from '../../lib/http/authorizer.ts';
 import { Concern } from './concern.ts';
-import { PERIOD, concurrencyThreshold, metricNamespace, type StageAlarms } from './alarms.ts';
+import { PERIOD, concurrencyThreshold, durationThreshold, metricNamespace, type StageAlarms } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 
 /** The authorizer's failure lines: its ERROR lines (lib/domain/log.ts logError) naming its operation. */
@@ -55,14 +55,14 @@ export class AuthorizerMonitoring extends Concern {
       id: 'AuthorizerDurationAlarm',
       what: 'Key authorizer maximum duration near its timeout',
       metric: fn.metricDuration(maximum),
-      threshold: (settings.functionTimeout.toMilliseconds() * t.lambdaDurationPercentOfTimeout) / 100,
+      threshold: durationThreshold(settings),
       unit: 'ms',
     });
     alarms.add(this, {
       id: 'AuthorizerConcurrencyAlarm',
       what: 'Key authorizer concurrent executions',
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: concurrencyThreshold(settings, settings.reservedConcurrency ? settings.reservedConcurrency.authorizer : undefined, 'the authorizer'),
+      threshold: concurrencyThreshold(settings, 'authorizer'),
       unit: 'executions',
     });
   }

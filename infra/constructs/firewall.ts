@@ -122,26 +122,12 @@ export class Firewall extends Concern {
       },
       associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } },
       rules: [
-        {
-          name: FIREWALL_RULES.rateLimit,
-          priority: 0,
-          statement: {
-            rateBasedStatement: {
-              limit: webAcl.requestsPerAddressPer5Minutes,
-              aggregateKeyType: 'IP',
-              evaluationWindowSec: RATE_WINDOW_SECONDS,
-            },
-          },
-          action: {
-            block: {
-              customResponse: {
-                ...refusal('TooManyRequests'),
-                responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
-              },
-            },
-          },
-          visibilityConfig: visibility(FIREWALL_RULES.rateLimit),
-        },
+        rateRule(
+          FIREWALL_RULES.rateLimit,
+          0,
+          { limit: webAcl.requestsPerAddressPer5Minutes, aggregateKeyType: 'IP', evaluationWindowSec: RATE_WINDOW_SECONDS },
+          'TooManyRequests',
+        ),
         // Before the managed groups and before any function: no key is needed to be refused these.
         bodyRule(FIREWALL_RULES.bodyOnGet, 1, 'GET', 0, 'BodyOnGet'),
         bodyRule(FIREWALL_RULES.bodyTooLarge, 2, 'POST', MAX_BODY_BYTES, 'PayloadTooLarge'),
@@ -205,6 +191,29 @@ export class Firewall extends Concern {
 /** A custom response's status and body key, both from FIREWALL_REFUSALS. */
 function refusal(key: Refusal): { responseCode: number; customResponseBodyKey: Refusal } {
   return { responseCode: errorStatuses[FIREWALL_REFUSALS[key].code], customResponseBodyKey: key };
+}
+
+/** Blocks what `rateBasedStatement` counts over its limit: `answer` (a 429) with Retry-After. */
+function rateRule(
+  name: string,
+  priority: number,
+  rateBasedStatement: wafv2.CfnWebACL.RateBasedStatementProperty,
+  answer: Refusal,
+): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name,
+    priority,
+    statement: { rateBasedStatement },
+    action: {
+      block: {
+        customResponse: {
+          ...refusal(answer),
+          responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
+        },
+      },
+    },
+    visibilityConfig: visibility(name),
+  };
 }
 
 /**
@@ -316,27 +325,17 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
  * a request without the header is not counted (WAF leaves out a request missing an aggregation key).
  */
 function ratePerKeyRule(limit: number): wafv2.CfnWebACL.RuleProperty {
-  return {
-    name: FIREWALL_RULES.ratePerKey,
-    priority: BEARER_KEY_RULE_PRIORITY + 1,
-    statement: {
-      rateBasedStatement: {
-        limit,
-        aggregateKeyType: 'CUSTOM_KEYS',
-        customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
-        evaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
-      },
+  return rateRule(
+    FIREWALL_RULES.ratePerKey,
+    BEARER_KEY_RULE_PRIORITY + 1,
+    {
+      limit,
+      aggregateKeyType: 'CUSTOM_KEYS',
+      customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+      evaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
     },
-    action: {
-      block: {
-        customResponse: {
-          ...refusal('TooManyRequestsPerKey'),
-          responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
-        },
-      },
-    },
-    visibilityConfig: visibility(FIREWALL_RULES.ratePerKey),
-  };
+    'TooManyRequestsPerKey',
+  );
 }
 
 /** Blocks take the group's own actions (403 through WAF_FILTERED), except the rules `counted`. */

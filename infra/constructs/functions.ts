@@ -15,7 +15,7 @@ import { STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
 import { DEPS_LOCK_FILE, FUNCTION_ENTRY_METADATA, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundle/bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
-import { removalPolicyFor, type StageSettings } from '../stages.ts';
+import { removalPolicyFor, reservedFor, type StageSettings } from '../stages.ts';
 import { Concern } from './concern.ts';
 import { functionStatements } from './permissions.ts';
 
@@ -61,7 +61,7 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
     policyName: route.operation,
     statements,
     logGroup,
-    reservedConcurrentExecutions: settings.reservedConcurrency ? settings.reservedConcurrency.operations[route.operation] : undefined,
+    reservedConcurrentExecutions: reservedFor(settings, route.operation),
     environment: {
       TABLE_NAME: props.tableName,
       CONTROL_TABLE_NAME: props.controlTableName,

@@ -19,7 +19,7 @@ import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../li
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
 import { alarmEmailParameter, alarmTopic, extraTopics } from './alarmTopic.ts';
-import { PERIOD, StageAlarms, concurrencyThreshold, metricNamespace, type AlarmSpec } from './alarms.ts';
+import { PERIOD, StageAlarms, concurrencyThreshold, durationThreshold, metricNamespace, type AlarmSpec } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
 import { Concern } from './concern.ts';
@@ -140,7 +140,7 @@ export class Monitoring extends Concern {
         id: `${name}DurationAlarm`,
         what: `${route.operation} maximum duration near its timeout`,
         metric: fn.metricDuration(maximum),
-        threshold: (settings.functionTimeout.toMilliseconds() * t.lambdaDurationPercentOfTimeout) / 100,
+        threshold: durationThreshold(settings),
         unit: 'ms',
       }),
     ];
@@ -156,7 +156,7 @@ export class Monitoring extends Concern {
       id: `${name}ConcurrencyAlarm`,
       what: `${route.operation} concurrent executions`,
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: concurrencyThreshold(settings, settings.reservedConcurrency ? settings.reservedConcurrency.operations[route.operation] : undefined, route.operation),
+      threshold: concurrencyThreshold(settings, route.operation),
       unit: 'executions',
     });
   }

@@ -11,7 +11,7 @@ import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { CursorCodec, fixedSecret } from '../../lib/domain/pagination.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy } from '../../tools/load/faultProxy.ts';
+import { useFaultProxy } from '../support/faultProxy.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const BUDGET_MS = 1_000;

@@ -16,7 +16,8 @@ import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
 import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy, type FaultKind } from '../../tools/load/faultProxy.ts';
+import type { FaultKind } from '../../tools/load/faultProxy.ts';
+import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 /** Budget plus slack for two busy cores: a hang must never hold a request near the Lambda timeout. */

@@ -12,7 +12,7 @@ import { ControlTableApiKeys, DEFAULT_KEYS_TTL_MS, KEY_REVOCATION_BOUND_MS } fro
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { API_KEY_FORMAT, EXIT_OK, runKeys } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy } from '../../tools/load/faultProxy.ts';
+import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();

@@ -12,7 +12,8 @@ import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { petsTable, STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { useFaultProxy, type FaultKind } from '../../tools/load/faultProxy.ts';
+import type { FaultKind } from '../../tools/load/faultProxy.ts';
+import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const ANSWER_BOUND_MS = STORE_BUDGET_MS + 2_000;

@@ -4,12 +4,12 @@
  */
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gatewayKeyName } from '../../infra/names.ts';
-import { KEY_USE_RECORD_INTERVAL_MS } from '../../lib/domain/keyLifetime.ts';
+import { KEY_USE_RECORD_INTERVAL_MS, MAX_KEY_LIFETIME_MS } from '../../lib/domain/keyLifetime.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
 import { expiryOf, keyItemKey, parseKeyItem, readKeyItems } from '../../lib/store/controlTableKeys.ts';
 import { controlTable } from '../../lib/store/table.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '../../infra/authorizerCache.ts';
-import { TAKES_EFFECT, describeDuration } from './commandLine.ts';
+import { TAKES_EFFECT, describeDuration, describeLifetime } from './commandLine.ts';
 import { KeysError, errorName, type GatewaySide } from './stage.ts';
 
 const UNREADABLE = '(unreadable item: ignored by the service)';
@@ -64,7 +64,7 @@ export async function list(client: DynamoDBDocumentClient, stage: Stage, table: 
     `LAST USED is when the key authorizer last recorded a use: at most once every ${describeDuration(KEY_USE_RECORD_INTERVAL_MS)}, ` +
       `and a request may be answered from its ${AUTHORIZER_CACHE_TTL_SECONDS / 60}-minute cache first, so up to ${describeDuration(KEY_USE_RECORD_INTERVAL_MS + AUTHORIZER_CACHE_TTL_SECONDS * 1000)} late.`,
   );
-  if (rows.some((row) => row.expires.endsWith('*'))) out('* created before keys expired: it expires 365 days after its creation.');
+  if (rows.some((row) => row.expires.endsWith('*'))) out(`* created before keys expired: it expires ${describeLifetime(MAX_KEY_LIFETIME_MS)} after its creation.`);
 }
 
 export async function revoke(

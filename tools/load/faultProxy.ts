@@ -17,7 +17,6 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export type FaultKind = 'hang' | 'reset' | 'error500' | 'throttle' | 'throughput' | 'dropAnswer' | 'indexPartitionLimit';
 
@@ -144,26 +143,4 @@ function answer(response: ServerResponse, status: number, type: string): void {
   const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: `injected ${type}` });
   response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(body) });
   response.end(body);
-}
-
-/**
- * A fault proxy in front of this test file's store (`useEmbeddedStore()`'s endpoint), started once,
- * with no fault and a zero count before each test.
- */
-export function useFaultProxy(target: () => string): () => FaultProxy {
-  let proxy: FaultProxy | undefined;
-  beforeAll(async () => {
-    proxy = await startFaultProxy(target());
-  });
-  afterAll(() => proxy?.close());
-  beforeEach(() => {
-    if (!proxy) return;
-    proxy.fault = undefined;
-    proxy.injected = 0;
-    proxy.observe = undefined;
-  });
-  return () => {
-    if (!proxy) throw new Error('useFaultProxy() has not started yet');
-    return proxy;
-  };
 }

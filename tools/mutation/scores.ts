@@ -8,8 +8,6 @@
  * The score is Stryker's: killed and timed-out mutants over all valid ones (killed, timeout,
  * survived, no coverage); compile and runtime errors and ignored mutants count for nothing.
  * "Survived" here includes mutants no test even reached (NoCoverage): both went undetected.
- *
- * `tsx tools/mutation/scores.ts [report.json]`
  */
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -83,12 +81,12 @@ export function judge(scores: readonly FileScore[]): { lines: string[]; ok: bool
 }
 
 /** Prints one line per mutated file from Stryker's JSON report; resolves to the exit code. */
-export function printScores(reportFile: string = REPORT_FILE): number {
+export function printScores(): number {
   let report: MutationReport;
   try {
-    report = JSON.parse(readFileSync(reportFile, 'utf8')) as MutationReport;
+    report = JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as MutationReport;
   } catch (error) {
-    console.error(`mutation: cannot read ${reportFile}: ${(error as Error).message}`);
+    console.error(`mutation: cannot read ${REPORT_FILE}: ${(error as Error).message}`);
     return 1;
   }
   const { lines, ok } = judge(scoreFiles(report));
