@@ -12,12 +12,13 @@ import type { Readable } from 'node:stream';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Level } from 'level';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { nextLink } from '../../client/src/index.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX, petsTable, statusShardOf } from '../../lib/store/table.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 import { ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
+import { inParallel } from '../support/history.ts';
+import { walkPets } from '../support/http.ts';
 
 const KEY = 'crash-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -42,24 +43,11 @@ async function getRetrying(url: string): Promise<Response> {
   }
 }
 
-/** Every pet of a listing, following `Link: rel="next"` to the last page. */
+/** Every pet of a listing, following `Link: rel="next"` to the last page, each page answered 200. */
 async function listAll(url: string): Promise<Pet[]> {
-  const pets: Pet[] = [];
-  for (let next: string | undefined = url; next; ) {
-    const res: Response = await getRetrying(next);
-    expect(res.status).toBe(200);
-    pets.push(...((await res.json()) as Pet[]));
-    next = nextLink(res.headers.get('link'));
-  }
+  const { pets, refused } = await walkPets(url, headers, getRetrying);
+  expect(refused?.status ?? 200).toBe(200);
   return pets;
-}
-
-/** `run` on every item, `width` at a time. */
-async function eachConcurrently<T>(items: T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
-  let at = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (at < items.length) await run(items[at++] as T);
-  }));
 }
 
 /** What a listing check finds wrong: pets a status lists but that are not readable or not listed unfiltered. */
@@ -77,7 +65,7 @@ async function findPhantoms(url: string, alreadyRead = new Set<number>()): Promi
   const byStatus = (await Promise.all(PET_STATUSES.map((status) => listAll(`${url}/pets?limit=100&status=${status}`)))).flat();
   const phantoms = byStatus.filter((pet) => !listed.has(pet.id)).map((pet) => pet.id);
   const unreadable: number[] = [];
-  await eachConcurrently(byStatus.filter((pet) => !alreadyRead.has(pet.id)), 16, async (pet) => {
+  await inParallel(byStatus.filter((pet) => !alreadyRead.has(pet.id)), 16, async (pet) => {
     const res = await getRetrying(`${url}/pets/${pet.id}`);
     if (res.status !== 200 || JSON.stringify(await res.json()) !== JSON.stringify(pet)) unreadable.push(pet.id);
     else alreadyRead.add(pet.id);
@@ -254,7 +242,7 @@ describe('kill -9 of the persisted local API during a burst of creates', () => {
       server = await startServer(dataDir);
       const { listed, phantoms, unreadable } = await findPhantoms(server.url, alreadyRead);
       const lost = [...acknowledged.values()].filter((pet) => JSON.stringify(listed.get(pet.id)) !== JSON.stringify(pet));
-      await eachConcurrently(acked, 16, async (pet) => {
+      await inParallel(acked, 16, async (pet) => {
         const res = await getRetrying(`${server.url}/pets/${pet.id}`);
         if (res.status !== 200 || JSON.stringify(await res.json()) !== JSON.stringify(pet)) lost.push(pet);
       });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Pet } from '../../lib/domain/schemas.ts';
-import { startServer } from '../support/serverProcess.ts';
+import { startServer, stopCleanly } from '../support/serverProcess.ts';
 
 const KEY = 'stop-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -56,8 +56,7 @@ describe('SIGTERM with requests in flight', () => {
         expect(await res.json()).toEqual(pet);
       }
       if (cycle > CYCLES) {
-        server.child.kill('SIGTERM');
-        expect((await server.exited).code).toBe(0);
+        await stopCleanly(server);
         break;
       }
       // An idle keep-alive connection to the local API, and the functions' to the embedded store.

@@ -8,24 +8,20 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nextLink } from '../../client/src/index.ts';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { inParallel } from '../support/history.ts';
-import { startServer } from '../support/serverProcess.ts';
+import { walkPets } from '../support/http.ts';
+import { startServer, stopCleanly } from '../support/serverProcess.ts';
 
 const KEY = 'damage-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
 const PETS = 300;
 
+/** Every pet of the unfiltered listing at `base`, each page answered 200. */
 async function listAll(base: string): Promise<Pet[]> {
-  const pets: Pet[] = [];
-  for (let next: string | undefined = `${base}/pets?limit=100`; next; ) {
-    const res: Response = await fetch(next, { headers });
-    expect(res.status).toBe(200);
-    pets.push(...((await res.json()) as Pet[]));
-    next = nextLink(res.headers.get('link'));
-  }
+  const { pets, refused } = await walkPets(`${base}/pets?limit=100`, headers);
+  expect(refused?.status ?? 200).toBe(200);
   return pets;
 }
 
@@ -38,8 +34,7 @@ async function storeOfPets(): Promise<{ dataDir: string; env: Record<string, str
     const res = await fetch(`${server.base}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Pet ${n}`, categoryId: 1 }) });
     expect(res.status).toBe(201);
   });
-  server.child.kill('SIGTERM');
-  expect((await server.exited).code).toBe(0);
+  await stopCleanly(server);
   return { dataDir, env };
 }
 
@@ -81,8 +76,7 @@ describe('a write-ahead log damaged after a clean stop', () => {
     expect(readable.length).toBeLessThan(PETS);
     // The count said is the count served.
     expect(said[0]).toContain(`serving the ${readable.length} pets readable`);
-    kept.child.kill('SIGTERM');
-    expect((await kept.exited).code).toBe(0);
+    await stopCleanly(kept);
 
     // What the user kept is the new clean state: the next start says nothing.
     const next = await startServer(env);

@@ -14,11 +14,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nextLink } from '../../client/src/index.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { inParallel } from '../support/history.ts';
-import { startServer, type ServerProcess } from '../support/serverProcess.ts';
+import { walkPets } from '../support/http.ts';
+import { startServer, stopCleanly, type ServerProcess } from '../support/serverProcess.ts';
 
 const KEY = 'fault-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -61,24 +61,7 @@ async function eventually(attempt: () => Promise<Response>, status: number, with
   }
 }
 
-/** Every pet of a listing, or the first answer that is not 200. */
-async function walk(url: string): Promise<{ pets: Pet[]; refused?: Response }> {
-  const pets: Pet[] = [];
-  for (let next: string | undefined = url; next; ) {
-    const res: Response = await fetch(next, { headers });
-    if (res.status !== 200) return { pets, refused: res };
-    pets.push(...((await res.json()) as Pet[]));
-    next = nextLink(res.headers.get('link'));
-  }
-  return { pets };
-}
-
 const storeLines = (server: ServerProcess) => server.stderr().split('\n').filter((line) => line.startsWith('Store:'));
-
-async function stopCleanly(server: ServerProcess): Promise<void> {
-  server.child.kill('SIGTERM');
-  expect((await server.exited).code, server.stderr()).toBe(0);
-}
 
 describe('a full disk', () => {
   it('answers the writes it stops with 503, serves reads, lives, and takes writes again once space is freed', { timeout: 120_000 }, async () => {
@@ -93,7 +76,7 @@ describe('a full disk', () => {
     await expectUnavailable(refused);
     await expectUnavailable(await create(server.base, 'Refused again'));
     // Reads need no space: the pets stored are served.
-    const whileFull = await walk(`${server.base}/pets?limit=100`);
+    const whileFull = await walkPets(`${server.base}/pets?limit=100`, headers);
     expect(whileFull.refused).toBeUndefined();
     expect(whileFull.pets.length).toBeGreaterThanOrEqual(acknowledged.length);
     expect(server.child.exitCode).toBeNull();
@@ -106,7 +89,7 @@ describe('a full disk', () => {
     rmSync(join(`/proc/${server.child.pid}/root`, mount, 'filler'));
     const again = await eventually(() => create(server.base, 'After the disk was freed'), 201);
     expect(again.status).toBe(201);
-    const listed = new Set((await walk(`${server.base}/pets?limit=100`)).pets.map((pet) => pet.id));
+    const listed = new Set((await walkPets(`${server.base}/pets?limit=100`, headers)).pets.map((pet) => pet.id));
     expect(acknowledged.filter((id) => !listed.has(id))).toEqual([]);
     await stopCleanly(server);
   });
@@ -127,13 +110,13 @@ describe('a store folder made immutable while it serves', () => {
     expect(spawnSync(lock[0]!, lock.slice(1)).status).toBe(0);
     await expectUnavailable(await create(server.base, 'Refused'));
     await expectUnavailable(await create(server.base, 'Refused again'));
-    expect((await walk(`${server.base}/pets?limit=100`)).pets.length).toBeGreaterThanOrEqual(10);
+    expect((await walkPets(`${server.base}/pets?limit=100`, headers)).pets.length).toBeGreaterThanOrEqual(10);
     expect(server.child.exitCode).toBeNull();
     expect(storeLines(server).filter((line) => / failed \(/.test(line))).toEqual([expect.stringMatching(/failed \(IO error: .*(Operation not permitted|Permission denied)\)/)]);
 
     expect(spawnSync(unlock[0]!, unlock.slice(1)).status).toBe(0);
     expect((await eventually(() => create(server.base, 'After'), 201)).status).toBe(201);
-    expect((await walk(`${server.base}/pets?limit=100`)).pets.length).toBeGreaterThanOrEqual(11);
+    expect((await walkPets(`${server.base}/pets?limit=100`, headers)).pets.length).toBeGreaterThanOrEqual(11);
     await stopCleanly(server);
 
     // A write the fault cut may have left its index entry alone: the next start repairs, and says so.
@@ -192,7 +175,7 @@ describe('a corrupt table file', () => {
 
     const kept = await startServer({ ...env, PETSTORE_KEEP_DAMAGED_STORE: '1' });
     expect(storeLines(kept)).toEqual([expect.stringMatching(/^Store: The local store .* cannot be read in full \(.+\); the repair stopped there .*; serving what is readable \(PETSTORE_KEEP_DAMAGED_STORE=1\)\.$/)]);
-    const walks = await Promise.all(['', ...PET_STATUSES.map((status) => `&status=${status}`)].map((query) => walk(`${kept.base}/pets?limit=100${query}`)));
+    const walks = await Promise.all(['', ...PET_STATUSES.map((status) => `&status=${status}`)].map((query) => walkPets(`${kept.base}/pets?limit=100${query}`, headers)));
     const refused = walks.flatMap(({ refused }) => (refused ? [refused] : []));
     expect(refused.length).toBeGreaterThan(0);
     for (const res of refused) await expectUnavailable(res);

@@ -12,7 +12,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { createDynamoClient } from '../../lib/store/dynamo.ts';
-import { startServer } from '../support/serverProcess.ts';
+import { startServer, stopCleanly } from '../support/serverProcess.ts';
 
 const KEY = 'identity-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -77,8 +77,7 @@ describe('a stale .data/endpoint whose port another server took after a kill -9'
     const second = await startServer(env);
     const listed = (await (await fetch(`${second.base}/pets?limit=100`, { headers })).json()) as Pet[];
     const after = await createPets(second.base, 10, 'After');
-    second.child.kill('SIGTERM');
-    expect((await second.exited).code).toBe(0);
+    await stopCleanly(second);
     expect(second.stdout()).toMatch(/^Store: embedded dynalite http:\/\/127\.0\.0\.1:\d+$/m);
     expect(second.stdout()).not.toContain(endpoint);
     const said = second.stderr().trimEnd().split('\n');

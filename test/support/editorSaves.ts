@@ -1,5 +1,7 @@
 /** The ways editors save a file, for the watch tests: each must be seen, every time. */
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { expect } from 'vitest';
 
 export const EDITOR_SAVES: Readonly<Record<string, (file: string, text: string) => void>> = {
   'in place': (file, text) => writeFileSync(file, text),
@@ -13,3 +15,33 @@ export const EDITOR_SAVES: Readonly<Record<string, (file: string, text: string) 
     writeFileSync(file, text);
   },
 };
+
+/**
+ * Edits `file` every way EDITOR_SAVES knows, `rounds` times each in a row: each save replaces the
+ * template before it (`firstTemplate`, then the last `nextTemplate`), which must be in the file, and
+ * `served` resolves once the new template is answered. The time from each save to its answer, as
+ * `<how> <round>: <ms> ms`.
+ */
+export async function saveEveryWay(
+  file: string,
+  firstTemplate: string,
+  nextTemplate: (how: string, round: number) => string,
+  served: (template: string, label: string) => Promise<void>,
+  rounds = 3,
+): Promise<string[]> {
+  let template = firstTemplate;
+  const timings: string[] = [];
+  for (const [how, save] of Object.entries(EDITOR_SAVES)) {
+    for (let round = 1; round <= rounds; round++) {
+      const next = nextTemplate(how, round);
+      const source = readFileSync(file, 'utf8');
+      expect(source).toContain(template);
+      const savedAt = performance.now();
+      save(file, source.replace(template, next));
+      template = next;
+      await served(next, `${how} ${round}`);
+      timings.push(`${how} ${round}: ${Math.round(performance.now() - savedAt)} ms`);
+    }
+  }
+  return timings;
+}

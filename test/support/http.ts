@@ -2,6 +2,8 @@
  * The one way tests call the local API over HTTP: `fetch`, then the response is checked against
  * openapi.json (test/support/contract.ts) and its JSON body parsed.
  */
+import { nextLink } from '../../client/src/index.ts';
+import type { Pet } from '../../lib/domain/schemas.ts';
 import { assertDocumented, resourcePathOf } from './contract.ts';
 
 export interface ApiResponse {
@@ -33,4 +35,23 @@ export async function validatingFetch(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url);
   assertDocumented(request.method, resourcePathOf(request.method, pathname), { status: response.status, headers, body: JSON.parse(text) });
   return response;
+}
+
+/**
+ * Every pet of a listing at `url`, following `Link: rel="next"` to the last page, each page read
+ * with `get`; a page answered other than 200 ends the walk and is returned as `refused`.
+ */
+export async function walkPets(
+  url: string,
+  headers: RequestInit['headers'],
+  get: (url: string) => Promise<Response> = (next) => fetch(next, { headers }),
+): Promise<{ pets: Pet[]; refused?: Response }> {
+  const pets: Pet[] = [];
+  for (let next: string | undefined = url; next; ) {
+    const res: Response = await get(next);
+    if (res.status !== 200) return { pets, refused: res };
+    pets.push(...((await res.json()) as Pet[]));
+    next = nextLink(res.headers.get('link'));
+  }
+  return { pets };
 }

@@ -1,7 +1,7 @@
 /** `npm start`'s process (local/server.ts on the project's Node, without npm), for tests that signal, kill or race it. */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { commandEnvironment, PROJECT_NODE } from './cli.ts';
 
 export interface ServerProcess {
@@ -49,4 +49,10 @@ export function spawnServer(env: Record<string, string>, wrapper: readonly strin
 export async function startServer(env: Record<string, string>, wrapper: readonly string[] = []): Promise<ServerProcess & { base: string }> {
   const server = spawnServer(env, wrapper);
   return { ...server, base: await server.url };
+}
+
+/** Stops `server` with SIGTERM and expects it to exit 0 (its stderr shown when not). */
+export async function stopCleanly(server: ServerProcess): Promise<void> {
+  server.child.kill('SIGTERM');
+  expect((await server.exited).code, server.stderr()).toBe(0);
 }

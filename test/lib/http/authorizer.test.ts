@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { StaticApiKeys, digestKey, keyIdOfKey, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
 import { KEY_USE_RECORD_INTERVAL_MS, MAX_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
 import { AUTHORIZER_OPERATION, UNAUTHORIZED, createAuthorizer, stageArnOf } from '../../../lib/http/authorizer.ts';
-import { ControlTableApiKeys, keyItem } from '../../../lib/store/controlTableKeys.ts';
+import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
 import { ensureControlTable } from '../../../local/store.ts';
@@ -178,14 +178,14 @@ describe('the key authorizer over the control table (dynalite, through a fault p
     const { key, keyId } = await storedKey(DAY, Date.now() + DAY);
     const keys = new ControlTableApiKeys({ documents, tableName });
     await keys.keyDigests();
-    await direct.send(new DeleteCommand({ TableName: tableName, Key: { pk: 'apikeys', sk: keyId } }));
+    await direct.send(new DeleteCommand({ TableName: tableName, Key: keyItemKey(keyId) }));
     const uses = new KeyUses(documents, tableName);
     const authorize = createAuthorizer(keys, { recordUse: (id, deadline) => uses.record(id, deadline) });
     await expect(authorize(event({ Authorization: `Bearer ${key}` }))).resolves.toMatchObject({ principalId: keyId });
-    expect(await direct.send(new GetCommand({ TableName: tableName, Key: { pk: 'apikeys', sk: keyId } }))).not.toHaveProperty('Item');
+    expect(await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId) }))).not.toHaveProperty('Item');
   });
 
   async function itemOf(keyId: string): Promise<Record<string, string | undefined>> {
-    return (await direct.send(new GetCommand({ TableName: tableName, Key: { pk: 'apikeys', sk: keyId }, ConsistentRead: true }))).Item as Record<string, string | undefined>;
+    return (await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId), ConsistentRead: true }))).Item as Record<string, string | undefined>;
   }
 });

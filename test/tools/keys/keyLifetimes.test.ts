@@ -14,7 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import { DEFAULT_KEY_LIFETIME_MS, KEY_USE_RECORD_INTERVAL_MS, MAX_KEY_LIFETIME_MS, ROTATION_OVERLAP_MS } from '../../../lib/domain/keyLifetime.ts';
 import { authenticateCaller } from '../../../lib/http/auth.ts';
-import { ControlTableApiKeys, keyItem } from '../../../lib/store/controlTableKeys.ts';
+import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
 import { ensureControlTable } from '../../../local/store.ts';
@@ -72,7 +72,7 @@ async function keys(argv: string[], { terminal }: { terminal?: boolean } = {}) {
 
 const keyIn = (text: string) => text.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
 const idOf = (key: string) => API_KEY_FORMAT.exec(key)?.[1] ?? '';
-const item = async (keyId: string) => (await documents.send(new GetCommand({ TableName: TABLE, Key: { pk: 'apikeys', sk: keyId }, ConsistentRead: true }))).Item;
+const item = async (keyId: string) => (await documents.send(new GetCommand({ TableName: TABLE, Key: keyItemKey(keyId), ConsistentRead: true }))).Item;
 /** Whether the service (its key store over the table, at `at`) accepts `key`. */
 const accepted = (key: string, at: Date) =>
   authenticateCaller(`Bearer ${key}`, new ControlTableApiKeys({ documents, tableName: TABLE }), undefined, at.getTime()).then(() => true, () => false);

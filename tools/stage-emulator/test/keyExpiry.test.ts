@@ -8,7 +8,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
-import { KEY_REVOCATION_BOUND_MS } from '../../../lib/store/controlTableKeys.ts';
+import { KEY_REVOCATION_BOUND_MS, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { fetchApi } from '../../../test/support/http.ts';
 import { rawExchange } from '../../../test/support/rawHttp.ts';
@@ -77,7 +77,7 @@ describe('an expired key on the production stage run as deployed', () => {
     try {
       const keyId = API_KEY_FORMAT.exec(running.key)![1]!;
       expect((await get(running.key)).status).toBe(200);
-      const { Item } = await documents.send(new GetCommand({ TableName: running.api.controlTableName, Key: { pk: 'apikeys', sk: keyId }, ConsistentRead: true }));
+      const { Item } = await documents.send(new GetCommand({ TableName: running.api.controlTableName, Key: keyItemKey(keyId), ConsistentRead: true }));
       expect(Date.now() - Date.parse(String(Item?.lastUsedAt))).toBeLessThan(60_000);
       expect(running.api.iamReport().functions.find((f) => /^Authorizer/.test(f.function))!.denied).toBe(0);
     } finally {

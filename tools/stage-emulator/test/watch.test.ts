@@ -22,7 +22,7 @@ import { INFRA_SOURCE, watchDeployedStage, type StageWatch } from '../src/watch.
 import { DEPLOY_PARAMETERS, issueKey } from './support/deployedStage.ts';
 import { fetchApi } from '../../../test/support/http.ts';
 import { freePort } from '../../../test/support/ports.ts';
-import { EDITOR_SAVES } from '../../../test/support/editorSaves.ts';
+import { saveEveryWay } from '../../../test/support/editorSaves.ts';
 
 /** Each client's interval between requests: two clients stay under 10 requests a second per key. */
 const PACE_MS = 110;
@@ -232,21 +232,12 @@ describe('start:deployed --watch', () => {
     const key = restartedStageKey!;
     expect(key, 'the infra test issued a key on the restarted stage').toBeDefined();
     const file = join(copy, 'functions', 'getPet.ts');
-    let template = /`[^`]*\$\{petId\}[^`]*`/.exec(readFileSync(file, 'utf8'))![0];
-    const timings: string[] = [];
-    for (const [how, save] of Object.entries(EDITOR_SAVES)) {
-      for (let round = 1; round <= 3; round++) {
-        const next = `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
-        const source = readFileSync(file, 'utf8');
-        expect(source).toContain(template);
-        const savedAt = performance.now();
-        save(file, source.replace(template, next));
-        template = next;
-        const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID} is not in the inventory (${how} ${round}).`;
-        await until(`the answer after save ${how} ${round}`, served, PACE_MS);
-        timings.push(`${how} ${round}: ${Math.round(performance.now() - savedAt)} ms`);
-      }
-    }
+    const first = /`[^`]*\$\{petId\}[^`]*`/.exec(readFileSync(file, 'utf8'))![0];
+    const nextTemplate = (how: string, round: number) => `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
+    const timings = await saveEveryWay(file, first, nextTemplate, async (template, label) => {
+      const served = async () => (await get(MISSING_ID, key)).body.message === template.slice(1, -1).replace('${petId}', String(MISSING_ID));
+      await until(`the answer after save ${label}`, served, PACE_MS);
+    });
     console.log(`start:deployed --watch, save to new answer: ${timings.join('; ')}`);
   }, 180_000);
 
