@@ -19,14 +19,12 @@ import { build } from 'esbuild';
 import { PROJECT_ROOT } from '../infra/bundle/bundling.ts';
 import { routes } from '../lib/domain/routes.ts';
 import { firstBuildError } from './buildError.ts';
-import { watchFolders } from './folderWatch.ts';
+import { watchSettled } from './folderWatch.ts';
 import { BUNDLED_SOURCES } from './sources.ts';
 
 /** The server's line once it accepts requests, and the last line of its banner. */
 const LISTENING = /^Pet Store API listening on /;
 const BANNER_END = /^Docs: /;
-/** Edits arrive as bursts of events: one restart per burst. */
-const SETTLE_MS = 25;
 /** How the server names this command in its refusals (`PORT=3001 npm run dev`). */
 const COMMAND = 'npm run dev';
 
@@ -92,9 +90,6 @@ export async function runDev(): Promise<void> {
   const sourceRoot = resolve(process.env.PETSTORE_SOURCE_ROOT || PROJECT_ROOT);
   const server = new DevServer(join(sourceRoot, 'local', 'server.ts'));
   let stopping = false;
-  let pending = new Set<string>();
-  let timer: NodeJS.Timeout | undefined;
-  let queue: Promise<void> = Promise.resolve();
 
   const reload = async (changed: string) => {
     const started = performance.now();
@@ -108,23 +103,15 @@ export async function runDev(): Promise<void> {
     else console.log(`reload: ${changed} changed; the new server stopped (exit code ${outcome.code}, its line above); the next save tries again`);
   };
 
-  const watch = watchFolders(
+  const watch = watchSettled(
     BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)),
-    (file) => {
-      pending.add(relative(sourceRoot, file));
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        const changed = [...pending].sort().join(', ');
-        pending = new Set();
-        queue = queue.then(() => reload(changed));
-      }, SETTLE_MS);
-    },
+    (files) => reload(files.map((file) => relative(sourceRoot, file)).sort().join(', ')),
   );
 
   const first = await server.start(false);
   if (!first.listening) {
     // The server said why in one line (the port taken, a bad variable); dev ends with its code.
-    watch.close();
+    void watch.close();
     process.exit(first.code || 1);
   }
   console.log(`Watching ${BUNDLED_SOURCES.join('/ and ')}/: a change restarts the handlers.`);
@@ -132,9 +119,7 @@ export async function runDev(): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    watch.close();
-    clearTimeout(timer);
-    void queue.then(() => server.stop()).then(() => process.exit(0));
+    void watch.close().then(() => server.stop()).then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -9,7 +9,7 @@
  * A maintained watcher library (chokidar) would serve as well; a folder's own watch is all this
  * needs, in fewer lines than the dependency would bring.
  */
-import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 
 /** The files whose change matters: sources and their settings, not an editor's swap or backup files. */
@@ -62,6 +62,55 @@ export function watchFolders(roots: readonly string[], onChange: (file: string) 
       closed = true;
       for (const watcher of watchers.values()) watcher.close();
       watchers.clear();
+    },
+  };
+}
+
+/** A burst of changes is handled once no other change came for this long: one save is several events. */
+const SETTLE_MS = 25;
+/** How much longer a burst naming a missing file waits for it: a save by delete and create brings it back. */
+const MISSING_GRACE_MS = 250;
+
+export interface SettledWatch {
+  /** Stops watching; settles once the burst being handled, if any, is done. */
+  close(): Promise<void>;
+}
+
+/**
+ * `watchFolders` with its changes grouped, for `npm run dev` and `start:deployed --watch`: `onBurst`
+ * gets the files changed in a burst once it settles, one burst at a time, in order. A burst naming a
+ * file that is missing waits up to MISSING_GRACE_MS for it to come back, as after an editor's delete
+ * and create under load, rather than build without it; a file deleted for good is then handed on.
+ */
+export function watchSettled(roots: readonly string[], onBurst: (files: string[]) => Promise<void>): SettledWatch {
+  let pending = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let waitedMs = 0;
+  let queue: Promise<void> = Promise.resolve();
+  let closed = false;
+  const settle = () => {
+    if ([...pending].some((file) => !existsSync(file)) && waitedMs < MISSING_GRACE_MS) {
+      waitedMs += SETTLE_MS;
+      timer = setTimeout(settle, SETTLE_MS);
+      return;
+    }
+    const files = [...pending];
+    pending = new Set();
+    waitedMs = 0;
+    queue = queue.then(() => (closed ? undefined : onBurst(files)));
+  };
+  const watch = watchFolders(roots, (file) => {
+    if (closed) return;
+    pending.add(file);
+    clearTimeout(timer);
+    timer = setTimeout(settle, SETTLE_MS);
+  });
+  return {
+    close: async () => {
+      closed = true;
+      clearTimeout(timer);
+      watch.close();
+      await queue;
     },
   };
 }

@@ -12,15 +12,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundle/bundling.ts';
 import { firstBuildError } from '../../../local/buildError.ts';
-import { watchFolders } from '../../../local/folderWatch.ts';
+import { watchSettled } from '../../../local/folderWatch.ts';
 import { BUNDLED_SOURCES } from '../../../local/sources.ts';
 import type { StackArtifact } from './cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
 
 /** The folder whose changes re-synthesize; changes in BUNDLED_SOURCES (local/sources.ts) rebuild bundles. */
 export const INFRA_SOURCE = 'infra';
-/** Edits arrive as bursts of events (write, rename, chmod): one reload per burst. */
-const SETTLE_MS = 25;
 
 export interface StageWatchOptions {
   /** Starts the stage; called again, after `resynthesize`, when infra/ changes. */
@@ -75,10 +73,6 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     throw error;
   }
   let reloads = 0;
-  let closed = false;
-  let pending = new Set<string>();
-  let timer: NodeJS.Timeout | undefined;
-  let queue: Promise<void> = Promise.resolve();
 
   const reload = async (changed: string[]): Promise<void> => {
     const started = performance.now();
@@ -104,21 +98,12 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     report(`reload: ${shown} changed; rebuilt ${affected.map((build) => build.deployed.functionName).join(', ')} in ${elapsed()}`);
   };
 
-  const onChange = (file: string) => {
-    if (closed) return;
-    pending.add(file);
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      const changed = [...pending];
-      pending = new Set();
-      queue = queue.then(() => (closed ? undefined : reload(changed))).then(
-        () => void (reloads += 1),
-        (error: unknown) => report(`reload failed: ${firstLine(error)}`),
-      );
-    }, SETTLE_MS);
-  };
-
-  const watchers = watchFolders([...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])], onChange);
+  const watchers = watchSettled([...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])], (changed) =>
+    reload(changed).then(
+      () => void (reloads += 1),
+      (error: unknown) => report(`reload failed: ${firstLine(error)}`),
+    ),
+  );
 
   return {
     get api() {
@@ -128,10 +113,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       return reloads;
     },
     async close() {
-      closed = true;
-      clearTimeout(timer);
-      watchers.close();
-      await queue;
+      await watchers.close();
       await disposeAll(builds);
       await api.close();
     },
