@@ -86,21 +86,31 @@ export function readUsagePlan(
   };
 }
 
-/** The API with its authorizers (invoked through `invoke`) and its usage plan's limits. */
-export function withAccessControl(api: RestApi, invoke: InvokeFunction): RestApi {
+/** What access control keeps across requests: the authorizers' cached results and the usage plan's limits. */
+export interface AccessControl {
+  authorizers: Authorizers;
+  limits: UsagePlanLimits;
+}
+
+/** The API's authorizers (invoked through `invoke`) and its usage plan's limits. */
+export function accessControl(api: RestApi, invoke: InvokeFunction): AccessControl {
   const authorizerArn = (authorizer: AuthorizerDefinition) => executeApiArn(api, `authorizers/${authorizer.id}`);
   const authorizers = new Authorizers(invoke, (authorizer) =>
     permits(api.permissions, authorizer.functionArn, authorizerArn(authorizer), api.env.accountId),
   );
-  return { ...api, access: { authorizers, limits: new UsagePlanLimits(api.usagePlan) } };
+  return { authorizers, limits: new UsagePlanLimits(api.usagePlan) };
 }
 
 /**
  * The method's authorizer, then its API key's usage plan: undefined when the request may go on to
  * the integration (with `exchange.authorization` set), the refusal otherwise.
  */
-export async function accessRefusal(exchange: Exchange, api: RestApi, method: ApiMethod): Promise<Refusal | undefined> {
-  const access = api.access as NonNullable<RestApi['access']>;
+export async function accessRefusal(
+  exchange: Exchange,
+  api: RestApi,
+  access: AccessControl,
+  method: ApiMethod,
+): Promise<Refusal | undefined> {
   if (method.authorizerId !== undefined) {
     const authorizer = api.authorizers.get(method.authorizerId) as AuthorizerDefinition;
     const methodArn = executeApiArn(api, `${api.stageName}/${exchange.method}${exchange.path}`);

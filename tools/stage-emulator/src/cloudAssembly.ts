@@ -37,8 +37,14 @@ export interface StackArtifact {
   assetDir(logicalId: string): string;
 }
 
+interface ManifestArtifact {
+  type: string;
+  displayName?: string;
+  properties?: { templateFile?: string };
+}
+
 interface Manifest {
-  artifacts?: Record<string, { type: string; displayName?: string; properties?: { templateFile?: string } }>;
+  artifacts?: Record<string, ManifestArtifact>;
 }
 
 const STACK_ARTIFACT = 'aws:cloudformation:stack';
@@ -52,7 +58,12 @@ export function readStack(outdir: string, stackName: string, template?: CfnTempl
     throw new CloudAssemblyError(`No cloud assembly at ${root}: run \`npx cdk synth\` first (or pass its --output folder).`);
   }
   const manifest = readJson<Manifest>(join(root, 'manifest.json'), `No manifest.json in ${root}: is it a cloud assembly (cdk.out)?`);
-  const stacks = Object.entries(manifest.artifacts ?? {}).filter(([, artifact]) => artifact.type === STACK_ARTIFACT);
+  return manifestStack(root, manifest, stackName, template);
+}
+
+/** The stack of the assembly at `root` (a folder) named by its artifact id or display name. */
+function manifestStack(root: string, manifest: Manifest, stackName: string, template?: CfnTemplate): StackArtifact {
+  const stacks = stackArtifacts(manifest);
   const found = stacks.find(([id, artifact]) => id === stackName || artifact.displayName === stackName);
   if (!found) {
     const names = stacks.map(([id]) => id).join(', ') || 'none';
@@ -93,10 +104,10 @@ export function readStack(outdir: string, stackName: string, template?: CfnTempl
  */
 export function hasEveryBundle(outdir: string): boolean {
   try {
-    const manifest = readJson<Manifest>(join(resolve(outdir), 'manifest.json'), 'no manifest');
-    const stacks = Object.entries(manifest.artifacts ?? {}).filter(([, artifact]) => artifact.type === STACK_ARTIFACT);
-    for (const [stackName] of stacks) {
-      const stack = readStack(outdir, stackName);
+    const root = resolve(outdir);
+    const manifest = readJson<Manifest>(join(root, 'manifest.json'), 'no manifest');
+    for (const [stackName] of stackArtifacts(manifest)) {
+      const stack = manifestStack(root, manifest, stackName);
       for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
         if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.[ASSET_PATH] === 'string') stack.assetDir(logicalId);
       }
@@ -106,6 +117,10 @@ export function hasEveryBundle(outdir: string): boolean {
     if (error instanceof CloudAssemblyError) return false;
     throw error;
   }
+}
+
+function stackArtifacts(manifest: Manifest): [string, ManifestArtifact][] {
+  return Object.entries(manifest.artifacts ?? {}).filter(([, artifact]) => artifact.type === STACK_ARTIFACT);
 }
 
 function readJson<T>(path: string, missing: string): T {

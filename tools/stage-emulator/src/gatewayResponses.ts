@@ -6,10 +6,9 @@
  * mappings and body templates.
  */
 import type { Refusal } from './authorizers.ts';
-import { contextVariables, mappingValue, selectTemplate, templateVariables } from './mappingTemplates.ts';
+import { contextVariables, mappedAnswer, templateVariables } from './mappingTemplates.ts';
 import {
   optionalString,
-  requestHeader,
   stringRecord,
   type Answer,
   type Exchange,
@@ -18,7 +17,6 @@ import {
   type RestApi,
   type TemplateResource,
 } from './restApiModel.ts';
-import { renderTemplate } from './velocity.ts';
 
 /** The template's gateway responses of the API, by response type. */
 export function readGatewayResponses(entries: [string, TemplateResource][], field: Field): Map<string, GatewayResponseDefinition> {
@@ -96,21 +94,17 @@ export function gatewayResponse(type: ResponseType, message: string, exchange: E
     ? undefined
     : (api.gatewayResponses.get(type) ?? api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX'));
   const status = definition?.statusCode ? Number(definition.statusCode) : defaultStatus;
-  const context = { ...contextVariables(exchange, api), error: { message, messageString: JSON.stringify(message), responseType: type } };
-  const variables = { ...templateVariables(exchange, api), context };
+  const error = { message, messageString: JSON.stringify(message), responseType: type };
+  const variables = templateVariables(exchange, api, { ...contextVariables(exchange, api), error });
   const templates = definition && Object.keys(definition.responseTemplates).length ? definition.responseTemplates : { 'application/json': BUILT_IN_TEMPLATE };
-  const selected = selectTemplate(templates, requestHeader(exchange, 'accept'));
-  const headers = new Map<string, [string, string]>([['content-type', ['Content-Type', selected?.mediaType ?? 'application/json']]]);
   const errorType = ERROR_TYPES[type];
-  if (errorType) headers.set('x-amzn-errortype', ['x-amzn-ErrorType', errorType]);
-  for (const [target, source] of Object.entries(definition?.responseParameters ?? {})) {
-    const name = /^gatewayresponse\.header\.(.+)$/.exec(target)?.[1];
-    const value = name && mappingValue(source, exchange, api, context);
-    if (name && value !== undefined) headers.set(name.toLowerCase(), [name, value]);
-  }
-  return {
+  return mappedAnswer(
     status,
-    headers: [...headers.values()],
-    body: Buffer.from(selected ? renderTemplate(selected.template, variables) : '', 'utf8'),
-  };
+    { responseParameters: definition?.responseParameters ?? {}, responseTemplates: templates },
+    'gatewayresponse.header',
+    exchange,
+    api,
+    variables,
+    errorType ? [['x-amzn-ErrorType', errorType]] : [],
+  );
 }

@@ -5,8 +5,8 @@
  * request's Accept selects. The templates themselves are rendered by ./velocity.ts.
  */
 import { groupPairs, lastValues, localIdentity, pairs } from '../../../local/proxyEvent.ts';
-import { mediaType, requestHeader, requestHeaders, type Exchange, type RestApi } from './restApiModel.ts';
-import { valueAt, type TemplateInput } from './velocity.ts';
+import { mediaType, requestHeader, requestHeaders, type Answer, type Exchange, type RestApi } from './restApiModel.ts';
+import { renderTemplate, valueAt, type TemplateInput, type TemplateVariables } from './velocity.ts';
 
 /** A request's `$context` (the proxy event's and the authorizer event's requestContext too). */
 export function contextVariables(exchange: Exchange, api: RestApi): Record<string, unknown> {
@@ -38,15 +38,52 @@ export function requestInput(exchange: Exchange): TemplateInput {
   };
 }
 
-export function templateVariables(exchange: Exchange, api: RestApi) {
-  return { context: contextVariables(exchange, api), input: requestInput(exchange), stageVariables: api.stageVariables };
+export function templateVariables(exchange: Exchange, api: RestApi, context = contextVariables(exchange, api)): TemplateVariables {
+  return { context, input: requestInput(exchange), stageVariables: api.stageVariables };
+}
+
+/** An integration or gateway response's header mappings and response templates, as they shape an answer. */
+export interface MappedResponse {
+  responseParameters: Record<string, string>;
+  responseTemplates: Record<string, string>;
+}
+
+/**
+ * The answer a response makes: the template for the request's Accept (its type the Content-Type),
+ * `fixedHeaders` next, then each `<headerPrefix>.X` mapping's value as header X, and the rendered
+ * body. The mappings read `variables.context`, before the body's template runs (a template's
+ * `#set($context.…)` writes into that object).
+ */
+export function mappedAnswer(
+  status: number,
+  response: MappedResponse,
+  headerPrefix: 'method.response.header' | 'gatewayresponse.header',
+  exchange: Exchange,
+  api: RestApi,
+  variables: TemplateVariables,
+  fixedHeaders: [string, string][] = [],
+): Answer {
+  const selected = selectTemplate(response.responseTemplates, requestHeader(exchange, 'accept'));
+  const headers = new Map<string, [string, string]>([['content-type', ['Content-Type', selected?.mediaType ?? 'application/json']]]);
+  for (const [name, value] of fixedHeaders) headers.set(name.toLowerCase(), [name, value]);
+  const mapping = new RegExp(`^${headerPrefix.replaceAll('.', '\\.')}\\.(.+)$`);
+  for (const [target, source] of Object.entries(response.responseParameters)) {
+    const name = mapping.exec(target)?.[1];
+    const value = name && mappingValue(source, exchange, api, variables.context);
+    if (name && value !== undefined) headers.set(name.toLowerCase(), [name, value]);
+  }
+  return {
+    status,
+    headers: [...headers.values()],
+    body: Buffer.from(selected ? renderTemplate(selected.template, variables) : '', 'utf8'),
+  };
 }
 
 /**
  * A mapping expression's value: a `'literal'`, a method request parameter, a context or stage
  * variable. Undefined when it names nothing (the header is then left out, as API Gateway does).
  */
-export function mappingValue(source: string, exchange: Exchange, api: RestApi, context = contextVariables(exchange, api)): string | undefined {
+export function mappingValue(source: string, exchange: Exchange, api: RestApi, context: Record<string, unknown>): string | undefined {
   const literal = /^'(.*)'$/s.exec(source);
   if (literal) return literal[1];
   const [, location, name = ''] = /^method\.request\.(header|multivalueheader|querystring|multivaluequerystring|path)\.(.+)$/.exec(source) ?? [];

@@ -4,7 +4,7 @@
  * it gives the answer, with its header mappings and its response template for the Accept type.
  */
 import { gatewayResponse } from './gatewayResponses.ts';
-import { mappingValue, requestInput, selectTemplate, templateVariables } from './mappingTemplates.ts';
+import { mappedAnswer, templateVariables } from './mappingTemplates.ts';
 import {
   isRecord,
   mediaType,
@@ -36,21 +36,12 @@ export function mockAnswer(integration: Extract<Integration, { type: 'MOCK' }>, 
     log(`(${exchange.requestId}) Execution failed due to configuration error: No match for output mapping and no default output mapping configured`);
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
-  const variables = { ...templateVariables(exchange, api), input: { ...requestInput(exchange), body: '' } };
-  const selected = selectTemplate(response.responseTemplates, requestHeader(exchange, 'accept'));
-  const headers = new Map<string, [string, string]>();
-  if (selected) headers.set('content-type', ['Content-Type', selected.mediaType]);
-  else headers.set('content-type', ['Content-Type', 'application/json']);
-  for (const [target, source] of Object.entries(response.responseParameters)) {
-    const name = /^method\.response\.header\.(.+)$/.exec(target)?.[1];
-    const value = name && mappingValue(source, exchange, api);
-    if (name && value !== undefined) headers.set(name.toLowerCase(), [name, value]);
-  }
-  return {
-    status: Number(response.statusCode),
-    headers: [...headers.values()],
-    body: Buffer.from(selected ? renderTemplate(selected.template, variables) : '', 'utf8'),
-  };
+  // Fresh variables: the request template's `#set($context.…)` writes into the ones it was given.
+  const variables = templateVariables(exchange, api);
+  return mappedAnswer(Number(response.statusCode), response, 'method.response.header', exchange, api, {
+    ...variables,
+    input: { ...variables.input, body: '' },
+  });
 }
 
 function mockStatus(rendered: string): number | undefined {

@@ -15,7 +15,7 @@ import { ApiError } from '../../../lib/domain/errors.ts';
 import { answerEdges, edgeServerOptions, missingHost, sendError } from '../../../local/httpEdges.ts';
 import { readRequestBody } from '../../../local/requestBody.ts';
 import { targetUrl } from '../../../local/requestTarget.ts';
-import { Throttles, accessRefusal, withAccessControl } from './accessControl.ts';
+import { Throttles, accessControl, accessRefusal, type AccessControl } from './accessControl.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
@@ -70,7 +70,8 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
     options.invoke(functionArn, event).catch(
       (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
     );
-  const api = withAccessControl(readRestApi(options.template, options.resolver, options.env), invoke);
+  const api = readRestApi(options.template, options.resolver, options.env);
+  const access = accessControl(api, invoke);
   const throttles = new Throttles(api.methodSettings);
   const limits = requestLimits(api);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -85,7 +86,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
       return sendError(response, refused);
     }
     const exchange = newExchange(request, api, domainName);
-    const result = await answer(request, exchange, api, throttles, invoke, log).catch((error: unknown) => {
+    const result = await answer(request, exchange, api, access, throttles, invoke, log).catch((error: unknown) => {
       log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
       return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
     });
@@ -195,6 +196,7 @@ async function answer(
   request: IncomingMessage,
   exchange: Exchange,
   api: RestApi,
+  access: AccessControl,
   throttles: Throttles,
   invoke: InvokeFunction,
   log: (line: string) => void,
@@ -213,7 +215,7 @@ async function answer(
     request.resume();
     return gatewayResponse('THROTTLED', 'Too Many Requests', exchange, api);
   }
-  const refusal = await accessRefusal(exchange, api, apiMethod);
+  const refusal = await accessRefusal(exchange, api, access, apiMethod);
   if (refusal) {
     request.resume();
     if (refusal.log) log(`(${exchange.requestId}) ${refusal.log}`);

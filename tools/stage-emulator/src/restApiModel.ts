@@ -5,7 +5,7 @@
  */
 import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
-import type { Authorization, AuthorizerDefinition, Authorizers, UsagePlanDefinition, UsagePlanLimits } from './authorizers.ts';
+import type { Authorization, AuthorizerDefinition, UsagePlanDefinition } from './authorizers.ts';
 import type { InvokeOutcome } from './lambdaFunction.ts';
 import { pairs } from '../../../local/proxyEvent.ts';
 
@@ -98,8 +98,6 @@ export interface RestApi {
   apiKeySource: string;
   /** The usage plan that covers this API's stage, if any. */
   usagePlan: UsagePlanDefinition | undefined;
-  /** Set by `withAccessControl`. */
-  access?: { authorizers: Authorizers; limits: UsagePlanLimits };
 }
 
 /** An `execute-api` ARN of the API: `tail` is what follows its id (`staging/GET/pets`, `authorizers/abc123`). */

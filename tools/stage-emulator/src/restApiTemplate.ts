@@ -34,7 +34,7 @@ import {
  */
 const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** The template's one REST API with its one stage; access control is added by withAccessControl. */
+/** The template's one REST API with its one stage; its access control's state is kept by ./accessControl.ts. */
 export function readRestApi(template: CfnTemplate, resolver: ApiResolver, env: DeployedEnvironment): RestApi {
   const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
   const apis = ofType('AWS::ApiGateway::RestApi');
