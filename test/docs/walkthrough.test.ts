@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+import { API_KEY_FILE } from '../support/keys.ts';
 import { freePort } from '../support/ports.ts';
 
 const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
@@ -186,7 +187,7 @@ async function rehearsal(block: ShellBlock): Promise<void> {
   expect(keys.code, keys.output).toBe(0);
   // Run through a pipe, as here, the key goes only to the file.
   expect(keys.output).not.toMatch(/psk_/);
-  expect(readFileSync(keyFile, 'utf8')).toMatch(/^psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/);
+  expect(readFileSync(keyFile, 'utf8')).toMatch(API_KEY_FILE);
   const smoke = await runToEnd(fill(smokeCommand!, { 'staging.key': keyFile, 'http://127.0.0.1:3100/v1': url }), newcomerEnvironment());
   expect(smoke.code, smoke.output).toBe(0);
   expect(smoke.output).not.toMatch(/FAIL/);

@@ -9,8 +9,9 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
 import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { EXIT_OK, generateApiKey, runKeys } from '../../tools/keys/keys.ts';
+import { EXIT_OK, generateApiKey } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
+import { keyIn, runKeysCollected } from '../support/keys.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -28,10 +29,9 @@ const capture = () => {
 };
 
 async function cli(table: string, ...argv: string[]): Promise<string> {
-  const out: string[] = [];
-  const code = await runKeys([...argv, '--stage', 'staging', '--table', table], { client: documents, out: (line) => out.push(line), err: () => {}, env: {} });
-  expect(code).toBe(EXIT_OK);
-  return out.join('\n');
+  const run = await runKeysCollected([...argv, '--stage', 'staging', '--table', table], { client: documents, env: {} });
+  expect(run.code).toBe(EXIT_OK);
+  return run.out;
 }
 
 /** The environment of a deployed function: keys and cursor secret from the control table. */
@@ -45,7 +45,7 @@ describe('the key id', () => {
     const env = await deployedEnvironment();
     const table = env.CONTROL_TABLE_NAME!;
     await cli(table, 'create', '--description', 'another partner');
-    const key = (await cli(table, 'create', '--description', 'the partner in the log')).match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
+    const key = keyIn(await cli(table, 'create', '--description', 'the partner in the log'));
     expect(key).toBeDefined();
 
     capture();

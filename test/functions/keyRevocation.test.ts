@@ -10,8 +10,9 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
 import { ControlTableApiKeys, DEFAULT_KEYS_TTL_MS, KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { API_KEY_FORMAT, EXIT_OK, runKeys } from '../../tools/keys/keys.ts';
+import { API_KEY_FORMAT, EXIT_OK } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
+import { keyIn, runKeysCollected } from '../support/keys.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
@@ -45,14 +46,13 @@ beforeEach(async () => {
 });
 
 async function cli(...argv: string[]): Promise<string> {
-  const out: string[] = [];
-  const code = await runKeys([...argv, '--stage', 'staging', '--table', table], { client: direct, out: (line) => out.push(line), err: () => {}, env: {} });
-  expect(code).toBe(EXIT_OK);
-  return out.join('\n');
+  const run = await runKeysCollected([...argv, '--stage', 'staging', '--table', table], { client: direct, env: {} });
+  expect(run.code).toBe(EXIT_OK);
+  return run.out;
 }
 
 async function issueKey(): Promise<{ key: string; keyId: string }> {
-  const key = (await cli('create')).match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
+  const key = keyIn(await cli('create')) ?? '';
   return { key, keyId: API_KEY_FORMAT.exec(key)?.[1] ?? '' };
 }
 

@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { UNRESERVED_MINIMUM } from '../../infra/concurrencyPreflight.ts';
 import { STAGE_SETTINGS, STAGES, reservedTotal } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
-import { functionOf, props, synthesizedStages } from './templates.ts';
+import { alarmNamed, functionOf, props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
@@ -40,7 +40,7 @@ describe.each(STAGES)('PetStore-%s capacity', (stage) => {
     }
     expect(authorizer).toBe(reserved.authorizer);
     expect(operations).toEqual(reserved.operations);
-    const threshold = (name: string) => props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]).Threshold as number;
+    const threshold = (name: string) => alarmNamed(s, stage, name).Threshold as number;
     expect(threshold('AuthorizerConcurrency')).toBeLessThan(reserved.authorizer);
     for (const route of routes) {
       const name = `${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}Concurrency`;

@@ -19,6 +19,7 @@ import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../local/store.ts';
 import { API_KEY_FORMAT, runKeys, type StackOutputsReader } from '../../tools/keys/keys.ts';
 import { apiGatewayUsagePlanKeys } from '../../tools/keys/usagePlanKeys.ts';
+import { keyIn } from '../support/keys.ts';
 import { useEmbeddedStore } from '../support/store.ts';
 import { props, synthesizedStages } from './templates.ts';
 
@@ -170,10 +171,10 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
 
   it('allows every one of them, on the control table of the stack and its apikeys partition, and API Gateway keys', async () => {
     const created = await keys('create', '--stage', 'production');
-    const keyId = API_KEY_FORMAT.exec(created.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)![0])![1]!;
+    const keyId = API_KEY_FORMAT.exec(keyIn(created)!)![1]!;
     await keys('list', '--stage', 'production');
     const rotated = await keys('rotate', keyId, '--stage', 'production');
-    const successor = API_KEY_FORMAT.exec(rotated.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)![0])![1]!;
+    const successor = API_KEY_FORMAT.exec(keyIn(rotated)!)![1]!;
     await keys('revoke', keyId, '--stage', 'production');
     await keys('revoke', successor, '--stage', 'production');
     const actions = new Set(calls.map((call) => call.action));

@@ -18,7 +18,7 @@ import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses } from '../../lib/domain/errors.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
-import { parseErrorBody, props, ref, render, synthesizedStages } from './templates.ts';
+import { alarmNamed, parseErrorBody, props, ref, render, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 /** AWS WAF's smallest rate-based limit. */
@@ -229,8 +229,8 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
   it('raises WafBlocked on the requests it blocks, to the stage topic, and graphs them on the dashboard', () => {
     const { s } = webAcl();
     const [topicId] = s.ofType('AWS::SNS::Topic')[0]!;
-    const [, alarm] = s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-WafBlocked`)!;
-    expect(props(alarm)).toMatchObject({
+    const alarm = alarmNamed(s, stage, 'WafBlocked');
+    expect(alarm).toMatchObject({
       Namespace: 'AWS/WAFV2',
       MetricName: 'BlockedRequests',
       Statistic: 'Sum',
@@ -238,7 +238,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
       Threshold: settings.alarms.wafBlockedRequests,
       AlarmActions: [ref(topicId)],
     });
-    expect(props(alarm).Dimensions).toEqual(
+    expect(alarm.Dimensions).toEqual(
       expect.arrayContaining([
         { Name: 'WebACL', Value: `petstore-${stage}` },
         { Name: 'Rule', Value: 'ALL' },

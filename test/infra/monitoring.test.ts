@@ -9,7 +9,7 @@ import { ControlTableApiKeys } from '../../lib/store/controlTableKeys.ts';
 import { KeyUses } from '../../lib/store/keyUses.ts';
 import { matchesFilterPattern } from '../support/filterPattern.ts';
 import { synthesize, testApp } from './synth.ts';
-import { props, ref, synthesizedStages } from './templates.ts';
+import { alarmNamed, props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
@@ -82,8 +82,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
 
   it('watches p99 latency on each route method, and the 5xx rate as a percentage', () => {
     const s = of(stage);
-    const alarm = (name: string) =>
-      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    const alarm = (name: string) => alarmNamed(s, stage, name);
     for (const route of routes) {
       const latency = alarm(`${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}LatencyP99`);
       const [stat] = (latency.Metrics as { MetricStat: { Metric: Record<string, any>; Stat: string } }[]).map((m) => m.MetricStat);
@@ -142,8 +141,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       expect(filter.FilterPattern).toBe(`{ ($.level = "WARN") && (${prefixes}) }`);
       expect(filter.MetricTransformations[0]).toMatchObject({ MetricNamespace: `PetStore/${stage}`, MetricValue: '1' });
     }
-    const alarm = (name: string) =>
-      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    const alarm = (name: string) => alarmNamed(s, stage, name);
     expect(alarm('Unauthorized')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'UnauthorizedRequests', Statistic: 'Sum' });
     expect(alarm('KeyStoreWarnings')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'KeyStoreWarnings', Statistic: 'Sum' });
   });
@@ -159,8 +157,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       FilterPattern: '{ ($.level = "ERROR") && ($.operation = "authorize") }',
       MetricTransformations: [{ MetricNamespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', MetricValue: '1' }],
     });
-    const alarm = (name: string) =>
-      props(s.ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]) as Record<string, any>;
+    const alarm = (name: string) => alarmNamed(s, stage, name);
     expect(alarm('AuthorizerFailures')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', Statistic: 'Sum' });
     for (const [name, metric, statistic] of [['AuthorizerThrottles', 'Throttles', 'Sum'], ['AuthorizerDuration', 'Duration', 'Maximum'], ['AuthorizerConcurrency', 'ConcurrentExecutions', 'Maximum']] as const) {
       expect(alarm(name), name).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Statistic: statistic, Dimensions: [{ Name: 'FunctionName', Value: ref(authorizerFn) }] });

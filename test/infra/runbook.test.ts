@@ -11,7 +11,7 @@ import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { controlKeys } from '../../lib/store/table.ts';
-import { props, synthesizedStages } from './templates.ts';
+import { alarmNamed, props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
@@ -165,8 +165,7 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(firewall).toContain(`the stage's throttle (${throttling.rateLimit} a second)`);
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
     // The concurrency alarms as the templates set them.
-    const threshold = (stage: Stage, name: string) =>
-      props(of(stage).ofType('AWS::CloudWatch::Alarm').find(([, a]) => props(a).AlarmName === `petstore-${stage}-${name}`)![1]).Threshold as number;
+    const threshold = (stage: Stage, name: string) => alarmNamed(of(stage), stage, name).Threshold as number;
     const row = (name: string) => section('Alarms').split('\n').find((line) => line.startsWith(`| \`${name}\``))!;
     expect(row('AuthorizerConcurrency')).toMatch(new RegExp(`\\| ${threshold('staging', 'AuthorizerConcurrency')} \\| ${threshold('production', 'AuthorizerConcurrency')} \\(80 % of its reserved `));
     expect(row('<Operation>Concurrency')).toContain(

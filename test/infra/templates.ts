@@ -1,6 +1,6 @@
 /**
  * Reading the synthesized templates in the infra tests: both stages synthesized once per test file,
- * and helpers for CloudFormation references, API methods and functions.
+ * and helpers for CloudFormation references, API methods, functions and alarms.
  */
 import { beforeAll } from 'vitest';
 import type { ErrorCode } from '../../lib/domain/errors.ts';
@@ -54,6 +54,14 @@ export function apiMethods(s: SynthesizedStack): ApiMethod[] {
     path: apiPath(props(method).ResourceId, s.json.Resources),
     properties: props(method) as Record<string, any>,
   }));
+}
+
+/** The properties of `stage`'s alarm `petstore-<stage>-<name>`; throws naming it when the template has none. */
+export function alarmNamed(s: SynthesizedStack, stage: Stage, name: string): Record<string, any> {
+  const alarmName = `petstore-${stage}-${name}`;
+  const found = s.ofType('AWS::CloudWatch::Alarm').find(([, alarm]) => props(alarm).AlarmName === alarmName);
+  if (!found) throw new Error(`no alarm ${alarmName} in the ${stage} template`);
+  return props(found[1]) as Record<string, any>;
 }
 
 export function functionOf(s: SynthesizedStack, operation: OperationName) {

@@ -18,8 +18,9 @@ import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/con
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
 import { ensureControlTable } from '../../../local/store.ts';
-import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, runKeys, type StackOutputsReader } from '../../../tools/keys/keys.ts';
+import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, type StackOutputsReader } from '../../../tools/keys/keys.ts';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
+import { API_KEY_FILE, keyIn, runKeysCollected } from '../../support/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -54,23 +55,18 @@ beforeEach(async () => {
   for (const { pk, sk } of Items) await documents.send(new DeleteCommand({ TableName: TABLE, Key: { pk, sk } }));
 });
 
-async function keys(argv: string[], { terminal }: { terminal?: boolean } = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runKeys(argv, {
+const keys = (argv: string[], { terminal }: { terminal?: boolean } = {}) =>
+  runKeysCollected(argv, {
     client: documents,
     stacks,
     usagePlanKeys,
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
     env: {},
     now: () => clock,
     ...(terminal === undefined ? {} : { stdoutIsTerminal: terminal }),
   });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
-const keyIn = (text: string) => text.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
+/** The key a run printed, or '' (no key) when it printed none. */
+const printedKey = (text: string) => keyIn(text) ?? '';
 const idOf = (key: string) => API_KEY_FORMAT.exec(key)?.[1] ?? '';
 const item = async (keyId: string) => (await documents.send(new GetCommand({ TableName: TABLE, Key: keyItemKey(keyId), ConsistentRead: true }))).Item;
 /** Whether the service (its key store over the table, at `at`) accepts `key`. */
@@ -79,9 +75,9 @@ const accepted = (key: string, at: Date) =>
 
 describe('every key expires', () => {
   it(`after ${DEFAULT_KEY_LIFETIME_MS / DAY} days by default, after --expires-in otherwise, and the service refuses it from then on`, async () => {
-    const byDefault = keyIn((await keys(['create', '--stage', 'staging'], { terminal: true })).out);
+    const byDefault = printedKey((await keys(['create', '--stage', 'staging'], { terminal: true })).out);
     const shorter = await keys(['create', '--stage', 'staging', '--expires-in', '12h'], { terminal: true });
-    const short = keyIn(shorter.out);
+    const short = printedKey(shorter.out);
     expect((await item(idOf(byDefault)))!.expiresAt).toBe(new Date(clock.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString());
     expect((await item(idOf(short)))!.expiresAt).toBe('2026-11-01T22:00:00.000Z');
     expect(shorter.out.split('\n')[0]).toBe(`Created API key ${idOf(short)} for staging; it expires 2026-11-01T22:00:00.000Z (12 hours from 2026-11-01T10:00:00.000Z).`);
@@ -112,9 +108,9 @@ describe('every key expires', () => {
 
 describe('keys list', () => {
   it("shows each key's age, expiry and last use (as the authorizer records it), and marks an expired key", async () => {
-    const fresh = keyIn((await keys(['create', '--stage', 'staging', '--description', 'fresh'], { terminal: true })).out);
+    const fresh = printedKey((await keys(['create', '--stage', 'staging', '--description', 'fresh'], { terminal: true })).out);
     clock = new Date(clock.getTime() - 80 * DAY);
-    const old = keyIn((await keys(['create', '--stage', 'staging', '--expires-in', '30d', '--description', 'old'], { terminal: true })).out);
+    const old = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '30d', '--description', 'old'], { terminal: true })).out);
     clock = new Date('2026-11-01T10:00:00.000Z');
     await new KeyUses(documents, TABLE, () => clock.getTime() - 3 * 60 * 60_000).record(idOf(fresh));
 
@@ -133,11 +129,11 @@ describe('keys list', () => {
 
 describe('keys rotate', () => {
   it('issues the successor at once with the old description, and shortens the old key to the overlap: both work in between, then only the successor', async () => {
-    const old = keyIn((await keys(['create', '--stage', 'staging', '--description', 'partner A'], { terminal: true })).out);
+    const old = printedKey((await keys(['create', '--stage', 'staging', '--description', 'partner A'], { terminal: true })).out);
     clock = new Date(clock.getTime() + 10 * DAY);
     const rotated = await keys(['rotate', idOf(old), '--stage', 'staging'], { terminal: true });
     expect(rotated.code, rotated.err).toBe(EXIT_OK);
-    const successor = keyIn(rotated.out);
+    const successor = printedKey(rotated.out);
     expect(successor).not.toBe(old);
     expect(rotated.out.split('\n')[0]).toMatch(new RegExp(`^Issued API key ${idOf(successor)} for staging, the successor of ${idOf(old)} \\(partner A\\); it expires `));
     const until = new Date(clock.getTime() + ROTATION_OVERLAP_MS);
@@ -152,19 +148,19 @@ describe('keys rotate', () => {
   });
 
   it('never lengthens the old key: one expiring within the overlap keeps its own expiry', async () => {
-    const old = keyIn((await keys(['create', '--stage', 'staging', '--expires-in', '2d'], { terminal: true })).out);
+    const old = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '2d'], { terminal: true })).out);
     const expiresAt = (await item(idOf(old)))!.expiresAt as string;
     const rotated = await keys(['rotate', idOf(old), '--stage', 'staging', '--expires-in', '30d'], { terminal: true });
     expect(rotated.code).toBe(EXIT_OK);
     expect((await item(idOf(old)))!.expiresAt).toBe(expiresAt);
     expect(rotated.out).toContain(`keeps working until ${expiresAt} (its own expiry, not lengthened)`);
-    expect((await item(idOf(keyIn(rotated.out))))!.expiresAt).toBe(new Date(clock.getTime() + 30 * DAY).toISOString());
+    expect((await item(idOf(printedKey(rotated.out))))!.expiresAt).toBe(new Date(clock.getTime() + 30 * DAY).toISOString());
   });
 
   it('refuses, in one line and issuing nothing, a key that is not there or has expired', async () => {
     const gone = await keys(['rotate', 'abcdef012345', '--stage', 'staging'], { terminal: true });
     expect(gone).toMatchObject({ code: EXIT_FAILED, out: '', err: `keys: rotate: there is no key abcdef012345 for staging (in ${TABLE}); nothing was issued.` });
-    const expired = keyIn((await keys(['create', '--stage', 'staging', '--expires-in', '1h'], { terminal: true })).out);
+    const expired = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '1h'], { terminal: true })).out);
     clock = new Date(clock.getTime() + 2 * 3_600_000);
     const late = await keys(['rotate', idOf(expired), '--stage', 'staging'], { terminal: true });
     expect(late.code).toBe(EXIT_FAILED);
@@ -188,7 +184,7 @@ describe('where a new key is shown', () => {
     const run = await keys(['create', '--stage', 'staging', '--out', file], { terminal: false });
     expect(run.code).toBe(EXIT_OK);
     const key = readFileSync(file, 'utf8');
-    expect(key).toMatch(/^psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/);
+    expect(key).toMatch(API_KEY_FILE);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(run.out).not.toContain(key.trim());
     expect(await item(idOf(key.trim()))).toBeDefined();

@@ -10,7 +10,7 @@ import type { DescribeStacksCommand, DescribeStacksCommandOutput } from '@aws-sd
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import { authenticate } from '../../../lib/http/auth.ts';
-import { ControlTableApiKeys } from '../../../lib/store/controlTableKeys.ts';
+import { ControlTableApiKeys, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { ApiError } from '../../../lib/domain/errors.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import type { Stage } from '../../../lib/domain/stages.ts';
@@ -20,6 +20,7 @@ import { KEY_REVOCATION_BOUND_MS } from '../../../lib/store/controlTableKeys.ts'
 import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
 import { readFileSync } from 'node:fs';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
+import { keyIn, runKeysCollected, type KeysRun } from '../../support/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -107,24 +108,13 @@ beforeEach(async () => {
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function keys(...argv: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runKeys(argv, { client, stacks, usagePlanKeys, out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const keys = (...argv: string[]): Promise<KeysRun> => runKeysCollected(argv, { client, stacks, usagePlanKeys, env: {} });
 
 /** Creates a key and picks it and its id out of what create printed. */
 async function createKey(stage: Stage, ...extra: string[]) {
   const run = await keys('create', '--stage', stage, ...extra);
   expect(run.code).toBe(EXIT_OK);
-  const key = run.out.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
+  const key = keyIn(run.out);
   if (!key) throw new Error(`no key in: ${run.out}`);
   const keyId = API_KEY_FORMAT.exec(key)?.[1];
   if (!keyId) throw new Error(`no key id in ${key}`);
@@ -134,7 +124,7 @@ async function createKey(stage: Stage, ...extra: string[]) {
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
 const keyItem = async (table: string, keyId: string) =>
-  (await documents.send(new GetCommand({ TableName: table, Key: { pk: 'apikeys', sk: keyId } }))).Item;
+  (await documents.send(new GetCommand({ TableName: table, Key: keyItemKey(keyId) }))).Item;
 
 describe('the revocation bound', () => {
   it('is one number: the CLI says it, docs/operating.md says it, the service holds to it (KEY_REVOCATION_BOUND_MS)', async () => {
@@ -202,7 +192,7 @@ describe('keys create, list, revoke', () => {
     });
     expect(code).toBe(EXIT_OK);
     const printed = [...out, ...err].join('\n');
-    const key = printed.match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0] ?? '';
+    const key = keyIn(printed) ?? '';
     expect(key).toMatch(API_KEY_FORMAT);
     expect(occurrences(printed, key)).toBe(1);
     expect(printed).toMatch(/cannot be shown again/i);
@@ -261,7 +251,7 @@ describe('keys create, list, revoke', () => {
   });
 
   it('marks a malformed item in the list without showing its value', async () => {
-    await documents.send(new PutCommand({ TableName: STAGING, Item: { pk: 'apikeys', sk: '0123456789ab', sha256: 'not-a-digest-value' } }));
+    await documents.send(new PutCommand({ TableName: STAGING, Item: { ...keyItemKey('0123456789ab'), sha256: 'not-a-digest-value' } }));
     const listed = await keys('list', '--stage', 'staging');
     expect(listed.code).toBe(EXIT_OK);
     expect(listed.out).toMatch(/0123456789ab\s+\(unreadable item: ignored by the service\)/);
@@ -481,7 +471,7 @@ describe('keys as a command (npm run keys)', () => {
    * Runs scripts/keys.ts in a child process with dummy credentials, the profile above and no other
    * AWS configuration of the host; CloudFormation is the loopback one.
    */
-  async function command(argv: string[], env: Record<string, string> = {}): Promise<Run> {
+  async function command(argv: string[], env: Record<string, string> = {}): Promise<KeysRun> {
     const { port } = cloudFormation.address() as AddressInfo;
     try {
       const { stdout, stderr } = await promisify(execFile)(tsx, ['scripts/keys.ts', ...argv], {
@@ -616,7 +606,7 @@ describe("each key's API Gateway API key in the stage's usage plan (docs/operati
 
   it('revokes a key whose item is already gone but whose API Gateway key is left', async () => {
     const { keyId } = await createKey('staging');
-    await documents.send(new DeleteCommand({ TableName: STAGING, Key: { pk: 'apikeys', sk: keyId } }));
+    await documents.send(new DeleteCommand({ TableName: STAGING, Key: keyItemKey(keyId) }));
     const run = await keys('revoke', keyId, '--stage', 'staging');
     expect(run.code).toBe(EXIT_OK);
     expect(gatewayKeys.size).toBe(0);

@@ -6,62 +6,32 @@
  * circle through the rest of the repository); and neither the product (functions/, lib/, infra/) nor
  * the local API (local/) imports it.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cyclesOf, importGraph } from '../../../test/repository/imports.ts';
+import { read, ROOT } from '../../../test/repository/sources.ts';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const PACKAGE_SOURCE = 'tools/stage-emulator/src/';
-const SKIPPED = new Set(['node_modules', 'dist', 'cdk.out', '.git', '.watch', '.inspect', '.data', 'coverage', 'reports']);
-const SOURCE_FOLDERS = ['functions', 'lib', 'infra', 'local', 'scripts', 'tools', 'test', 'contract', 'client'];
 
-function sourceFiles(folder: string): string[] {
-  if (!existsSync(join(ROOT, folder))) return [];
-  return readdirSync(join(ROOT, folder)).flatMap((name) => {
-    const path = `${folder}/${name}`;
-    if (SKIPPED.has(name)) return [];
-    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|mjs)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
-/** The repository files `file` imports, re-exports, imports dynamically or starts (`new URL('./x', import.meta.url)`). */
-function importsOf(file: string): string[] {
-  const code = readFileSync(join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-  const patterns = [
-    /\b(?:import|export)\s+(?:type\s+)?(?:[\w$*{}\s,]+?\s+from\s+)?['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\bnew URL\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g,
-  ];
-  return patterns
-    .flatMap((pattern) => [...code.matchAll(pattern)].map((match) => match[1]!))
-    .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)))
+/** The repository files `file` starts (`new URL('./x', import.meta.url)`): edges of ours that are no import. */
+function startedBy(file: string): string[] {
+  const code = read(file).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return [...code.matchAll(/\bnew URL\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g)]
+    .map((match) => posix.normalize(posix.join(posix.dirname(file), match[1]!)))
     .filter((target) => existsSync(join(ROOT, target)) && statSync(join(ROOT, target)).isFile());
 }
 
-const FILES = SOURCE_FOLDERS.flatMap(sourceFiles);
-const GRAPH = new Map(FILES.map((file) => [file, importsOf(file)]));
+/** Each module's imports, re-exports and dynamic imports (test/repository/imports.ts), and the files it starts. */
+const GRAPH = new Map([...importGraph()].map(([file, imports]) => [file, [...imports, ...startedBy(file)]]));
+const FILES = [...GRAPH.keys()];
 const PACKAGE_FILES = FILES.filter((file) => file.startsWith(PACKAGE_SOURCE));
 const inPackage = (file: string) => file.startsWith(PACKAGE_SOURCE);
 
-/** Every import circle among `files` (each as `a -> b -> a`), by depth-first search. */
+/** Every import circle among `files` (each as `a -> b -> a`). */
 function circles(files: readonly string[]): string[] {
-  const found: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    path.push(file);
-    for (const target of (GRAPH.get(file) ?? []).filter((next) => files.includes(next))) {
-      if (state.get(target) === 'open') found.push([...path.slice(path.indexOf(target)), target].join(' -> '));
-      else if (!state.has(target)) visit(target);
-    }
-    path.pop();
-    state.set(file, 'done');
-  };
-  for (const file of files) if (!state.has(file)) visit(file);
-  return found;
+  const among = new Map(files.map((file) => [file, (GRAPH.get(file) ?? []).filter((next) => files.includes(next))]));
+  return cyclesOf(among).map((cycle) => cycle.join(' -> '));
 }
 
 /** Every file reachable from `starts` through imports, with the chain that reaches it. */

@@ -11,6 +11,7 @@ import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
 import { readStack } from '../src/cloudAssembly.ts';
 import { runKeys } from '../../keys/keys.ts';
 import { fetchApi } from '../../../test/support/http.ts';
+import { keyIn } from '../../../test/support/keys.ts';
 
 const STAGE = 'staging';
 
@@ -28,7 +29,7 @@ async function issueKeyIn(stage: DeployedApi): Promise<string> {
     err: (line) => out.push(line),
     env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' },
   });
-  const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
+  const key = keyIn(out.join('\n'));
   if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
   return key;
 }

@@ -11,6 +11,7 @@ import { runKeys } from '../../../keys/keys.ts';
 import { expect } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../../../load/faultProxy.ts';
 import { fetchApi } from '../../../../test/support/http.ts';
+import { keyIn } from '../../../../test/support/keys.ts';
 
 /** What `cdk deploy` is given for parameters without a default (production's alarm subscriber). */
 export const DEPLOY_PARAMETERS = { AlarmEmail: 'ops@example.com' };
@@ -66,7 +67,7 @@ export async function issueKey(stage: Stage, api: DeployedApi, { createdAt }: { 
       ...(createdAt ? { now: () => createdAt } : {}),
     },
   );
-  const key = out.join('\n').match(/psk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/)?.[0];
+  const key = keyIn(out.join('\n'));
   if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
   return key;
 }
