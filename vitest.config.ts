@@ -10,10 +10,23 @@ import { defineConfig } from 'vitest/config';
  * - stress: the write histories and crash consistency (many processes, kills, long runs).
  */
 export const TIERS = {
-  unit: ['test/functions/**', 'test/lib/**', 'test/contract/**', 'test/client/**', 'test/docs/commands.test.ts', 'test/docs/frontDoor.test.ts', 'test/repository/**', 'test/tools/mutation/**'],
+  unit: [
+    'test/functions/**',
+    'test/lib/**',
+    'test/contract/**',
+    'test/client/**',
+    'test/docs/commands.test.ts',
+    'test/docs/frontDoor.test.ts',
+    'test/repository/**',
+    'test/tools/mutation/**',
+  ],
   local: ['test/local/**', 'test/tools/**', 'test/scripts/**', 'test/ci/**'],
   stage: ['test/infra/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
-  stress: ['test/local/writeHistory.test.ts', 'test/local/crashConsistency.test.ts', 'tools/stage-emulator/test/writeHistory.test.ts'],
+  stress: [
+    'test/local/writeHistory.test.ts',
+    'test/local/crashConsistency.test.ts',
+    'tools/stage-emulator/test/writeHistory.test.ts',
+  ],
 } as const;
 
 /** Files of a tier that belong to a later one: they need a stage running, or are stress runs. */
@@ -30,7 +43,9 @@ const tier = (name: keyof typeof TIERS) => ({
   extends: true as const,
   test: {
     name,
-    include: [...TIERS[name], ...(LATER[name] ?? [])].map((glob) => (glob.endsWith('/**') ? `${glob}/*.test.ts` : glob)),
+    include: [...TIERS[name], ...(LATER[name] ?? [])].map((glob) =>
+      glob.endsWith('/**') ? `${glob}/*.test.ts` : glob,
+    ),
     exclude: [...(MOVED_ON[name] ?? [])],
   },
 });

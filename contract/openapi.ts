@@ -72,7 +72,7 @@ function componentSchemas(): Json {
     GatewayMessage: {
       type: 'object',
       description:
-        'API Gateway\'s own body, on the one answer it does not let an API shape: 413 for a request over its 10 MB or ' +
+        "API Gateway's own body, on the one answer it does not let an API shape: 413 for a request over its 10 MB or " +
         'Lambda\'s 6 MB invoke payload ("Customizing the default gateway response for 413 REQUEST_TOO_LARGE isn\'t currently supported").',
       properties: { message: { type: 'string', examples: ['Request Too Long'] } },
       required: ['message'],
@@ -102,7 +102,12 @@ function componentParameters(): Json {
   const query = jsonSchemas.ListPetsQuery.properties;
   return {
     limit: declaredParameter('limit', 'query', 'Pets per page.', query.limit),
-    status: { name: 'status', in: 'query', description: 'Only pets of this status.', schema: ref('schemas', 'PetStatus') },
+    status: {
+      name: 'status',
+      in: 'query',
+      description: 'Only pets of this status.',
+      schema: ref('schemas', 'PetStatus'),
+    },
     cursor: declaredParameter(
       'cursor',
       'query',
@@ -180,10 +185,17 @@ function errorResponses(route: Route, headerComponents: HeaderComponents): Recor
     const fromGateway = statusCodes.some((code) => GATEWAY_ERRORS.includes(code));
     const headers: OptionalHeader[] = [
       ...statusCodes.flatMap((code) => ERROR_HEADERS[code] ?? []),
-      ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({ name, required: fromFunction && !fromGateway })),
+      ...[...FUNCTION_ANSWER_HEADERS, ...(contract.everyAnswerHeaders ?? [])].map((name) => ({
+        name,
+        required: fromFunction && !fromGateway,
+      })),
     ];
     const headerRefs = headerComponents.refs(headers);
-    const answeredBy = !fromGateway ? '' : fromFunction ? ' (also answered by API Gateway)' : ' (answered by API Gateway)';
+    const answeredBy = !fromGateway
+      ? ''
+      : fromFunction
+        ? ' (also answered by API Gateway)'
+        : ' (answered by API Gateway)';
     responses[String(status)] = {
       description: statusCodes.map((code) => `\`${code}\``).join(', ') + answeredBy,
       ...(headerRefs ? { headers: headerRefs } : {}),
@@ -231,7 +243,11 @@ function operation(route: Route, headerComponents: HeaderComponents): Json {
       : contract.description,
     tags: ['pets'],
     ...(deprecation
-      ? { deprecated: true, 'x-sunset': deprecation.sunset, 'x-successor': `GET ${API_BASE_PATH}${deprecation.successor}` }
+      ? {
+          deprecated: true,
+          'x-sunset': deprecation.sunset,
+          'x-successor': `GET ${API_BASE_PATH}${deprecation.successor}`,
+        }
       : {}),
     security: [{ bearer: [] }],
     ...(parametersOf(route).length ? { parameters: parametersOf(route) } : {}),
@@ -261,7 +277,11 @@ function servers(): Json[] {
     description: `${stage} (the ApiUrl output of PetStore-${stage})`,
     variables: {
       apiId: { default: 'your-api-id', description: `The REST API id of PetStore-${stage}.` },
-      region: { default: 'us-east-1', description: 'The AWS region it is deployed in (the CDK CLI\'s default; docs/deploying.md "Region and account").' },
+      region: {
+        default: 'us-east-1',
+        description:
+          'The AWS region it is deployed in (the CDK CLI\'s default; docs/deploying.md "Region and account").',
+      },
     },
   }));
 }
@@ -285,7 +305,9 @@ function unroutedResponses(): Json {
         Allow: inline({ name: 'Allow', required: true }),
         'X-Request-Id': inline({ name: 'X-Request-Id', required: false }),
       },
-      content: { 'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) } },
+      content: {
+        'application/json': { schema: errorSchema(['METHOD_NOT_ALLOWED'], errorStatuses.METHOD_NOT_ALLOWED) },
+      },
     },
     ...edgeResponses(),
   };
@@ -297,10 +319,14 @@ function unroutedResponses(): Json {
  * shapes it does not document.
  */
 const EDGE_ERRORS: readonly { code: ErrorCode; description: string }[] = [
-  { code: 'VALIDATION_FAILED', description: 'not valid HTTP/1.1 (a malformed chunk, `Content-Length` with `Transfer-Encoding` or negative, obsolete header folding, a control character in a header, HTTP/1.1 without `Host`), or a target that names no path' },
+  {
+    code: 'VALIDATION_FAILED',
+    description:
+      'not valid HTTP/1.1 (a malformed chunk, `Content-Length` with `Transfer-Encoding` or negative, obsolete header folding, a control character in a header, HTTP/1.1 without `Host`), or a target that names no path',
+  },
   { code: 'REQUEST_TIMEOUT', description: 'the request line and headers did not all arrive in time' },
   { code: 'EXPECTATION_FAILED', description: 'an `Expect` other than `100-continue`' },
-  { code: 'HEADERS_TOO_LARGE', description: 'the request line and headers are over the server\'s limit' },
+  { code: 'HEADERS_TOO_LARGE', description: "the request line and headers are over the server's limit" },
   { code: 'NOT_IMPLEMENTED', description: 'a method HTTP does not know (e.g. `BREW`)' },
 ];
 
@@ -333,7 +359,7 @@ export function openApiDocument(): Json {
       title: 'Pet Store Inventory',
       version: INTERFACE_VERSION,
       description:
-        'The inventory of a pet store\'s animals. Every request needs `Authorization: Bearer <API_KEY>`; every answer ' +
+        "The inventory of a pet store's animals. Every request needs `Authorization: Bearer <API_KEY>`; every answer " +
         'is `application/json`, errors in the `Error` shape. A path that does not exist answers 404 `NOT_FOUND`; a ' +
         `known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with \`Allow\` (see \`${UNROUTED_RESPONSES}\`).`,
     },
@@ -342,7 +368,9 @@ export function openApiDocument(): Json {
     tags: [{ name: 'pets', description: 'The animals of the store.' }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key issued with `npm run keys`.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key issued with `npm run keys`.' },
+      },
       schemas: componentSchemas(),
       parameters: componentParameters(),
       headers: headerComponents.components(),

@@ -30,13 +30,19 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
       'getPet: `<…/v1/pets>; rel="successor-version"`, the operation that replaces it. Always absolute: the stage\'s own address.',
     example: '<https://api.example/v1/pets?limit=20&status=available&cursor=eyJ2Ijox.abc>; rel="next"',
   },
-  Deprecation: { description: 'RFC 9745: when the operation became deprecated (`@` Unix seconds).', example: '@1767225600' },
-  Sunset: { description: 'RFC 8594: from this date on the operation answers 410 GONE.', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
+  Deprecation: {
+    description: 'RFC 9745: when the operation became deprecated (`@` Unix seconds).',
+    example: '@1767225600',
+  },
+  Sunset: {
+    description: 'RFC 8594: from this date on the operation answers 410 GONE.',
+    example: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  },
   'WWW-Authenticate': {
     description:
       'The bearer challenge; `error="invalid_token"` when a token was sent but refused. Every 401 carries it under this ' +
       'name or, from a deployed stage, as `x-amzn-Remapped-WWW-Authenticate`: API Gateway (REST) renames this header ' +
-      'of a function\'s answer.',
+      "of a function's answer.",
     example: 'Bearer realm="petstore"',
   },
   'x-amzn-Remapped-WWW-Authenticate': {
@@ -55,12 +61,13 @@ export const HEADERS: Readonly<Record<HeaderName, { description: string; example
   },
   'X-Request-Id': {
     description:
-      'The request id (API Gateway\'s): in the access log, the request log and every 5xx body as `requestId`; quote it ' +
-      'when reporting a failure. API Gateway\'s own answers carry it as `x-amzn-RequestId` instead.',
+      "The request id (API Gateway's): in the access log, the request log and every 5xx body as `requestId`; quote it " +
+      "when reporting a failure. API Gateway's own answers carry it as `x-amzn-RequestId` instead.",
     example: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
   },
   'Idempotent-Replayed': {
-    description: 'Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created.',
+    description:
+      'Present (`true`) when the answer replays the pet an earlier request with the same `Idempotency-Key` created.',
     example: 'true',
   },
 };
@@ -113,7 +120,11 @@ export const PIPELINE_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'INTERNAL'
 
 export interface OperationContract {
   readonly description: string;
-  readonly success: { readonly status: number; readonly description: string; readonly headers?: readonly OptionalHeader[] };
+  readonly success: {
+    readonly status: number;
+    readonly description: string;
+    readonly headers?: readonly OptionalHeader[];
+  };
   /** Errors the function itself answers for this operation, beyond PIPELINE_ERRORS. */
   readonly errors: readonly ErrorCode[];
   /** Headers on every answer the function gives (not on GATEWAY_ERRORS). */
@@ -136,7 +147,7 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
     description:
       'A page of pets, optionally of one status. A page holds exactly `limit` pets whenever that many remain; ' +
       'while more remain, `Link: rel="next"` gives the next page (same `limit` and `status`, an opaque cursor). ' +
-      'With `status` pets come in ascending `id` order; without it in the table\'s own, stable order.',
+      "With `status` pets come in ascending `id` order; without it in the table's own, stable order.",
     success: { status: 200, description: 'A page of pets.', headers: [{ name: 'Link', required: false }] },
     errors: ['VALIDATION_FAILED'],
     parameters: ['limit', 'status', 'cursor'],
@@ -153,7 +164,13 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
         { name: 'Idempotent-Replayed', required: false },
       ],
     },
-    errors: ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: [
+      'VALIDATION_FAILED',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'IDEMPOTENCY_IN_PROGRESS',
+      'IDEMPOTENCY_KEY_REUSED',
+    ],
     parameters: ['idempotencyKey'],
   },
   getPet: {

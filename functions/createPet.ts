@@ -24,7 +24,10 @@ export const createHandler = (service: Service) =>
         key === undefined
           ? { pet: await createPet(pets, newPet, { newId }), replayed: false }
           : await new IdempotentCreates(control, pets, newId).create(callerOf(event).digest, key, newPet);
-      const headers = { Location: `${API_BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
+      const headers = {
+        Location: `${API_BASE_PATH}/pets/${pet.id}`,
+        ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+      };
       return jsonResponse(201, pet, headers);
     },
     { body: jsonBody() },

@@ -20,8 +20,11 @@ export class PetStoreAccountStack extends Stack {
     Tags.of(this).add('service', 'petstore');
     this.cloudWatchRole = new iam.Role(this, 'ApiGatewayCloudWatchRole', {
       assumedBy: new iam.ServicePrincipal('apigateway.amazonaws.com'),
-      description: "API Gateway's account-wide role for writing execution logs (every Pet Store stage logs errors through it)",
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs')],
+      description:
+        "API Gateway's account-wide role for writing execution logs (every Pet Store stage logs errors through it)",
+      managedPolicies: [
+        iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs'),
+      ],
     });
     Validations.of(this.cloudWatchRole).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -29,8 +32,11 @@ export class PetStoreAccountStack extends Stack {
         "The account-level role API Gateway uses to write execution logs (APIG6); AWS's service-role " +
         'policy is the documented grant for it, and the role is assumable by API Gateway only.',
     });
-    this.apiGatewayAccount = new apigw.CfnAccount(this, 'ApiGatewayAccount', { cloudWatchRoleArn: this.cloudWatchRole.roleArn });
+    this.apiGatewayAccount = new apigw.CfnAccount(this, 'ApiGatewayAccount', {
+      cloudWatchRoleArn: this.cloudWatchRole.roleArn,
+    });
     // Kept when this stack is destroyed: another stage, or another service in the account, may log through them.
-    for (const resource of [this.cloudWatchRole, this.apiGatewayAccount]) resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    for (const resource of [this.cloudWatchRole, this.apiGatewayAccount])
+      resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
 }

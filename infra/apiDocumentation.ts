@@ -47,7 +47,8 @@ export function publishDocumentation(api: RestApi): CfnDocumentationVersion {
     description: `openapi.json of interface version ${INTERFACE_VERSION}`,
   });
   // The snapshot must hold every part, the stack's METHOD parts included.
-  for (const part of scope.node.findAll().filter((c) => c instanceof CfnDocumentationPart)) version.node.addDependency(part);
+  for (const part of scope.node.findAll().filter((c) => c instanceof CfnDocumentationPart))
+    version.node.addDependency(part);
   const stage = api.deploymentStage.node.defaultChild as CfnStage;
   stage.documentationVersion = version.documentationVersion;
   stage.node.addDependency(version);

@@ -20,7 +20,11 @@ const cliArgs = process.env.CDK_DEFAULT_ACCOUNT ? cdkCliArgs(process.pid) : unde
 if (cliArgs && cdkCommand(cliArgs) === 'deploy') {
   const { concurrencyShortfall, lambdaAccountQuota, profileOf } = await import('./concurrencyPreflight.ts');
   const region = process.env.CDK_DEFAULT_REGION ?? 'us-east-1';
-  const shortfall = await concurrencyShortfall(cliArgs, region, lambdaAccountQuota(process.env, region, profileOf(cliArgs)));
+  const shortfall = await concurrencyShortfall(
+    cliArgs,
+    region,
+    lambdaAccountQuota(process.env, region, profileOf(cliArgs)),
+  );
   if (shortfall) stop(shortfall);
 }
 

@@ -19,7 +19,12 @@ export interface AwsRestOptions {
   fetch?: typeof fetch;
 }
 
-export type AwsRestCall = (method: string, path: string, body?: object, query?: Record<string, string>) => Promise<Record<string, unknown>>;
+export type AwsRestCall = (
+  method: string,
+  path: string,
+  body?: object,
+  query?: Record<string, string>,
+) => Promise<Record<string, unknown>>;
 
 /** SigV4 needs a SHA-256 with an optional HMAC secret; node:crypto's, in the shape the signer wants. */
 class Sha256 {
@@ -36,11 +41,26 @@ class Sha256 {
 }
 
 const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
 
-export function awsRestClient({ service, region, endpoint, profile, fetch: send = fetch }: AwsRestOptions): AwsRestCall {
+export function awsRestClient({
+  service,
+  region,
+  endpoint,
+  profile,
+  fetch: send = fetch,
+}: AwsRestOptions): AwsRestCall {
   const base = new URL(endpoint ?? `https://${service}.${region}.amazonaws.com`);
-  const signer = new SignatureV4({ service, region, credentials: defaultProvider(profile ? { profile } : {}), sha256: Sha256 });
+  const signer = new SignatureV4({
+    service,
+    region,
+    credentials: defaultProvider(profile ? { profile } : {}),
+    sha256: Sha256,
+  });
 
   return async (method, path, body, query = {}) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -56,7 +76,11 @@ export function awsRestClient({ service, region, endpoint, profile, fetch: send 
     });
     const url = new URL(path, base);
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    const response = await send(url, { method, headers: request.headers as Record<string, string>, ...(payload === undefined ? {} : { body: payload }) });
+    const response = await send(url, {
+      method,
+      headers: request.headers as Record<string, string>,
+      ...(payload === undefined ? {} : { body: payload }),
+    });
     const text = await response.text();
     const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     if (!response.ok) {

@@ -39,7 +39,9 @@ export function acceptCfnLintFindings(stack: Stack): void {
 class CfnLintAcceptance implements IAspect {
   visit(node: IConstruct): void {
     if (!(node instanceof CfnResource)) return;
-    const rules = ACCEPTED_CFN_LINT_FINDINGS.filter((finding) => finding.resourceType === node.cfnResourceType).map((f) => f.rule);
+    const rules = ACCEPTED_CFN_LINT_FINDINGS.filter((finding) => finding.resourceType === node.cfnResourceType).map(
+      (f) => f.rule,
+    );
     if (rules.length > 0) node.addMetadata('cfn-lint', { config: { ignore_checks: rules } });
   }
 }

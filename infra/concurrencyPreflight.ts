@@ -29,7 +29,13 @@ export function deployedStages(cliArgs: readonly string[]): Stage[] {
   return STAGES.filter((stage) => patterns.some((pattern) => pattern.test(stackName(stage))));
 }
 
-const globPattern = (glob: string): RegExp => new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+const globPattern = (glob: string): RegExp =>
+  new RegExp(
+    `^${glob
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 
 /** The `--profile` of a CDK command line, if any. */
 export function profileOf(cliArgs: readonly string[]): string | undefined {
@@ -41,11 +47,17 @@ export function profileOf(cliArgs: readonly string[]): string | undefined {
 
 /** The account's concurrency quota, read with Lambda's GetAccountSettings. */
 export function lambdaAccountQuota(env: NodeJS.ProcessEnv, region: string, profile: string | undefined): AccountQuota {
-  const call = awsRestClient({ service: 'lambda', region, endpoint: env.AWS_ENDPOINT_URL_LAMBDA || env.AWS_ENDPOINT_URL || undefined, profile });
+  const call = awsRestClient({
+    service: 'lambda',
+    region,
+    endpoint: env.AWS_ENDPOINT_URL_LAMBDA || env.AWS_ENDPOINT_URL || undefined,
+    profile,
+  });
   return async () => {
     const settings = await call('GET', '/2016-08-19/account-settings/');
     const quota = (settings.AccountLimit as { ConcurrentExecutions?: unknown } | undefined)?.ConcurrentExecutions;
-    if (typeof quota !== 'number') throw new Error(`GetAccountSettings answered no AccountLimit.ConcurrentExecutions: ${JSON.stringify(settings)}`);
+    if (typeof quota !== 'number')
+      throw new Error(`GetAccountSettings answered no AccountLimit.ConcurrentExecutions: ${JSON.stringify(settings)}`);
     return quota;
   };
 }
@@ -55,7 +67,11 @@ export function lambdaAccountQuota(env: NodeJS.ProcessEnv, region: string, profi
  * the account's quota can hold beside the unreserved minimum, or when the quota cannot be read;
  * undefined when they fit, or reserve none (nothing is asked of AWS then).
  */
-export async function concurrencyShortfall(cliArgs: readonly string[], region: string, quota: AccountQuota): Promise<string | undefined> {
+export async function concurrencyShortfall(
+  cliArgs: readonly string[],
+  region: string,
+  quota: AccountQuota,
+): Promise<string | undefined> {
   const stages = deployedStages(cliArgs).filter((stage) => reservedTotal(STAGE_SETTINGS[stage]) > 0);
   if (stages.length === 0) return undefined;
   const reserved = stages.reduce((sum, stage) => sum + reservedTotal(STAGE_SETTINGS[stage]), 0);

@@ -30,7 +30,23 @@ export const ACCOUNT_COMMANDS: ReadonlySet<string> = new Set([
 ]);
 
 /** The commands that need nothing from AWS. */
-const OFFLINE_COMMANDS = ['synth', 'synthesize', 'list', 'ls', 'metadata', 'context', 'acknowledge', 'ack', 'notices', 'doctor', 'docs', 'flags', 'init', 'migrate', 'cli-telemetry'];
+const OFFLINE_COMMANDS = [
+  'synth',
+  'synthesize',
+  'list',
+  'ls',
+  'metadata',
+  'context',
+  'acknowledge',
+  'ack',
+  'notices',
+  'doctor',
+  'docs',
+  'flags',
+  'init',
+  'migrate',
+  'cli-telemetry',
+];
 const CDK_COMMANDS: ReadonlySet<string> = new Set([...ACCOUNT_COMMANDS, ...OFFLINE_COMMANDS]);
 
 /** How far up the process tree the CLI may be (app <- tsx <- npm exec <- shell <- cdk, today). */
@@ -46,8 +62,23 @@ export type ProcessReader = (pid: number) => ProcessInfo | undefined;
 
 /** The CLI's global options that take a value as the next word (`--profile deploy` names a profile, not a command). */
 const VALUE_OPTIONS: ReadonlySet<string> = new Set([
-  '--app', '-a', '--build', '--context', '-c', '--plugin', '-p', '--output', '-o', '--profile', '--proxy',
-  '--ca-bundle-path', '--role-arn', '-r', '--toolkit-stack-name', '--asset-metadata', '--version-reporting',
+  '--app',
+  '-a',
+  '--build',
+  '--context',
+  '-c',
+  '--plugin',
+  '-p',
+  '--output',
+  '-o',
+  '--profile',
+  '--proxy',
+  '--ca-bundle-path',
+  '--role-arn',
+  '-r',
+  '--toolkit-stack-name',
+  '--asset-metadata',
+  '--version-reporting',
 ]);
 
 /**

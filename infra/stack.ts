@@ -65,7 +65,12 @@ export class PetStoreStack extends Stack {
       targets: (operation) => this.deployment.alias(operation),
       authorizer: this.keyAuthorizer.authorizer,
     });
-    this.keyLimits = new KeyLimits(this, 'KeyLimits', { settings, api: this.api, stage: this.api.deploymentStage, createPet: this.restApi.methods.get('createPet')! });
+    this.keyLimits = new KeyLimits(this, 'KeyLimits', {
+      settings,
+      api: this.api,
+      stage: this.api.deploymentStage,
+      createPet: this.restApi.methods.get('createPet')!,
+    });
     this.firewall = settings.webAcl
       ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
       : undefined;

@@ -23,7 +23,8 @@ export function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Enviro
 export function addAccountStack(scope: Construct, env: Environment = defaultEnvironment()): PetStoreAccountStack {
   return new PetStoreAccountStack(scope, ACCOUNT_STACK_NAME, {
     stackName: ACCOUNT_STACK_NAME,
-    description: "Pet Store Inventory API, account-wide: API Gateway's CloudWatch Logs role setting, shared by every stage",
+    description:
+      "Pet Store Inventory API, account-wide: API Gateway's CloudWatch Logs role setting, shared by every stage",
     env,
   });
 }

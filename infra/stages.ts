@@ -95,11 +95,20 @@ export interface ReservedConcurrency {
 
 /** The executions a stage reserves in all (0 for none). */
 export const reservedTotal = ({ reservedConcurrency }: Pick<StageSettings, 'reservedConcurrency'>): number =>
-  reservedConcurrency ? reservedConcurrency.authorizer + Object.values(reservedConcurrency.operations).reduce((sum, n) => sum + n, 0) : 0;
+  reservedConcurrency
+    ? reservedConcurrency.authorizer + Object.values(reservedConcurrency.operations).reduce((sum, n) => sum + n, 0)
+    : 0;
 
 /** The executions the stage reserves for one function (the authorizer or an operation's), or none. */
-export const reservedFor = ({ reservedConcurrency }: Pick<StageSettings, 'reservedConcurrency'>, fn: 'authorizer' | OperationName): number | undefined =>
-  !reservedConcurrency ? undefined : fn === 'authorizer' ? reservedConcurrency.authorizer : reservedConcurrency.operations[fn];
+export const reservedFor = (
+  { reservedConcurrency }: Pick<StageSettings, 'reservedConcurrency'>,
+  fn: 'authorizer' | OperationName,
+): number | undefined =>
+  !reservedConcurrency
+    ? undefined
+    : fn === 'authorizer'
+      ? reservedConcurrency.authorizer
+      : reservedConcurrency.operations[fn];
 
 export { AUTHORIZER_CACHE_TTL_SECONDS } from './authorizerCache.ts';
 

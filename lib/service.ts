@@ -110,7 +110,9 @@ export function statusIndexShardsOf(env: Environment): number {
   const shards = /^\d+$/.test(given) ? Number(given) : NaN;
   // A power of two, so that `id mod N` reads only an id's random low bits (lib/store/table.ts).
   if (!(shards >= 1) || shards > MAX_STATUS_INDEX_SHARDS || (shards & (shards - 1)) !== 0) {
-    throw new Error(`${STATUS_INDEX_SHARDS_VARIABLE} must be a power of two from 1 to ${MAX_STATUS_INDEX_SHARDS}, not '${given}'.`);
+    throw new Error(
+      `${STATUS_INDEX_SHARDS_VARIABLE} must be a power of two from 1 to ${MAX_STATUS_INDEX_SHARDS}, not '${given}'.`,
+    );
   }
   return shards;
 }

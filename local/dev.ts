@@ -95,17 +95,30 @@ export async function runDev(): Promise<void> {
     const started = performance.now();
     const problem = await buildProblem(sourceRoot);
     if (stopping) return;
-    if (problem) return console.log(`reload: ${changed} changed; the build failed, the old code still runs: ${problem}`);
+    if (problem)
+      return console.log(`reload: ${changed} changed; the build failed, the old code still runs: ${problem}`);
     await server.stop();
     const outcome = await server.start(true);
     const ms = Math.round(performance.now() - started);
-    if (outcome.listening) console.log(`reload: ${changed} changed; restarted the local API (handlers, same port, data and key kept) in ${ms} ms`);
-    else console.log(`reload: ${changed} changed; the new server stopped (exit code ${outcome.code}, its line above); the next save tries again`);
+    if (outcome.listening)
+      console.log(
+        `reload: ${changed} changed; restarted the local API (handlers, same port, data and key kept) in ${ms} ms`,
+      );
+    else
+      console.log(
+        `reload: ${changed} changed; the new server stopped (exit code ${outcome.code}, its line above); the next save tries again`,
+      );
   };
 
   const watch = watchSettled(
     BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)),
-    (files) => reload(files.map((file) => relative(sourceRoot, file)).sort().join(', ')),
+    (files) =>
+      reload(
+        files
+          .map((file) => relative(sourceRoot, file))
+          .sort()
+          .join(', '),
+      ),
   );
 
   const first = await server.start(false);
@@ -119,7 +132,10 @@ export async function runDev(): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    void watch.close().then(() => server.stop()).then(() => process.exit(0));
+    void watch
+      .close()
+      .then(() => server.stop())
+      .then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

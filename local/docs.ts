@@ -53,8 +53,10 @@ const INIT = `window.ui = SwaggerUIBundle({
 
 /** The answer for a documentation path, or undefined when `pathname` is not one. */
 export function docsAnswer(pathname: string, apiUrl: string): StaticAnswer | undefined {
-  if (pathname === OPENAPI_PATH) return answer('application/json', Buffer.from(JSON.stringify(localDocument(apiUrl), null, 2)));
-  if (pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`) return answer('text/html; charset=utf-8', Buffer.from(PAGE));
+  if (pathname === OPENAPI_PATH)
+    return answer('application/json', Buffer.from(JSON.stringify(localDocument(apiUrl), null, 2)));
+  if (pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`)
+    return answer('text/html; charset=utf-8', Buffer.from(PAGE));
   if (pathname === `${DOCS_PATH}/init.js`) return answer('text/javascript; charset=utf-8', Buffer.from(INIT));
   const asset = pathname.startsWith(`${DOCS_PATH}/`) ? pathname.slice(DOCS_PATH.length + 1) : undefined;
   const type = asset === undefined ? undefined : ASSETS.get(asset);
@@ -63,7 +65,10 @@ export function docsAnswer(pathname: string, apiUrl: string): StaticAnswer | und
 
 function localDocument(apiUrl: string): Record<string, unknown> {
   const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as { servers?: unknown[] };
-  return { ...document, servers: [{ url: apiUrl, description: 'this local API (npm start)' }, ...(document.servers ?? [])] };
+  return {
+    ...document,
+    servers: [{ url: apiUrl, description: 'this local API (npm start)' }, ...(document.servers ?? [])],
+  };
 }
 
 const answer = (contentType: string, body: Buffer): StaticAnswer => ({

@@ -84,14 +84,23 @@ export async function prepareLocalEnvironment(given: Environment = process.env):
     PETSTORE_API_KEYS: given.PETSTORE_API_KEYS ?? generatedApiKey,
     PETSTORE_CURSOR_SECRET: cursorSecret,
   };
-  return { env, store, ...(holderGone ? { holderGone } : {}), ...(generatedApiKey ? { generatedApiKey } : {}), ...(apiKeyFile ? { apiKeyFile } : {}), close };
+  return {
+    env,
+    store,
+    ...(holderGone ? { holderGone } : {}),
+    ...(generatedApiKey ? { generatedApiKey } : {}),
+    ...(apiKeyFile ? { apiKeyFile } : {}),
+    close,
+  };
 }
 
 /** DYNAMODB_ENDPOINT that does not answer, or not as DynamoDB does: one line, and the way out. */
 function unusableEndpoint(endpoint: string, error: unknown): LocalSetupError {
   const { name, code, message } = error as { name?: string; code?: string; message?: string };
   const why = code ?? `${name ?? 'Error'}: ${(message ?? '').split('\n')[0]}`;
-  return new LocalSetupError(`DYNAMODB_ENDPOINT ${endpoint} cannot be used as a DynamoDB store (${why}): start that store, or unset DYNAMODB_ENDPOINT to use the embedded one.`);
+  return new LocalSetupError(
+    `DYNAMODB_ENDPOINT ${endpoint} cannot be used as a DynamoDB store (${why}): start that store, or unset DYNAMODB_ENDPOINT to use the embedded one.`,
+  );
 }
 
 /**
@@ -134,7 +143,9 @@ function kept(file: string, make: () => string): string {
   try {
     value = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new LocalSetupError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): remove it and a new one is made at the next start.`);
+    throw new LocalSetupError(
+      `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): remove it and a new one is made at the next start.`,
+    );
   }
   if (!value) throw new LocalSetupError(`${file} is empty: delete it and a new one is made at the next start.`);
   return value;

@@ -29,7 +29,10 @@ export function watchFolders(roots: readonly string[], onChange: (file: string) 
     let entries;
     try {
       entries = readdirSync(folder, { withFileTypes: true });
-      watchers.set(folder, watch(folder, (_event, name) => name && changed(folder, name.toString())).on('error', () => drop(folder)));
+      watchers.set(
+        folder,
+        watch(folder, (_event, name) => name && changed(folder, name.toString())).on('error', () => drop(folder)),
+      );
     } catch {
       return; // gone before it could be watched; its parent's watch reports what replaces it
     }

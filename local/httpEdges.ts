@@ -19,7 +19,10 @@ export type ParserError = Error & { code?: string; bytesParsed?: number; rawPack
 const PARSER_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'The request line or headers are too large.' },
   // The client half-closed (FIN) before all of its body, as its Content-Length or chunks promised, came.
-  HPE_INVALID_EOF_STATE: { code: 'VALIDATION_FAILED', message: 'The connection was closed before the request was complete.' },
+  HPE_INVALID_EOF_STATE: {
+    code: 'VALIDATION_FAILED',
+    message: 'The connection was closed before the request was complete.',
+  },
   // Node's own (not llhttp's): the headers did not all arrive within headersTimeout, or the whole
   // request within requestTimeout. Node answers it an empty 408 without a listener; this is its JSON form.
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time.' },
@@ -52,7 +55,10 @@ export function parserError(error: ParserError): ApiError {
     // request line with a method it does not know is a 501; anything else is not a request at all.
     return REQUEST_LINE.test(failedLine(error) ?? '')
       ? new ApiError('NOT_IMPLEMENTED', 'The request method is not one this API knows.')
-      : new ApiError('VALIDATION_FAILED', 'The request is not valid HTTP/1.1: the bytes where a request should start are not a request line.');
+      : new ApiError(
+          'VALIDATION_FAILED',
+          'The request is not valid HTTP/1.1: the bytes where a request should start are not a request line.',
+        );
   }
   // Node's messages are fixed strings ("Parse Error: Invalid character in chunk size"): nothing the client sent.
   const reason = error.message.replace(/^Parse Error:\s*/, '');
@@ -135,7 +141,9 @@ function answerClientError(error: ParserError, socket: Duplex): void {
     if (!socket.writable) return void socket.destroy();
     socket.end(rawErrorResponse(parserError(error)), () => socket.destroy());
   };
-  const coming = [...(unfinished.get(socket) ?? [])].filter((response) => response.req.complete || response.headersSent);
+  const coming = [...(unfinished.get(socket) ?? [])].filter(
+    (response) => response.req.complete || response.headersSent,
+  );
   if (coming.length === 0) return answer();
   // Written as the last of them finishes ('prefinish', its bytes already handed to the socket), not
   // after: a client that half-closed has Node end the socket once its last answer is done.
@@ -150,7 +158,10 @@ function answerClientError(error: ParserError, socket: Duplex): void {
 function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
   track(request, response);
   request.resume();
-  sendError(response, new ApiError('EXPECTATION_FAILED', 'The only expectation this API meets is Expect: 100-continue.'));
+  sendError(
+    response,
+    new ApiError('EXPECTATION_FAILED', 'The only expectation this API meets is Expect: 100-continue.'),
+  );
 }
 
 /** HTTP/1.1 requires Host (RFC 9112, 3.2); the server lets such requests through so they get a JSON answer. */

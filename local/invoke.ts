@@ -30,7 +30,10 @@ const USAGE =
 
 /** A REQUEST authorizer's event names the method it guards (`methodArn`); an operation's proxy event does not. */
 export const isAuthorizerEvent = (event: unknown): boolean =>
-  typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'REQUEST' && typeof (event as { methodArn?: unknown }).methodArn === 'string';
+  typeof event === 'object' &&
+  event !== null &&
+  (event as { type?: unknown }).type === 'REQUEST' &&
+  typeof (event as { methodArn?: unknown }).methodArn === 'string';
 
 /** A function's error, as Lambda's Invoke answers it: its `{errorType, errorMessage}` goes to stdout, exit 1. */
 export class FunctionError {
@@ -38,7 +41,11 @@ export class FunctionError {
 }
 
 /** Runs one function of a synthesized stage on an event (`--stage`); its mistakes are UsageError or LocalSetupError. */
-export type StageInvoker = (stage: string, functionNames: string[], event: (() => APIGatewayProxyEvent) | undefined) => Promise<unknown>;
+export type StageInvoker = (
+  stage: string,
+  functionNames: string[],
+  event: (() => APIGatewayProxyEvent) | undefined,
+) => Promise<unknown>;
 
 export async function invoke(argv: string[], invokeStage?: StageInvoker): Promise<unknown> {
   const { positionals, values } = parseArguments(argv);
@@ -52,7 +59,9 @@ export async function invoke(argv: string[], invokeStage?: StageInvoker): Promis
   if (!route || !values.event) throw new UsageError(USAGE);
   const event = eventOf(values.event, values.path);
   if (isAuthorizerEvent(event)) {
-    throw new UsageError(`${route.operation} takes an API Gateway proxy event (e.g. events/${route.operation}.json), not a REQUEST authorizer event; the authorizer runs with --stage.`);
+    throw new UsageError(
+      `${route.operation} takes an API Gateway proxy event (e.g. events/${route.operation}.json), not a REQUEST authorizer event; the authorizer runs with --stage.`,
+    );
   }
 
   // As `sam local invoke` does: the function's log on stderr, its result alone on stdout.
@@ -103,7 +112,9 @@ function readEvent(file: string): APIGatewayProxyEvent {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`Cannot read the event file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+    throw new UsageError(
+      `Cannot read the event file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+    );
   }
   try {
     return JSON.parse(text) as APIGatewayProxyEvent;
@@ -132,4 +143,3 @@ export async function runInvokeCommand(argv: string[], invokeStage?: StageInvoke
     process.exitCode = error instanceof UsageError ? 2 : 1;
   }
 }
-

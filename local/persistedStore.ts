@@ -13,7 +13,17 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureControlTable, startEmbeddedStore, storeFolderProblem, type EmbeddedStore } from './store.ts';
 import { repairPetsTable } from './storeRepair.ts';
-import { folderStoreId, holderAlive, markStore, readEndpointRecord, storeIdAt, watchHolder, withStartLock, writeEndpointRecord, type EndpointRecord } from './storeOwner.ts';
+import {
+  folderStoreId,
+  holderAlive,
+  markStore,
+  readEndpointRecord,
+  storeIdAt,
+  watchHolder,
+  withStartLock,
+  writeEndpointRecord,
+  type EndpointRecord,
+} from './storeOwner.ts';
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
 import { LocalSetupError } from './setupError.ts';
 
@@ -33,7 +43,12 @@ export interface PersistedStore {
   close(): Promise<void>;
 }
 
-export async function persistentStore(dataDir: string, tableName: string, controlTableName: string, keepDamaged: boolean): Promise<PersistedStore> {
+export async function persistentStore(
+  dataDir: string,
+  tableName: string,
+  controlTableName: string,
+  keepDamaged: boolean,
+): Promise<PersistedStore> {
   return withStartLock(dataDir, async () => {
     const record = readEndpointRecord(filesOf(dataDir).endpoint);
     if (record && (await sharable(record, dataDir, controlTableName))) {
@@ -44,7 +59,9 @@ export async function persistentStore(dataDir: string, tableName: string, contro
     }
     const unclean = record !== undefined;
     // After an unclean stop no checkpoint tells the files (the repair handles that case).
-    const damage = unclean ? undefined : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
+    const damage = unclean
+      ? undefined
+      : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
     return ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged });
   });
 }
@@ -58,7 +75,9 @@ async function sharable(record: EndpointRecord, dataDir: string, controlTableNam
   const alive = holderAlive(record);
   if (alive && id && (await storeIdAt(record.endpoint, controlTableName)) === id) return true;
   if (!alive && !(await reachable(record.endpoint))) return false;
-  const why = alive ? 'the store there is not this data folder\'s' : `its process ${record.pid ?? '(unrecorded)'} is gone and another server answers there`;
+  const why = alive
+    ? "the store there is not this data folder's"
+    : `its process ${record.pid ?? '(unrecorded)'} is gone and another server answers there`;
   console.error(`Store: ${filesOf(dataDir).endpoint} names ${record.endpoint}, but ${why}; it is not used.`);
   return false;
 }
@@ -75,7 +94,14 @@ interface OwnStoreOptions {
 }
 
 /** The folder's store opened by this process: checked as its own, repaired when it may need it, then published. */
-async function ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged }: OwnStoreOptions): Promise<PersistedStore> {
+async function ownStore({
+  dataDir,
+  tableName,
+  controlTableName,
+  unclean,
+  damage,
+  keepDamaged,
+}: OwnStoreOptions): Promise<PersistedStore> {
   const { level: folder, faulted: faultedFile, endpoint: endpointFile } = filesOf(dataDir);
   await refuseUnopenable(folder);
   let serving = false;
@@ -88,7 +114,10 @@ async function ownStore({ dataDir, tableName, controlTableName, unclean, damage,
         // A data folder that takes no file now (full, read-only) is said by the fault itself.
       }
       // During the start, a fault ends it with its own one line (see unreadable).
-      if (serving && first) console.error(`Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, the others are served.`);
+      if (serving && first)
+        console.error(
+          `Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, the others are served.`,
+        );
     },
   });
   try {
@@ -119,7 +148,10 @@ async function ownStore({ dataDir, tableName, controlTableName, unclean, damage,
  * later clean stop removed; an empty or new store costs ms). With damage kept, a repair that a
  * corrupt table stops is said, and what is readable is served.
  */
-async function repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>, embedded: EmbeddedStore): Promise<void> {
+async function repairWhenNeeded(
+  { dataDir, tableName, unclean, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>,
+  embedded: EmbeddedStore,
+): Promise<void> {
   const { checked: checkedFile, faulted: faultedFile, level } = filesOf(dataDir);
   const faulted = existsSync(faultedFile);
   if (!unclean && !faulted && !damage && existsSync(checkedFile)) return;
@@ -129,14 +161,21 @@ async function repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamag
   } catch (error) {
     const fault = embedded.faults?.at(-1);
     if (!keepDamaged || !fault) throw error;
-    console.error(`Store: ${damage ?? `The local store ${level} cannot be read in full (${fault})`}; the repair stopped there (${fault}); serving what is readable (PETSTORE_KEEP_DAMAGED_STORE=1).`);
+    console.error(
+      `Store: ${damage ?? `The local store ${level} cannot be read in full (${fault})`}; the repair stopped there (${fault}); serving what is readable (PETSTORE_KEEP_DAMAGED_STORE=1).`,
+    );
     return;
   }
   const { repaired, reindexed, pets, ms } = result;
   const fixed = `repaired ${repaired} index entries without their pet and ${reindexed} pets missing from their status listing in ${Math.round(ms)} ms`;
-  if (damage) console.error(`Store: ${damage}; serving the ${pets} pets readable (PETSTORE_KEEP_DAMAGED_STORE=1), ${fixed}.`);
+  if (damage)
+    console.error(`Store: ${damage}; serving the ${pets} pets readable (PETSTORE_KEEP_DAMAGED_STORE=1), ${fixed}.`);
   else {
-    const why = unclean ? 'the last run did not stop cleanly' : faulted ? 'the last run had a store fault' : 'first check of a store kept from before repairs';
+    const why = unclean
+      ? 'the last run did not stop cleanly'
+      : faulted
+        ? 'the last run had a store fault'
+        : 'first check of a store kept from before repairs';
     if (unclean || faulted || repaired + reindexed > 0) console.error(`Store: ${why}; ${fixed}.`);
   }
   writeFileSync(checkedFile, '');
@@ -165,7 +204,9 @@ async function refuseUnopenable(folder: string): Promise<void> {
   }
   if (!problem) return;
   if (problem.code === 'LEVEL_LOCKED') {
-    throw new LocalSetupError(`The local store ${folder} is held by another process (${problem.message}): stop it, or use another PETSTORE_DATA_DIR.`);
+    throw new LocalSetupError(
+      `The local store ${folder} is held by another process (${problem.message}): stop it, or use another PETSTORE_DATA_DIR.`,
+    );
   }
   throw new LocalSetupError(
     `The local store ${folder} cannot be opened (${problem.message}): move it aside (mv ${folder} ${folder}.broken) ` +

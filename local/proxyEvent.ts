@@ -40,7 +40,11 @@ export function headersAndQuery(rawHeaders: readonly string[], query: URLSearchP
   };
 }
 
-export function toProxyEvent(parts: IncomingParts, route: Route, pathParameters: Record<string, string>): APIGatewayProxyEvent {
+export function toProxyEvent(
+  parts: IncomingParts,
+  route: Route,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEvent {
   const fromRequest = headersAndQuery(parts.rawHeaders, parts.query);
   const requestId = randomUUID();
   const now = new Date();
@@ -110,7 +114,9 @@ export const resultBody = (result: APIGatewayProxyResult): Buffer =>
  * refusal here as on AWS: the name's pattern refuses U+FFFD (lib/domain/schemas.ts).
  */
 export function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
-  return raw.length === 0 ? { body: null, isBase64Encoded: false } : { body: raw.toString('utf8'), isBase64Encoded: false };
+  return raw.length === 0
+    ? { body: null, isBase64Encoded: false }
+    : { body: raw.toString('utf8'), isBase64Encoded: false };
 }
 
 export function pairs(flat: readonly string[]): [string, string][] {
@@ -129,11 +135,13 @@ export function groupPairs(entries: [string, string][]): Record<string, string[]
 /** Header values grouped by name without regard to case, under the first case each was sent in. */
 function groupHeaders(entries: [string, string][]): Record<string, string[]> {
   const caseSent = new Map<string, string>();
-  return groupPairs(entries.map(([name, value]) => {
-    const lower = name.toLowerCase();
-    if (!caseSent.has(lower)) caseSent.set(lower, name);
-    return [caseSent.get(lower)!, value];
-  }));
+  return groupPairs(
+    entries.map(([name, value]) => {
+      const lower = name.toLowerCase();
+      if (!caseSent.has(lower)) caseSent.set(lower, name);
+      return [caseSent.get(lower)!, value];
+    }),
+  );
 }
 
 export function lastValues(grouped: Record<string, string[]>): Record<string, string> | null {
@@ -141,7 +149,10 @@ export function lastValues(grouped: Record<string, string[]>): Record<string, st
   return entries.length ? Object.fromEntries(entries) : null;
 }
 
-export function localIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
+export function localIdentity(
+  sourceIp: string,
+  userAgent: string | null,
+): APIGatewayProxyEvent['requestContext']['identity'] {
   return {
     accessKey: null,
     accountId: null,

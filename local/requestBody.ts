@@ -5,7 +5,10 @@ import type { IncomingMessage } from 'node:http';
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 /** The whole body, or undefined past the limit (what remains is drained, not kept). */
-export async function readRequestBody(request: IncomingMessage, limit: number = MAX_REQUEST_BYTES): Promise<Buffer | undefined> {
+export async function readRequestBody(
+  request: IncomingMessage,
+  limit: number = MAX_REQUEST_BYTES,
+): Promise<Buffer | undefined> {
   if (Number(request.headers['content-length'] ?? 0) > limit) {
     request.resume();
     return undefined;

@@ -14,7 +14,15 @@ import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/ht
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { errorResponse } from '../lib/http/responses.ts';
-import { API_BASE_PATH, matchRoute, methodNotAllowedMessage, NOT_FOUND_MESSAGE, routes, type Route, type RouteMatch } from '../lib/domain/routes.ts';
+import {
+  API_BASE_PATH,
+  matchRoute,
+  methodNotAllowedMessage,
+  NOT_FOUND_MESSAGE,
+  routes,
+  type Route,
+  type RouteMatch,
+} from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
 import { answerEdges, edgeServerOptions, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
@@ -26,7 +34,6 @@ import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
 import type { Service } from '../lib/service.ts';
 import { routingPath, targetUrl } from './requestTarget.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
-
 
 export interface LocalApi {
   url: string;
@@ -57,7 +64,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const refused = missingHost(request);
     if (refused) return sendError(response, refused, requestId);
     const url = targetUrl(request.url ?? '');
-    const docs = url && request.method === 'GET' ? docsAnswer(url.pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
+    const docs =
+      url && request.method === 'GET' ? docsAnswer(url.pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
     const result = docs
       ? { statusCode: docs.status, headers: docs.headers, body: docs.body.toString('base64'), isBase64Encoded: true }
       : await serve(request, url, handlers, domainName, corsOrigins, requestId);
@@ -67,7 +75,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     // An answer given during a stop ends its connection: no more requests are read from it.
     if (stopping) response.shouldKeepAlive = false;
     send(response, result);
-    if (!options.quiet) console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
+    if (!options.quiet)
+      console.log(`${request.method} ${request.url} -> ${result.statusCode} (${Date.now() - started} ms)`);
   };
   const server = createServer(edgeServerOptions(options.headersTimeoutMs), (request, response) => {
     // Every answer, the local API's own included (400, 404, 405, 413, 500, 502), gets an id, as API Gateway's do.
@@ -107,7 +116,9 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new PortInUseError(`Port ${port} on ${host} is already in use. Stop what uses it, or choose another port: PORT=${port + 1} ${process.env.PETSTORE_COMMAND || 'npm start'}`)
+          ? new PortInUseError(
+              `Port ${port} on ${host} is already in use. Stop what uses it, or choose another port: PORT=${port + 1} ${process.env.PETSTORE_COMMAND || 'npm start'}`,
+            )
           : error,
       );
     });
@@ -121,7 +132,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * it gets there): logged as one JSON line, answered 500 INTERNAL when no answer has started, and
  * the connection cut when one has. A client gone is no bug: there is nobody to answer.
  */
-function guard(request: IncomingMessage, response: ServerResponse, requestId: string, respond: () => Promise<void>): void {
+function guard(
+  request: IncomingMessage,
+  response: ServerResponse,
+  requestId: string,
+  respond: () => Promise<void>,
+): void {
   let answered: Promise<void>;
   try {
     answered = respond();
@@ -134,7 +150,8 @@ function guard(request: IncomingMessage, response: ServerResponse, requestId: st
     console.error(JSON.stringify({ level: 'ERROR', message: 'local API bug', requestId, error: String(error), stack }));
     try {
       if (response.headersSent) response.destroy();
-      else sendError(response, new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.'), requestId);
+      else
+        sendError(response, new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.'), requestId);
     } catch {
       response.destroy();
     }
@@ -178,7 +195,9 @@ function refusal(method: string, url: URL): ApiError | undefined {
   if (match.kind === 'notFound') return new ApiError('NOT_FOUND', NOT_FOUND_MESSAGE);
   if (match.kind === 'methodNotAllowed') {
     const resource = routes.find((route) => matchRoute(route.method, routed, [route]).kind === 'found')?.path ?? routed;
-    return new ApiError('METHOD_NOT_ALLOWED', methodNotAllowedMessage(method, resource, match.allow), { Allow: match.allow.join(', ') });
+    return new ApiError('METHOD_NOT_ALLOWED', methodNotAllowedMessage(method, resource, match.allow), {
+      Allow: match.allow.join(', '),
+    });
   }
   return undefined;
 }
@@ -202,7 +221,9 @@ async function serve(
     request.resume();
     // A CORS preflight, answered in front of the functions as API Gateway does (only when origins are set).
     const preflight =
-      method === 'OPTIONS' && match.kind === 'methodNotAllowed' ? preflightHeaders(request.headers.origin, match.allow, corsOrigins) : undefined;
+      method === 'OPTIONS' && match.kind === 'methodNotAllowed'
+        ? preflightHeaders(request.headers.origin, match.allow, corsOrigins)
+        : undefined;
     if (preflight) return { statusCode: 204, headers: preflight, body: '' };
     return errorResponse(refusal(method, url) as ApiError);
   }
@@ -230,7 +251,9 @@ async function serve(
   } catch (error) {
     if (request.socket.destroyed) return undefined; // the client went away: nobody to answer
     // The function itself failed (API Gateway answers that 502 too); the local API is fine.
-    console.error(JSON.stringify({ level: 'ERROR', message: 'function failed to answer', requestId, error: String(error) }));
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: 'function failed to answer', requestId, error: String(error) }),
+    );
     return errorResponse(new ApiError('BAD_GATEWAY', 'The function failed to answer.'), requestId);
   }
 }
@@ -246,22 +269,32 @@ async function serve(
 function asKeyAuthorizerRefusal(functionAnswer: APIGatewayProxyResult, requestId: string): APIGatewayProxyResult {
   const refusal = errorResponse(new ApiError('UNAUTHORIZED', MISSING_OR_INVALID_KEY_MESSAGE));
   // Of the function's headers only CORS for an allowed origin stays: the gateway response has it too.
-  const cors = Object.fromEntries(Object.entries(functionAnswer.headers ?? {}).filter(([name]) => /^(access-control-|vary$)/i.test(name)));
+  const cors = Object.fromEntries(
+    Object.entries(functionAnswer.headers ?? {}).filter(([name]) => /^(access-control-|vary$)/i.test(name)),
+  );
   return {
     ...refusal,
-    headers: { ...cors, ...refusal.headers, 'WWW-Authenticate': BEARER_CHALLENGE, 'x-amzn-RequestId': requestId, 'x-amzn-ErrorType': 'UnauthorizedException' },
+    headers: {
+      ...cors,
+      ...refusal.headers,
+      'WWW-Authenticate': BEARER_CHALLENGE,
+      'x-amzn-RequestId': requestId,
+      'x-amzn-ErrorType': 'UnauthorizedException',
+    },
   };
 }
 
 /** What API Gateway adds in front of a function. */
 function forwardedHeaders(request: IncomingMessage): string[] {
   return [
-    'X-Forwarded-Proto', 'http',
-    'X-Forwarded-For', request.socket.remoteAddress ?? '127.0.0.1',
-    'X-Forwarded-Port', String(request.socket.localPort ?? ''),
+    'X-Forwarded-Proto',
+    'http',
+    'X-Forwarded-For',
+    request.socket.remoteAddress ?? '127.0.0.1',
+    'X-Forwarded-Port',
+    String(request.socket.localPort ?? ''),
   ];
 }
-
 
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   const body = resultBody(result);
@@ -273,7 +306,9 @@ async function main(): Promise<void> {
   const given = process.argv.slice(2);
   if (given.length > 0) {
     // `npm start -- --port 4000` would otherwise start on 3000 and say nothing of the flag.
-    console.error(`npm start takes no arguments, not "${given.join(' ')}": its settings are environment variables, e.g. PORT=4000 npm start (docs/local-development.md#npm-start)`);
+    console.error(
+      `npm start takes no arguments, not "${given.join(' ')}": its settings are environment variables, e.g. PORT=4000 npm start (docs/local-development.md#npm-start)`,
+    );
     process.exit(2);
   }
   let api: LocalApi;
@@ -290,22 +325,31 @@ async function main(): Promise<void> {
   const key = generatedApiKey ?? '<one of PETSTORE_API_KEYS>';
   console.log(`Pet Store API listening on ${api.url}`);
   console.log(`Store: ${storeLine(store)}`);
-  if (apiKeyFile) console.log(`PETSTORE_API_KEYS is not set; API key kept in ${displayPath(apiKeyFile)}: ${generatedApiKey}`);
-  else if (generatedApiKey) console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
+  if (apiKeyFile)
+    console.log(`PETSTORE_API_KEYS is not set; API key kept in ${displayPath(apiKeyFile)}: ${generatedApiKey}`);
+  else if (generatedApiKey)
+    console.log(`PETSTORE_API_KEYS is not set; generated API key for this run: ${generatedApiKey}`);
   console.log('Try:');
-  console.log(`  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`);
+  console.log(
+    `  curl -s -X POST ${api.url}/pets -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1,"status":"available"}'`,
+  );
   console.log(`  curl -s '${api.url}/pets?limit=20&status=available' -H 'Authorization: Bearer ${key}'`);
-  console.log(`Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`);
+  console.log(
+    `Docs: ${api.url.replace(API_BASE_PATH, '')}/docs (OpenAPI document: ${api.url.replace(API_BASE_PATH, '')}/openapi.json)`,
+  );
   // Sharing a store whose holder has stopped: its port may be anyone's now, so no more writes through it.
   void api.local.holderGone?.then(() => {
-    console.error(`The local API holding the store of ${displayPath(store.sharedWith ?? '')} has stopped; this one, which shared it, stops too: start it again to hold the store.`);
+    console.error(
+      `The local API holding the store of ${displayPath(store.sharedWith ?? '')} has stopped; this one, which shared it, stops too: start it again to hold the store.`,
+    );
     void api.close().finally(() => process.exit(1));
   });
 }
 
 /** What the store is, for the start lines: whose it is, where, and whether it persists. */
 function storeLine(store: LocalEnvironment['store']): string {
-  if (store.sharedWith) return `the store of the local API already running on ${displayPath(store.sharedWith)} (${store.endpoint})`;
+  if (store.sharedWith)
+    return `the store of the local API already running on ${displayPath(store.sharedWith)} (${store.endpoint})`;
   return `${store.embedded ? 'embedded dynalite' : 'DynamoDB endpoint'} ${store.endpoint}${store.persistent ? '' : ' (in memory)'}`;
 }
 

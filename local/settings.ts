@@ -23,7 +23,12 @@ export const inMemoryOf = (given: Environment): boolean =>
 
 /** `PETSTORE_KEEP_DAMAGED_STORE`: 1/true serves what a store damaged since its last clean stop still holds. */
 export const keepDamagedOf = (given: Environment): boolean =>
-  flagOf(given, 'PETSTORE_KEEP_DAMAGED_STORE', 'serve what a damaged store still holds', 'refuse to start on a damaged store');
+  flagOf(
+    given,
+    'PETSTORE_KEEP_DAMAGED_STORE',
+    'serve what a damaged store still holds',
+    'refuse to start on a damaged store',
+  );
 
 /** DynamoDB's rule for a table name: 3 to 255 of letters, digits, `_`, `-` and `.`. */
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
@@ -35,20 +40,28 @@ export function checkSettings(given: Environment): void {
   for (const name of ['TABLE_NAME', 'CONTROL_TABLE_NAME'] as const) {
     const value = given[name];
     if (value !== undefined && !TABLE_NAME.test(value)) {
-      throw new LocalSetupError(`${name} must be a DynamoDB table name (3 to 255 letters, digits, _ - .), not "${value}"; unset it for the default.`);
+      throw new LocalSetupError(
+        `${name} must be a DynamoDB table name (3 to 255 letters, digits, _ - .), not "${value}"; unset it for the default.`,
+      );
     }
   }
   const endpoint = given.DYNAMODB_ENDPOINT;
   if (endpoint !== undefined && !/^https?:$/.test(URL.canParse(endpoint) ? new URL(endpoint).protocol : '')) {
-    throw new LocalSetupError(`DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, not "${endpoint}"; unset it to use the embedded store.`);
+    throw new LocalSetupError(
+      `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, not "${endpoint}"; unset it to use the embedded store.`,
+    );
   }
   const keys = given.PETSTORE_API_KEYS;
   if (keys !== undefined && !keys.split(',').some((key) => key.trim())) {
-    throw new LocalSetupError('PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.');
+    throw new LocalSetupError(
+      'PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.',
+    );
   }
   for (const origin of parseOrigins(given[CORS_ORIGINS_VARIABLE])) {
     if (!isOrigin(origin)) {
-      throw new LocalSetupError(`CORS_ALLOWED_ORIGINS takes comma-separated origins such as https://app.example.com (no path), not "${origin}".`);
+      throw new LocalSetupError(
+        `CORS_ALLOWED_ORIGINS takes comma-separated origins such as https://app.example.com (no path), not "${origin}".`,
+      );
     }
   }
   try {
@@ -71,7 +84,9 @@ function isOrigin(value: string): boolean {
  */
 export function makeDataDir(dataDir: string): void {
   const refuse = (why: string) =>
-    new LocalSetupError(`The data folder ${dataDir} cannot be ${why}: point PETSTORE_DATA_DIR at a folder you can write, or set PETSTORE_IN_MEMORY=1 to keep nothing.`);
+    new LocalSetupError(
+      `The data folder ${dataDir} cannot be ${why}: point PETSTORE_DATA_DIR at a folder you can write, or set PETSTORE_IN_MEMORY=1 to keep nothing.`,
+    );
   const missing: string[] = [];
   for (let folder = dataDir; !existsSync(folder); folder = dirname(folder)) missing.unshift(folder);
   for (const folder of missing) {

@@ -2,7 +2,12 @@
  * The embedded DynamoDB-compatible store for local use and tests: dynalite on a loopback port, in
  * memory in this process, or persisting under a folder in a process of its own.
  */
-import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -26,7 +31,11 @@ export interface EmbeddedStoreOptions {
   onFault?: (message: string, first: boolean) => void;
 }
 
-export async function startEmbeddedStore({ path, port = 0, onFault }: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
+export async function startEmbeddedStore({
+  path,
+  port = 0,
+  onFault,
+}: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
   if (path) return startStoreProcess(path, { port, ...(onFault ? { onFault } : {}) });
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
@@ -95,8 +104,12 @@ export async function ensurePetsTable(endpoint: string, tableName: string): Prom
   const client = createDynamoClient({ endpoint });
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const wanted = JSON.stringify(input.GlobalSecondaryIndexes.map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })));
-    const found = JSON.stringify((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })));
+    const wanted = JSON.stringify(
+      input.GlobalSecondaryIndexes.map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })),
+    );
+    const found = JSON.stringify(
+      (Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })),
+    );
     if (found !== wanted) {
       throw new Error(
         `Table '${tableName}' at ${endpoint} has another status index than this version defines (${found}); ` +

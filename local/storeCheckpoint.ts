@@ -49,7 +49,11 @@ function damageOf(expected: Record<string, FileState>, found: Record<string, Fil
  * start to say with what is readable once the store is open and repaired.
  * The checkpoint stays until the store is open (`dropCheckpoint`): a start that fails checks again.
  */
-export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, refuseUnopenable: () => Promise<void>): Promise<string | undefined> {
+export async function checkCheckpoint(
+  dataDir: string,
+  keepDamaged: boolean,
+  refuseUnopenable: () => Promise<void>,
+): Promise<string | undefined> {
   const file = checkpointFile(dataDir);
   if (!existsSync(file)) return undefined;
   const folder = join(dataDir, 'dynalite');
@@ -57,7 +61,9 @@ export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, ref
   try {
     expected = JSON.parse(readFileSync(file, 'utf8')) as Record<string, FileState>;
   } catch {
-    throw new LocalSetupError(`${file} cannot be read as a checkpoint: delete it (the next clean stop writes a new one).`);
+    throw new LocalSetupError(
+      `${file} cannot be read as a checkpoint: delete it (the next clean stop writes a new one).`,
+    );
   }
   const damage = damageOf(expected, existsSync(folder) ? folderState(folder) : {});
   if (damage.length === 0) return undefined;
@@ -65,7 +71,9 @@ export async function checkCheckpoint(dataDir: string, keepDamaged: boolean, ref
   if (damage.some((phrase) => /^(CURRENT|MANIFEST-)/.test(phrase))) await refuseUnopenable();
   const what = `The local store ${folder} was damaged since its last clean stop (${damage.join('; ')}): the pets written there are lost or cannot be told`;
   if (!keepDamaged) {
-    throw new LocalSetupError(`${what}. Restore ${folder} from a backup, or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`);
+    throw new LocalSetupError(
+      `${what}. Restore ${folder} from a backup, or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`,
+    );
   }
   return what;
 }

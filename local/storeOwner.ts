@@ -74,7 +74,9 @@ export function holderAlive(record: EndpointRecord): boolean {
 export async function storeIdAt(endpoint: string, controlTableName: string): Promise<string | undefined> {
   const documents = createDocumentClient({ endpoint, attemptTimeoutMs: 1_000 });
   try {
-    const { Item } = await documents.send(new GetCommand({ TableName: controlTableName, Key: STORE_ID_KEY, ConsistentRead: true }));
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: controlTableName, Key: STORE_ID_KEY, ConsistentRead: true }),
+    );
     return typeof Item?.storeId === 'string' ? Item.storeId : undefined;
   } catch {
     return undefined;
@@ -142,8 +144,14 @@ async function takeLock(path: string): Promise<{ close(): Promise<void> }> {
       return db;
     } catch (error) {
       const code = (error as { cause?: { code?: string } }).cause?.code;
-      if (code !== 'LEVEL_LOCKED') throw new LocalSetupError(`The start lock ${path} cannot be opened (${code ?? String(error)}): delete it; it holds no data.`);
-      if (Date.now() > deadline) throw new LocalSetupError(`Another start on ${path.replace(/\/start-lock$/, '')} has held it for ${LOCK_WAIT_MS / 1000} s: stop it, or use another PETSTORE_DATA_DIR.`);
+      if (code !== 'LEVEL_LOCKED')
+        throw new LocalSetupError(
+          `The start lock ${path} cannot be opened (${code ?? String(error)}): delete it; it holds no data.`,
+        );
+      if (Date.now() > deadline)
+        throw new LocalSetupError(
+          `Another start on ${path.replace(/\/start-lock$/, '')} has held it for ${LOCK_WAIT_MS / 1000} s: stop it, or use another PETSTORE_DATA_DIR.`,
+        );
     }
     await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   }

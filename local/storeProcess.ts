@@ -36,7 +36,10 @@ export interface StoreProcessOptions {
   onFault?: (message: string, first: boolean) => void;
 }
 
-export async function startStoreProcess(folder: string, { port = 0, onFault }: StoreProcessOptions = {}): Promise<StoreProcess> {
+export async function startStoreProcess(
+  folder: string,
+  { port = 0, onFault }: StoreProcessOptions = {},
+): Promise<StoreProcess> {
   const faults: string[] = [];
   const child = new ChildHolder(folder, (message) => {
     const first = !faults.includes(message);
@@ -96,7 +99,10 @@ class ChildHolder {
   /** Starts a child and settles with its private port once it listens. */
   start(): Promise<number> {
     // The first start's folder was just opened by the start itself (refuseUnopenable): a later one probes it.
-    const child = fork(CHILD_SCRIPT, [this.folder, ...(this.everReady ? ['--probe'] : [])], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(CHILD_SCRIPT, [this.folder, ...(this.everReady ? ['--probe'] : [])], {
+      execArgv: [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.process = child;
     // A send to a child that is dying fails; its exit is handled below.
     child.on('error', () => {});
@@ -117,7 +123,9 @@ class ChildHolder {
         if (message.type === 'writable') this.replace(child);
       });
       child.once('exit', (code, signal) => {
-        reject(new Error(`The local store's process ended before it was ready (${fault ?? signal ?? `exit ${code}`}).`));
+        reject(
+          new Error(`The local store's process ended before it was ready (${fault ?? signal ?? `exit ${code}`}).`),
+        );
         if (!opened) this.down = true;
         this.ended(child, fault ?? `its process ended (${signal ?? `exit ${code}`})`);
       });
@@ -148,7 +156,9 @@ class ChildHolder {
     this.faulted(why);
     const wait = this.restartMs;
     this.restartMs = Math.min(this.restartMs * 2, MAX_RESTART_MS);
-    this.ready = new Promise<void>((resolve) => setTimeout(resolve, wait)).then(() => (this.closing ? 0 : this.start()));
+    this.ready = new Promise<void>((resolve) => setTimeout(resolve, wait)).then(() =>
+      this.closing ? 0 : this.start(),
+    );
     this.ready.catch(() => {});
   }
 

@@ -48,7 +48,8 @@ export async function repairPetsTable(endpoint: string, tableName: string): Prom
   const started = performance.now();
   const documents = createDocumentClient({ endpoint, attemptTimeoutMs: SCAN_ATTEMPT_MS });
   try {
-    if (!(await hasStatusIndex(documents, tableName))) return { repaired: 0, reindexed: 0, pets: 0, ms: performance.now() - started };
+    if (!(await hasStatusIndex(documents, tableName)))
+      return { repaired: 0, reindexed: 0, pets: 0, ms: performance.now() - started };
     const idName = petsTable.partitionKey.name;
     const shardName = petsTable.statusIndex.partitionKey.name;
     // The index first: a put made meanwhile (by `npm run invoke` on this store) is then found in
@@ -65,7 +66,12 @@ export async function repairPetsTable(endpoint: string, tableName: string): Prom
     const unindexed = stored.filter((item) => item[shardName] !== undefined && !indexedIds.has(item[idName]));
     await inBatches(missing, PUT_CONCURRENCY, (item) => rollForward(documents, tableName, item));
     await inBatches(unindexed, PUT_CONCURRENCY, (item) => reindex(documents, tableName, item[idName]));
-    return { repaired: missing.length, reindexed: unindexed.length, pets: storedIds.size + missing.length, ms: performance.now() - started };
+    return {
+      repaired: missing.length,
+      reindexed: unindexed.length,
+      pets: storedIds.size + missing.length,
+      ms: performance.now() - started,
+    };
   } finally {
     documents.destroy();
   }
@@ -83,11 +89,16 @@ async function hasStatusIndex(documents: DynamoDBDocumentClient, tableName: stri
 
 type Item = Record<string, unknown>;
 
-async function scanAll(documents: DynamoDBDocumentClient, input: ConstructorParameters<typeof ScanCommand>[0]): Promise<Item[]> {
+async function scanAll(
+  documents: DynamoDBDocumentClient,
+  input: ConstructorParameters<typeof ScanCommand>[0],
+): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
-    const page = await documents.send(new ScanCommand({ ...input, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));
+    const page = await documents.send(
+      new ScanCommand({ ...input, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+    );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);

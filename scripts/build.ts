@@ -21,7 +21,12 @@ const results = await Promise.all(
     const options = esbuildOptions(join(PROJECT_ROOT, route.entry), outdir);
     const result = await build(options);
     if (result.errors.length > 0) throw new Error(`${route.operation}: esbuild reported errors`);
-    return { route, outfile: options.outfile, bytes: statSync(options.outfile).size, mapBytes: statSync(`${options.outfile}.map`).size };
+    return {
+      route,
+      outfile: options.outfile,
+      bytes: statSync(options.outfile).size,
+      mapBytes: statSync(`${options.outfile}.map`).size,
+    };
   }),
 );
 
@@ -35,5 +40,7 @@ const total = results.reduce((sum, { bytes }) => sum + bytes, 0);
 rows.push(['total', `${results.length} bundles`, kib(total), '']);
 const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
 for (const [name, file, size, map] of rows) {
-  console.log(`${name!.padEnd(widths[0]!)}  ${file!.padEnd(widths[1]!)}  ${size!.padStart(widths[2]!)}  ${map}`.trimEnd());
+  console.log(
+    `${name!.padEnd(widths[0]!)}  ${file!.padEnd(widths[1]!)}  ${size!.padStart(widths[2]!)}  ${map}`.trimEnd(),
+  );
 }

@@ -29,9 +29,11 @@ const levelDir = join(dir, 'dynalite');
 
 async function inParallel<T>(items: T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
   let at = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (at < items.length) await run(items[at++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (at < items.length) await run(items[at++] as T);
+    }),
+  );
 }
 
 async function withStore<T>(use: (endpoint: string) => Promise<T>): Promise<T> {
@@ -52,11 +54,16 @@ async function seed(endpoint: string): Promise<void> {
       const id = base + (b * BATCH + i) * 2048 + ((b * 7 + i * 13) % 2048);
       const status = PET_STATUSES[id % PET_STATUSES.length] as string;
       const item = { id, name: `Pet ${id}`, categoryId: 1 + (id % 9), status };
-      return { ...item, [petsTable.statusIndex.partitionKey.name]: statusShardOf(status, id, DEFAULT_STATUS_INDEX_SHARDS) };
+      return {
+        ...item,
+        [petsTable.statusIndex.partitionKey.name]: statusShardOf(status, id, DEFAULT_STATUS_INDEX_SHARDS),
+      };
     }),
   );
   await inParallel(batches, IN_FLIGHT, async (items) => {
-    let requests = { [TABLE]: items.map((Item) => ({ PutRequest: { Item } })) } as Record<string, unknown[]> | undefined;
+    let requests = { [TABLE]: items.map((Item) => ({ PutRequest: { Item } })) } as
+      | Record<string, unknown[]>
+      | undefined;
     while (requests && Object.keys(requests).length) {
       const out = await documents.send(new BatchWriteCommand({ RequestItems: requests as never }));
       requests = out.UnprocessedItems as typeof requests;
@@ -80,7 +87,9 @@ async function scanAndBatchGet(endpoint: string): Promise<{ missing: number; ms:
   const ids: number[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await documents.send(new ScanCommand({ TableName: TABLE, IndexName: STATUS_INDEX, ExclusiveStartKey: startKey }));
+    const page = await documents.send(
+      new ScanCommand({ TableName: TABLE, IndexName: STATUS_INDEX, ExclusiveStartKey: startKey }),
+    );
     ids.push(...(page.Items ?? []).map((item) => item.id as number));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
@@ -89,7 +98,9 @@ async function scanAndBatchGet(endpoint: string): Promise<{ missing: number; ms:
   await inParallel(chunks, 8, async (chunk) => {
     let keys = chunk.map((id) => ({ id }));
     while (keys.length) {
-      const out = await documents.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ProjectionExpression: 'id' } } }));
+      const out = await documents.send(
+        new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ProjectionExpression: 'id' } } }),
+      );
       found += out.Responses?.[TABLE]?.length ?? 0;
       keys = (out.UnprocessedKeys?.[TABLE]?.Keys ?? []) as typeof keys;
     }
@@ -111,7 +122,9 @@ try {
   const clean = await withStore((endpoint) => repairPetsTable(endpoint, TABLE));
   console.log(`repair, no phantom: repaired ${clean.repaired} in ${ms(clean.ms)}`);
   const alternative = await withStore(scanAndBatchGet);
-  console.log(`alternative (scan index + BatchGet), no phantom: ${alternative.missing} missing in ${ms(alternative.ms)}`);
+  console.log(
+    `alternative (scan index + BatchGet), no phantom: ${alternative.missing} missing in ${ms(alternative.ms)}`,
+  );
 
   await makePhantoms(PHANTOMS);
   const before = await withStore(scanAndBatchGet);

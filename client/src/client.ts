@@ -63,7 +63,10 @@ export interface ListQuery {
 
 /** The `next` target of a Link header, if any, as written. */
 export function nextLink(link: string | null): string | undefined {
-  return link?.split(',').map((part) => /^\s*<([^>]+)>\s*;\s*rel="?next"?\s*$/.exec(part)?.[1]).find(Boolean);
+  return link
+    ?.split(',')
+    .map((part) => /^\s*<([^>]+)>\s*;\s*rel="?next"?\s*$/.exec(part)?.[1])
+    .find(Boolean);
 }
 
 /**
@@ -74,12 +77,18 @@ function baseUrlOf(value: unknown): string {
   const text = typeof value === 'string' ? value.replace(/\/+$/, '') : '';
   if (!/^https?:$/.test(URL.canParse(text) ? new URL(text).protocol : '')) {
     const given = typeof value === 'string' ? JSON.stringify(value) : String(value);
-    throw new TypeError(`baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${given}`);
+    throw new TypeError(
+      `baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${given}`,
+    );
   }
   return text;
 }
 
-type Retried = <T>(call: CallOptions | undefined, send: (signal: AbortSignal) => Promise<Answer<T>>, idempotencyKey?: string) => Promise<{ data: T; response: Response }>;
+type Retried = <T>(
+  call: CallOptions | undefined,
+  send: (signal: AbortSignal) => Promise<Answer<T>>,
+  idempotencyKey?: string,
+) => Promise<{ data: T; response: Response }>;
 
 /** listPets' pages: one page, and the page a `next` link names. */
 function pages(api: Client<paths>, baseUrl: string, retried: Retried) {
@@ -127,7 +136,10 @@ export function petStoreClient(options: ClientOptions) {
     followNext,
 
     /** Every pet of the query, page after page, following `Link: rel="next"` to the last page. */
-    async *allPets(query: Omit<ListQuery, 'cursor'> = {}, call: CallOptions & { maxPages?: number } = {}): AsyncGenerator<Pet> {
+    async *allPets(
+      query: Omit<ListQuery, 'cursor'> = {},
+      call: CallOptions & { maxPages?: number } = {},
+    ): AsyncGenerator<Pet> {
       const maxPages = call.maxPages ?? 10_000;
       let page = await listPage(query, call);
       for (let pages = 1; ; pages++) {
@@ -162,9 +174,14 @@ export function petStoreClient(options: ClientOptions) {
       petId: number,
       call?: CallOptions,
     ): Promise<{ pet: Pet; deprecation: { deprecation: string | null; sunset: string | null; link: string | null } }> {
-      const { data, response } = await retried(call, (signal) => api.GET('/pets/{petId}', { params: { path: { petId } }, signal }));
+      const { data, response } = await retried(call, (signal) =>
+        api.GET('/pets/{petId}', { params: { path: { petId } }, signal }),
+      );
       const h = response.headers;
-      return { pet: data, deprecation: { deprecation: h.get('deprecation'), sunset: h.get('sunset'), link: h.get('link') } };
+      return {
+        pet: data,
+        deprecation: { deprecation: h.get('deprecation'), sunset: h.get('sunset'), link: h.get('link') },
+      };
     },
   };
 }

@@ -21,7 +21,8 @@ export class PetStoreError extends Error {
 
   constructor(status: number, body: unknown, headers: Headers, idempotencyKey?: string) {
     const errorBody = isErrorBody(body) ? body : undefined;
-    const requestId = errorBody?.requestId ?? headers.get('x-request-id') ?? headers.get('x-amzn-requestid') ?? undefined;
+    const requestId =
+      errorBody?.requestId ?? headers.get('x-request-id') ?? headers.get('x-amzn-requestid') ?? undefined;
     const message = errorBody?.message ?? (typeof body === 'string' && body ? body.slice(0, 200) : `HTTP ${status}`);
     super(`${status} ${errorBody?.code ?? 'UNKNOWN'}: ${message}${requestId ? ` (request id ${requestId})` : ''}`);
     this.name = 'PetStoreError';
@@ -53,7 +54,12 @@ export class PetStoreNetworkError extends Error {
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
-  return typeof body === 'object' && body !== null && typeof (body as ErrorBody).code === 'string' && typeof (body as ErrorBody).message === 'string';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as ErrorBody).code === 'string' &&
+    typeof (body as ErrorBody).message === 'string'
+  );
 }
 
 interface SystemErrorLike {
@@ -91,7 +97,8 @@ function describeCause(cause: unknown): string | undefined {
       : typeof system.hostname === 'string'
         ? system.hostname
         : undefined;
-  if (typeof system.code === 'string') return where ? `${system.code} ${where}` : `${system.code}${messageOf(system, system.code)}`;
+  if (typeof system.code === 'string')
+    return where ? `${system.code} ${where}` : `${system.code}${messageOf(system, system.code)}`;
   return typeof system.message === 'string' ? system.message : String(cause);
 }
 

@@ -14,5 +14,13 @@ export {
   type PetStoreClient,
 } from './client.ts';
 export { describeFetchFailure, PetStoreError, PetStoreNetworkError, type ErrorBody, type ErrorCode } from './errors.ts';
-export { DEFAULT_RETRY, isRetriedAnswer, retryAfterMs, retryDelayMs, retryPolicy, type RetryOptions, type RetryPolicy } from './retry.ts';
+export {
+  DEFAULT_RETRY,
+  isRetriedAnswer,
+  retryAfterMs,
+  retryDelayMs,
+  retryPolicy,
+  type RetryOptions,
+  type RetryPolicy,
+} from './retry.ts';
 export { BASE_PATH, type components, type operations, type paths } from './schema.ts';

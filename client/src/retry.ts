@@ -32,7 +32,9 @@ export function retryPolicy(...layers: (RetryOptions | undefined)[]): RetryPolic
   }
   for (const [name, value] of Object.entries(policy)) {
     if (!Number.isFinite(value) || value < 0 || (name === 'budgetMs' && value === 0)) {
-      throw new RangeError(`retry.${name} must be a ${name === 'budgetMs' ? 'positive' : 'non-negative'} number of milliseconds, not ${value}`);
+      throw new RangeError(
+        `retry.${name} must be a ${name === 'budgetMs' ? 'positive' : 'non-negative'} number of milliseconds, not ${value}`,
+      );
     }
   }
   return policy;
@@ -54,7 +56,12 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
 }
 
 /** How long to wait before attempt `attempt + 1`: Retry-After as a floor, plus full-jitter backoff. */
-export function retryDelayMs(attempt: number, retryAfter: number | undefined, policy: RetryPolicy, random = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  retryAfter: number | undefined,
+  policy: RetryPolicy,
+  random = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return (retryAfter ?? 0) + Math.floor(random() * ceiling);
 }
@@ -78,7 +85,10 @@ export interface RetryContext {
  * Runs `send` until it gives a success or a final failure. Each attempt gets a signal that aborts at
  * the budget (or at the caller's signal).
  */
-export async function withRetries<T>(send: (signal: AbortSignal) => Promise<Answer<T>>, context: RetryContext): Promise<{ data: T; response: Response }> {
+export async function withRetries<T>(
+  send: (signal: AbortSignal) => Promise<Answer<T>>,
+  context: RetryContext,
+): Promise<{ data: T; response: Response }> {
   const { policy, signal: callerSignal, idempotencyKey } = context;
   const started = Date.now();
   const elapsed = () => Date.now() - started;
@@ -89,7 +99,8 @@ export async function withRetries<T>(send: (signal: AbortSignal) => Promise<Answ
     let retryAfter: number | undefined;
     try {
       const answer = await send(signal);
-      if (answer.error === undefined && answer.response.ok) return { data: answer.data as T, response: answer.response };
+      if (answer.error === undefined && answer.response.ok)
+        return { data: answer.data as T, response: answer.response };
       failure = new PetStoreError(answer.response.status, answer.error, answer.response.headers, idempotencyKey);
       if (!isRetriedAnswer(failure)) throw failure;
       retryAfter = retryAfterMs(answer.response.headers.get('retry-after'));
@@ -105,7 +116,11 @@ export async function withRetries<T>(send: (signal: AbortSignal) => Promise<Answ
         });
       }
       if (!isNetworkFailure(error)) throw error; // a bug, not the network: never retried
-      failure = new PetStoreNetworkError(`${describeFetchFailure(error)} (${spent})`, { cause: error, attempts: attempt, idempotencyKey });
+      failure = new PetStoreNetworkError(`${describeFetchFailure(error)} (${spent})`, {
+        cause: error,
+        attempts: attempt,
+        idempotencyKey,
+      });
     }
     const wait = retryDelayMs(attempt, retryAfter, policy);
     if (elapsed() + wait >= policy.budgetMs) throw failure;

@@ -101,7 +101,9 @@ export function lambdaBundling(): BundlingOptions {
     // NodejsFunction has no alias prop; its esbuild CLI takes them as repeated `--alias:from=to`.
     esbuildArgs: {
       '--alias': Object.entries(esbuildSettings.alias).map(([from, to]) => `${from}=${to}`),
-      ...Object.fromEntries(Object.entries(esbuildSettings.logOverride).map(([id, level]) => [`--log-override:${id}`, level])),
+      ...Object.fromEntries(
+        Object.entries(esbuildSettings.logOverride).map(([id, level]) => [`--log-override:${id}`, level]),
+      ),
     },
     logLevel: LogLevel.WARNING,
     forceDockerBundling: false,

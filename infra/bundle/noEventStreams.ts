@@ -6,7 +6,9 @@
  * so a call that did reach them would fail there.
  */
 const notBundled = (): never => {
-  throw new Error('Event streams are not bundled in the Lambda functions (infra/bundle/noEventStreams.ts): DynamoDB has no event-stream operation.');
+  throw new Error(
+    'Event streams are not bundled in the Lambda functions (infra/bundle/noEventStreams.ts): DynamoDB has no event-stream operation.',
+  );
 };
 
 /** What `HttpProtocol.loadEventStreamCapability` takes from the real module. */

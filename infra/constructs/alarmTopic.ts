@@ -20,7 +20,8 @@ const MAX_EXTRA_TOPICS = 4;
 export function alarmTopic(scope: Construct, { stage, alarmEmails }: StageSettings): sns.Topic {
   const topic = new sns.Topic(scope, 'AlarmTopic', { displayName: `Pet Store ${stage} alarms`, enforceSSL: true });
   for (const email of alarmEmails) {
-    if (!new RegExp(`^${EMAIL_PATTERN}$`).test(email)) throw new Error(`alarmEmails of ${stage}: "${email}" is not an e-mail address`);
+    if (!new RegExp(`^${EMAIL_PATTERN}$`).test(email))
+      throw new Error(`alarmEmails of ${stage}: "${email}" is not an e-mail address`);
     topic.addSubscription(new EmailSubscription(email));
   }
   Validations.of(topic).acknowledge({
@@ -72,7 +73,9 @@ export function alarmEmailParameter(scope: Construct, settings: StageSettings, t
 /** The existing topics of `alarmTopicArns`, imported (never created or changed by this stack). */
 export function extraTopics(scope: Construct, { stage, alarmTopicArns }: StageSettings): sns.ITopic[] {
   if (alarmTopicArns.length > MAX_EXTRA_TOPICS) {
-    throw new Error(`alarmTopicArns of ${stage}: at most ${MAX_EXTRA_TOPICS} topics (CloudWatch takes 5 actions per alarm)`);
+    throw new Error(
+      `alarmTopicArns of ${stage}: at most ${MAX_EXTRA_TOPICS} topics (CloudWatch takes 5 actions per alarm)`,
+    );
   }
   return alarmTopicArns.map((arn, index) => sns.Topic.fromTopicArn(scope, `AlarmTopic${index + 1}`, arn));
 }

@@ -66,7 +66,9 @@ export function concurrencyThreshold(settings: StageSettings, fn: 'authorizer' |
   if ('executions' in setting) return setting.executions;
   const reserved = reservedFor(settings, fn);
   if (reserved === undefined) {
-    throw new Error(`alarms.lambdaConcurrency of ${stage} is a share of reserved concurrency, and ${fn === 'authorizer' ? 'the authorizer' : fn} reserves none`);
+    throw new Error(
+      `alarms.lambdaConcurrency of ${stage} is a share of reserved concurrency, and ${fn === 'authorizer' ? 'the authorizer' : fn} reserves none`,
+    );
   }
   return Math.ceil((reserved * setting.percentOfReserved) / 100);
 }

@@ -80,7 +80,15 @@ export class KeyLimits extends Concern {
       description: `Each Pet Store API key's own limits (${settings.stage}); npm run keys adds every key.`,
       throttle: { rateLimit, burstLimit },
       quota: { limit: requestsPerDay, period: apigw.Period.DAY },
-      apiStages: [{ api, stage, throttle: [{ method: createPet, throttle: { rateLimit: createLimits.rateLimit, burstLimit: createLimits.burstLimit } }] }],
+      apiStages: [
+        {
+          api,
+          stage,
+          throttle: [
+            { method: createPet, throttle: { rateLimit: createLimits.rateLimit, burstLimit: createLimits.burstLimit } },
+          ],
+        },
+      ],
     });
   }
 }

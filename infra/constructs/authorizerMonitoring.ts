@@ -50,7 +50,13 @@ export class AuthorizerMonitoring extends Concern {
       threshold: t.lambdaErrors,
       unit: 'failures',
     });
-    alarms.add(this, { id: 'AuthorizerThrottlesAlarm', what: 'Key authorizer throttled invocations (each request answered 503)', metric: fn.metricThrottles(sum), threshold: t.lambdaThrottles, unit: 'throttles' });
+    alarms.add(this, {
+      id: 'AuthorizerThrottlesAlarm',
+      what: 'Key authorizer throttled invocations (each request answered 503)',
+      metric: fn.metricThrottles(sum),
+      threshold: t.lambdaThrottles,
+      unit: 'throttles',
+    });
     alarms.add(this, {
       id: 'AuthorizerDurationAlarm',
       what: 'Key authorizer maximum duration near its timeout',

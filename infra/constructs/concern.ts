@@ -51,6 +51,7 @@ const alphanumeric = (s: string): string => s.replace(/[^A-Za-z0-9]/g, '');
 
 function withoutRepeats(path: readonly string[]): string[] {
   const kept: string[] = [];
-  for (const component of path) if (kept.length === 0 || !kept[kept.length - 1]!.endsWith(component)) kept.push(component);
+  for (const component of path)
+    if (kept.length === 0 || !kept[kept.length - 1]!.endsWith(component)) kept.push(component);
   return kept;
 }

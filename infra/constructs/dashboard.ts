@@ -43,13 +43,19 @@ const SUM = { statistic: 'Sum', period: PERIOD };
 export function stageDashboard(scope: Construct, parts: DashboardParts): cloudwatch.Dashboard {
   // The stack's tags reach the dashboard too (CloudWatch tags dashboards since June 2026; CfnDashboard
   // carries Tags). cfn-lint 1.51.0's schema still lacks them: accepted in infra/cfnLintAcceptance.ts.
-  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', { dashboardName: `petstore-${parts.stage}`, defaultInterval: Duration.hours(3) });
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: `petstore-${parts.stage}`,
+    defaultInterval: Duration.hours(3),
+  });
   dashboard.addWidgets(...trafficRow(parts));
   dashboard.addWidgets(
     new cloudwatch.GraphWidget({
       title: 'Latency per operation (p50, p99), ms',
       ...WIDE,
-      left: routes.flatMap((route) => [parts.methodMetric(route, 'Latency', 'p50'), parts.methodMetric(route, 'Latency', 'p99')]),
+      left: routes.flatMap((route) => [
+        parts.methodMetric(route, 'Latency', 'p50'),
+        parts.methodMetric(route, 'Latency', 'p99'),
+      ]),
     }),
     new cloudwatch.GraphWidget({ title: 'Throttled requests (429)', ...WIDE, left: [parts.throttled] }),
   );
@@ -57,7 +63,9 @@ export function stageDashboard(scope: Construct, parts: DashboardParts): cloudwa
   // One graph per table: the per-operation throttle sums of two tables cannot share a graph.
   dashboard.addWidgets(...Object.entries(parts.tables).map(([name, table]) => tableGraph(name, table)));
   if (parts.firewall) dashboard.addWidgets(...firewallRow(parts.firewall));
-  dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...parts.alarms] }));
+  dashboard.addWidgets(
+    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, height: 4, alarms: [...parts.alarms] }),
+  );
   return dashboard;
 }
 
@@ -66,13 +74,22 @@ function trafficRow({ stageMetric, methodMetric }: DashboardParts): cloudwatch.I
   const clientErrors = stageMetric('4XXError', SUM);
   const serverErrors = stageMetric('5XXError', SUM);
   return [
-    new cloudwatch.GraphWidget({ title: 'Requests per operation', ...WIDE, left: routes.map((route) => methodMetric(route, 'Count', 'Sum')) }),
+    new cloudwatch.GraphWidget({
+      title: 'Requests per operation',
+      ...WIDE,
+      left: routes.map((route) => methodMetric(route, 'Count', 'Sum')),
+    }),
     new cloudwatch.GraphWidget({
       title: 'Answers by status class',
       ...WIDE,
       stacked: true,
       left: [
-        new cloudwatch.MathExpression({ expression: 'count - e4 - e5', usingMetrics: { count, e4: clientErrors, e5: serverErrors }, label: '2xx/3xx', period: PERIOD }),
+        new cloudwatch.MathExpression({
+          expression: 'count - e4 - e5',
+          usingMetrics: { count, e4: clientErrors, e5: serverErrors },
+          label: '2xx/3xx',
+          period: PERIOD,
+        }),
         clientErrors.with({ label: '4xx' }),
         serverErrors.with({ label: '5xx' }),
       ],
@@ -83,7 +100,11 @@ function trafficRow({ stageMetric, methodMetric }: DashboardParts): cloudwatch.I
 /** Cold starts and duration, then errors, throttles and concurrency: the operations' and the authorizer's. */
 function functionRows({ lambdas, coldStarts, authorizerFailures }: DashboardParts): cloudwatch.IWidget[] {
   return [
-    new cloudwatch.GraphWidget({ title: 'Lambda cold starts', ...WIDE, left: routes.map((route) => coldStarts(route.operation)) }),
+    new cloudwatch.GraphWidget({
+      title: 'Lambda cold starts',
+      ...WIDE,
+      left: routes.map((route) => coldStarts(route.operation)),
+    }),
     new cloudwatch.GraphWidget({
       title: 'Lambda duration (p50, p99), ms',
       ...WIDE,
@@ -102,7 +123,9 @@ function functionRows({ lambdas, coldStarts, authorizerFailures }: DashboardPart
         ]),
         authorizerFailures.with({ label: 'authorizer failures (503s)' }),
       ],
-      right: lambdas.map(({ name, fn }) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${name} concurrency` })),
+      right: lambdas.map(({ name, fn }) =>
+        fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${name} concurrency` }),
+      ),
     }),
   ];
 }
@@ -111,8 +134,13 @@ function tableGraph(name: string, table: dynamodb.Table): cloudwatch.IWidget {
   return new cloudwatch.GraphWidget({
     title: `DynamoDB ${name} table: consumed capacity and throttles`,
     ...WIDE,
-    left: [table.metricConsumedReadCapacityUnits({ ...SUM, label: 'read units' }), table.metricConsumedWriteCapacityUnits({ ...SUM, label: 'write units' })],
-    right: [table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD, label: 'throttled' })],
+    left: [
+      table.metricConsumedReadCapacityUnits({ ...SUM, label: 'read units' }),
+      table.metricConsumedWriteCapacityUnits({ ...SUM, label: 'write units' }),
+    ],
+    right: [
+      table.metricThrottledRequestsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD, label: 'throttled' }),
+    ],
   });
 }
 
@@ -121,7 +149,10 @@ function firewallRow(firewall: Firewall): cloudwatch.IWidget[] {
     new cloudwatch.GraphWidget({
       title: 'Web ACL: allowed and blocked requests',
       ...WIDE,
-      left: [firewall.metric('AllowedRequests', 'ALL', 'allowed'), firewall.metric('BlockedRequests', 'ALL', 'blocked')],
+      left: [
+        firewall.metric('AllowedRequests', 'ALL', 'allowed'),
+        firewall.metric('BlockedRequests', 'ALL', 'blocked'),
+      ],
     }),
     new cloudwatch.GraphWidget({
       title: 'Web ACL: blocked and counted per rule',

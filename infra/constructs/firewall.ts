@@ -120,12 +120,18 @@ export class Firewall extends Concern {
         ),
         ...bearerKeyResponseBodies(),
       },
-      associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } },
+      associationConfig: {
+        requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } },
+      },
       rules: [
         rateRule(
           FIREWALL_RULES.rateLimit,
           0,
-          { limit: webAcl.requestsPerAddressPer5Minutes, aggregateKeyType: 'IP', evaluationWindowSec: RATE_WINDOW_SECONDS },
+          {
+            limit: webAcl.requestsPerAddressPer5Minutes,
+            aggregateKeyType: 'IP',
+            evaluationWindowSec: RATE_WINDOW_SECONDS,
+          },
           'TooManyRequests',
         ),
         // Before the managed groups and before any function: no key is needed to be refused these.
@@ -163,12 +169,19 @@ export class Firewall extends Concern {
       resourceArn: this.webAcl.attrArn,
       // WAF wants the log group's ARN without the `:*` that its Arn attribute ends with.
       logDestinationConfigs: [
-        Stack.of(this).formatArn({ service: 'logs', resource: 'log-group', resourceName: logGroupName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        Stack.of(this).formatArn({
+          service: 'logs',
+          resource: 'log-group',
+          resourceName: logGroupName,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
       ],
       redactedFields: REDACTED_HEADERS.map((name) => ({ singleHeader: { Name: name } })),
       loggingFilter: {
         DefaultBehavior: 'DROP',
-        Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] }],
+        Filters: [
+          { Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] },
+        ],
       },
     });
     logging.node.addDependency(logGroup);
@@ -176,7 +189,11 @@ export class Firewall extends Concern {
   }
 
   /** A WAF metric of the whole web ACL (`rule` ALL) or of one rule, per minute. */
-  metric(metricName: 'AllowedRequests' | 'BlockedRequests' | 'CountedRequests', rule = 'ALL', label?: string): cloudwatch.Metric {
+  metric(
+    metricName: 'AllowedRequests' | 'BlockedRequests' | 'CountedRequests',
+    rule = 'ALL',
+    label?: string,
+  ): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: 'AWS/WAFV2',
       metricName,
@@ -221,7 +238,13 @@ function rateRule(
  * path: every route of that method has the same limit (test/infra/firewall.test.ts), and a path
  * match could be sidestepped by spelling the path otherwise (`/v1/pets/`, `//v1/pets`).
  */
-function bodyRule(name: string, priority: number, method: string, maxBytes: number, answer: Refusal): wafv2.CfnWebACL.RuleProperty {
+function bodyRule(
+  name: string,
+  priority: number,
+  method: string,
+  maxBytes: number,
+  answer: Refusal,
+): wafv2.CfnWebACL.RuleProperty {
   return {
     name,
     priority,
@@ -304,7 +327,11 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
   return {
     name: BEARER_KEY_RULE,
     priority: BEARER_KEY_RULE_PRIORITY,
-    statement: { andStatement: { statements: [{ notStatement: { statement: wellFormed } }, { notStatement: { statement: preflight } }] } },
+    statement: {
+      andStatement: {
+        statements: [{ notStatement: { statement: wellFormed } }, { notStatement: { statement: preflight } }],
+      },
+    },
     action: {
       block: {
         customResponse: {

@@ -12,7 +12,14 @@ import { join } from 'node:path';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, type OperationName } from '../../lib/domain/routes.ts';
 import { STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
-import { DEPS_LOCK_FILE, FUNCTION_ENTRY_METADATA, FUNCTION_NODE_OPTIONS, HANDLER_EXPORT, PROJECT_ROOT, lambdaBundling } from '../bundle/bundling.ts';
+import {
+  DEPS_LOCK_FILE,
+  FUNCTION_ENTRY_METADATA,
+  FUNCTION_NODE_OPTIONS,
+  HANDLER_EXPORT,
+  PROJECT_ROOT,
+  lambdaBundling,
+} from '../bundle/bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
 import { removalPolicyFor, reservedFor, type StageSettings } from '../stages.ts';
@@ -53,7 +60,11 @@ function routeFunction(scope: Construct, route: Route, props: FunctionsProps): R
   const { settings } = props;
   const name = pascal(route.operation);
   const logGroup = stageLogGroup(scope, `${name}Logs`, settings);
-  const statements = functionStatements(route, { tableArn: props.tableArn, controlTableArn: props.controlTableArn, logGroup });
+  const statements = functionStatements(route, {
+    tableArn: props.tableArn,
+    controlTableArn: props.controlTableArn,
+    logGroup,
+  });
   const fn = stageFunction(scope, name, settings, {
     entry: route.entry,
     description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${settings.stage})`,
@@ -94,7 +105,12 @@ export interface StageFunctionProps {
  * One function of the stage, bundled as every function is (../bundle/bundling.ts), with its own role holding
  * exactly `statements` (and X-Ray's write-only managed policy), its log group, and active tracing.
  */
-export function stageFunction(scope: Construct, name: string, settings: StageSettings, props: StageFunctionProps): NodejsFunction {
+export function stageFunction(
+  scope: Construct,
+  name: string,
+  settings: StageSettings,
+  props: StageFunctionProps,
+): NodejsFunction {
   const role = new iam.Role(scope, `${name}Role`, {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description: props.roleDescription,
@@ -127,7 +143,9 @@ export function stageFunction(scope: Construct, name: string, settings: StageSet
     role,
     logGroup: props.logGroup,
     environment,
-    ...(props.reservedConcurrentExecutions === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
+    ...(props.reservedConcurrentExecutions === undefined
+      ? {}
+      : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
     bundling: lambdaBundling(),
   });
   // The source the asset was bundled from, in the assembly's metadata (not the template): what

@@ -19,7 +19,14 @@ import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../li
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
 import { alarmEmailParameter, alarmTopic, extraTopics } from './alarmTopic.ts';
-import { PERIOD, StageAlarms, concurrencyThreshold, durationThreshold, metricNamespace, type AlarmSpec } from './alarms.ts';
+import {
+  PERIOD,
+  StageAlarms,
+  concurrencyThreshold,
+  durationThreshold,
+  metricNamespace,
+  type AlarmSpec,
+} from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
 import { Concern } from './concern.ts';
@@ -61,7 +68,10 @@ export class Monitoring extends Concern {
     this.#throttled = this.#throttledRequests();
     this.#api5xx = this.#apiAlarms();
     for (const route of routes) this.#functionAlarms(route);
-    this.#authorizer = new AuthorizerMonitoring(this, 'Authorizer', { alarms: this.#alarms, authorizer: props.authorizer });
+    this.#authorizer = new AuthorizerMonitoring(this, 'Authorizer', {
+      alarms: this.#alarms,
+      authorizer: props.authorizer,
+    });
     for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
     if (props.firewall) this.#firewallAlarms(props.firewall);
     this.dashboard = this.#dashboard();
@@ -219,7 +229,12 @@ export class Monitoring extends Concern {
     return new cloudwatch.Metric({
       namespace: 'AWS/ApiGateway',
       metricName,
-      dimensionsMap: { ApiName: this.#props.api.restApiName, Stage: API_STAGE_NAME, Method: route.method, Resource: route.path },
+      dimensionsMap: {
+        ApiName: this.#props.api.restApiName,
+        Stage: API_STAGE_NAME,
+        Method: route.method,
+        Resource: route.path,
+      },
       statistic,
       period: PERIOD,
       label: `${route.operation} ${statistic}`,
@@ -265,7 +280,10 @@ export class Monitoring extends Concern {
     const { settings, functions, authorizer } = this.#props;
     const metricName = 'KeyStoreWarnings';
     const logGroups: [string, logs.ILogGroup][] = [
-      ...routes.map((route): [string, logs.ILogGroup] => [pascal(route.operation), functions.get(route.operation).logGroup]),
+      ...routes.map((route): [string, logs.ILogGroup] => [
+        pascal(route.operation),
+        functions.get(route.operation).logGroup,
+      ]),
       ['Authorizer', authorizer.logGroup],
     ];
     for (const [name, logGroup] of logGroups) {
@@ -277,7 +295,12 @@ export class Monitoring extends Concern {
         metricValue: '1',
       });
     }
-    return new cloudwatch.Metric({ namespace: metricNamespace(settings.stage), metricName, statistic: 'Sum', period: PERIOD });
+    return new cloudwatch.Metric({
+      namespace: metricNamespace(settings.stage),
+      metricName,
+      statistic: 'Sum',
+      period: PERIOD,
+    });
   }
 
   /** Counted from the request log (lib/http/requestLog.ts): Lambda publishes no cold-start metric. */
@@ -325,10 +348,17 @@ export const UNAUTHORIZED_PATTERN = logs.FilterPattern.stringValue('$.status', '
  * lib/store/cache.ts; the authorizer's lib/store/keyUses.ts), each matched with a trailing wildcard. test/infra/monitoring.test.ts holds
  * them to the lines the store really writes.
  */
-export const KEY_STORE_WARNING_PREFIXES = ['Could not refresh the API keys', 'Ignoring API key item', 'No API keys in', 'Could not record the use of API key'] as const;
+export const KEY_STORE_WARNING_PREFIXES = [
+  'Could not refresh the API keys',
+  'Ignoring API key item',
+  'No API keys in',
+  'Could not record the use of API key',
+] as const;
 export const KEY_STORE_WARNING_PATTERN = logs.FilterPattern.all(
   logs.FilterPattern.stringValue('$.level', '=', 'WARN'),
-  logs.FilterPattern.any(...KEY_STORE_WARNING_PREFIXES.map((prefix) => logs.FilterPattern.stringValue('$.message', '=', `${prefix}*`))),
+  logs.FilterPattern.any(
+    ...KEY_STORE_WARNING_PREFIXES.map((prefix) => logs.FilterPattern.stringValue('$.message', '=', `${prefix}*`)),
+  ),
 );
 
 const percent = (metric: cloudwatch.Metric): cloudwatch.IMetric =>

@@ -75,11 +75,19 @@ const readApiKeysStatement = (controlTableArn: string): iam.PolicyStatement =>
  * returning nothing: the authorizer can neither change a key's digest or expiry nor make a key.
  */
 export function authorizerStatements(resources: Omit<FunctionResources, 'tableArn'>): iam.PolicyStatement[] {
-  return [readApiKeysStatement(resources.controlTableArn), recordKeyUseStatement(resources.controlTableArn), writeLogsStatement(resources.logGroup)];
+  return [
+    readApiKeysStatement(resources.controlTableArn),
+    recordKeyUseStatement(resources.controlTableArn),
+    writeLogsStatement(resources.logGroup),
+  ];
 }
 
 /** The attributes the authorizer's UpdateItem may name. */
-export const KEY_USE_ATTRIBUTES = [controlTable.partitionKey.name, controlTable.sortKey.name, LAST_USED_ATTRIBUTE] as const;
+export const KEY_USE_ATTRIBUTES = [
+  controlTable.partitionKey.name,
+  controlTable.sortKey.name,
+  LAST_USED_ATTRIBUTE,
+] as const;
 
 const recordKeyUseStatement = (controlTableArn: string): iam.PolicyStatement =>
   new iam.PolicyStatement({
@@ -87,7 +95,10 @@ const recordKeyUseStatement = (controlTableArn: string): iam.PolicyStatement =>
     actions: ['dynamodb:UpdateItem'],
     resources: [controlTableArn],
     conditions: {
-      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys], 'dynamodb:Attributes': [...KEY_USE_ATTRIBUTES] },
+      'ForAllValues:StringEquals': {
+        'dynamodb:LeadingKeys': [controlKeys.apiKeys],
+        'dynamodb:Attributes': [...KEY_USE_ATTRIBUTES],
+      },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
     },
   });

@@ -59,11 +59,12 @@ export class PetStoreApi extends Concern {
   }
 
   #routeMethod(route: Route, target: lambda.IFunction, authorizer: apigw.IAuthorizer): apigw.Method {
-    const method = this.api.root.resourceForPath(route.path).addMethod(
-      route.method,
-      new apigw.LambdaIntegration(target, { proxy: true, allowTestInvoke: false }),
-      { operationName: route.operation, ...keyedMethodOptions(authorizer) },
-    );
+    const method = this.api.root
+      .resourceForPath(route.path)
+      .addMethod(route.method, new apigw.LambdaIntegration(target, { proxy: true, allowTestInvoke: false }), {
+        operationName: route.operation,
+        ...keyedMethodOptions(authorizer),
+      });
     acknowledgeKeyAuthorizer(method);
     this.#document(route, method);
     return method;
@@ -99,7 +100,10 @@ export class PetStoreApi extends Concern {
           methodResponses: [
             {
               statusCode: '404',
-              responseParameters: { 'method.response.header.Content-Type': true, [`method.response.header.${REQUEST_ID_HEADER}`]: true },
+              responseParameters: {
+                'method.response.header.Content-Type': true,
+                [`method.response.header.${REQUEST_ID_HEADER}`]: true,
+              },
             },
           ],
         }),
@@ -173,7 +177,7 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
       id: 'AwsSolutions-APIG3',
       reason:
         'This stage has no WAFv2 web ACL (webAcl in infra/stages.ts; a cost decision, about $10/month at rest): ' +
-        'the endpoint is public like production\'s, but every request is throttled at the stage and must carry a ' +
+        "the endpoint is public like production's, but every request is throttled at the stage and must carry a " +
         'valid API key before it reaches the table. Production has one; turn it on here to rehearse production.',
     });
   }
@@ -234,7 +238,11 @@ function mockIntegration(statusCode: number, body: string, headers: Record<strin
       {
         statusCode: String(statusCode),
         responseParameters: {
-          ...mapValues({ ...headers, 'Content-Type': JSON_MEDIA_TYPE }, quote, (name) => `method.response.header.${name}`),
+          ...mapValues(
+            { ...headers, 'Content-Type': JSON_MEDIA_TYPE },
+            quote,
+            (name) => `method.response.header.${name}`,
+          ),
           // The request id, as every function answer carries it. Integration responses may map a
           // context variable (docs: "Parameter mapping source reference for REST APIs"); gateway
           // responses may not, so the gateway's own answers carry only x-amzn-RequestId.

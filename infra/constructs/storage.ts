@@ -67,6 +67,10 @@ function tableDefaults(settings: StageSettings) {
 }
 
 function attributeType(type: 'S' | 'N' | 'B'): dynamodb.AttributeType {
-  const types = { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER, B: dynamodb.AttributeType.BINARY };
+  const types = {
+    S: dynamodb.AttributeType.STRING,
+    N: dynamodb.AttributeType.NUMBER,
+    B: dynamodb.AttributeType.BINARY,
+  };
   return types[type];
 }

@@ -109,11 +109,20 @@ export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<
  * `matchingKeyId`, with when the digests it matched against were read and when the key expires; the
  * read waited for until `deadline`, if given. A key expired at `now` matches nothing, as an unknown key.
  */
-export async function matchingKey(digest: Buffer, keys: ApiKeyStore, deadline?: number, now: number = Date.now()): Promise<MatchedKey | undefined> {
+export async function matchingKey(
+  digest: Buffer,
+  keys: ApiKeyStore,
+  deadline?: number,
+  now: number = Date.now(),
+): Promise<MatchedKey | undefined> {
   const digests = await validDigests(keys, deadline);
   const matched = matchAmong(digest, digests);
   if (matched === undefined || isExpired(matched.expiresAt, now)) return undefined;
-  return { keyId: matched.keyId, keysReadAt: digests.readAt, ...(matched.expiresAt === undefined ? {} : { expiresAt: matched.expiresAt }) };
+  return {
+    keyId: matched.keyId,
+    keysReadAt: digests.readAt,
+    ...(matched.expiresAt === undefined ? {} : { expiresAt: matched.expiresAt }),
+  };
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */

@@ -37,4 +37,5 @@ export function keyExpiry(createdAtMs: number, expiresAtMs?: number): number {
 }
 
 /** Whether a key expiring at `expiresAtMs` (none: a configured key, never) is expired at `nowMs`. */
-export const isExpired = (expiresAtMs: number | undefined, nowMs: number): boolean => expiresAtMs !== undefined && nowMs >= expiresAtMs;
+export const isExpired = (expiresAtMs: number | undefined, nowMs: number): boolean =>
+  expiresAtMs !== undefined && nowMs >= expiresAtMs;

@@ -9,7 +9,9 @@ export function warn(message: string, error?: unknown): void {
 /** An unexpected failure, with the ids that tie it to one Lambda invocation and one API request. */
 export function logError(fields: Record<string, unknown>, error: unknown): void {
   const details =
-    error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { error: String(error) };
+    error instanceof Error
+      ? { name: error.name, message: error.message, stack: error.stack }
+      : { error: String(error) };
   console.error(JSON.stringify({ level: 'ERROR', ...fields, ...details }));
 }
 

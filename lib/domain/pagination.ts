@@ -98,7 +98,8 @@ function canonicalBase64url(text: string): Buffer | undefined {
 export const MIN_CURSOR_SECRET_BYTES = 16;
 
 function sign(body: string, { value }: CursorSecret): Buffer {
-  if (Buffer.byteLength(value) < MIN_CURSOR_SECRET_BYTES) throw new Error(`The cursor secret must be at least ${MIN_CURSOR_SECRET_BYTES} bytes.`);
+  if (Buffer.byteLength(value) < MIN_CURSOR_SECRET_BYTES)
+    throw new Error(`The cursor secret must be at least ${MIN_CURSOR_SECRET_BYTES} bytes.`);
   return createHmac('sha256', value).update(body).digest();
 }
 

@@ -17,4 +17,7 @@ export interface DocumentedRoute extends Route {
 }
 
 /** `routes`, in their order, each with its summary. */
-export const documentedRoutes: readonly DocumentedRoute[] = routes.map((route) => ({ ...route, summary: summaries[route.operation] }));
+export const documentedRoutes: readonly DocumentedRoute[] = routes.map((route) => ({
+  ...route,
+  summary: summaries[route.operation],
+}));

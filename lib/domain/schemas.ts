@@ -47,7 +47,8 @@ const PetNameSchema = {
   minLength: 1,
   maxLength: NAME_MAX_CHARACTERS,
   pattern: `^${NAME_EDGE}(${NAME_CHARACTER}*${NAME_EDGE})?$`,
-  'x-patternMessage': 'must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8)',
+  'x-patternMessage':
+    'must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8)',
 } as const;
 
 /**
@@ -113,11 +114,21 @@ export const { NewPet, ListPetsQuery, PetIdPath } = jsonSchemas;
 // --- Types from the schemas -------------------------------------------------------------------
 
 type Simplify<T> = { [K in keyof T]: T[K] };
-type InferValue<S> = S extends { enum: readonly (infer E)[] } ? E : S extends { type: 'integer' } ? number : S extends { type: 'string' } ? string : never;
+type InferValue<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { type: 'integer' }
+    ? number
+    : S extends { type: 'string' }
+      ? string
+      : never;
 /** Required in the output: listed in `required`, or filled in from a `default`. */
-type PresentKeys<P, R extends string> = { [K in keyof P]: K extends R ? K : P[K] extends { default: unknown } ? K : never }[keyof P];
+type PresentKeys<P, R extends string> = {
+  [K in keyof P]: K extends R ? K : P[K] extends { default: unknown } ? K : never;
+}[keyof P];
 export type Infer<S> = S extends { properties: infer P; required: readonly (infer R extends string)[] }
-  ? Simplify<{ [K in PresentKeys<P, R>]: InferValue<P[K]> } & { [K in Exclude<keyof P, PresentKeys<P, R>>]?: InferValue<P[K]> }>
+  ? Simplify<
+      { [K in PresentKeys<P, R>]: InferValue<P[K]> } & { [K in Exclude<keyof P, PresentKeys<P, R>>]?: InferValue<P[K]> }
+    >
   : InferValue<S>;
 
 export type PetStatus = Infer<typeof PetStatusSchema>;
@@ -160,7 +171,10 @@ const integerText = new RegExp(INTEGER_TEXT);
 
 function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): Checked {
   const fail = (problem: string): Checked => ({ ok: false, problem });
-  if (schema.enum) return schema.enum.includes(given as string) ? { ok: true, value: given } : fail(`must be one of ${schema.enum.join(', ')}`);
+  if (schema.enum)
+    return schema.enum.includes(given as string)
+      ? { ok: true, value: given }
+      : fail(`must be one of ${schema.enum.join(', ')}`);
   if (schema.type === 'integer') {
     const value = fromString && typeof given === 'string' && integerText.test(given) ? Number(given) : given;
     const { minimum = Number.MIN_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER } = schema;
@@ -172,7 +186,8 @@ function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): C
   if (schema.minLength !== undefined && characters < schema.minLength) {
     return fail(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`);
   }
-  if (schema.maxLength !== undefined && characters > schema.maxLength) return fail(`must be at most ${schema.maxLength} characters`);
+  if (schema.maxLength !== undefined && characters > schema.maxLength)
+    return fail(`must be at most ${schema.maxLength} characters`);
   if (schema.pattern !== undefined && !compiled(schema.pattern).test(given)) {
     return fail(schema['x-patternMessage'] ?? `must match ${schema.pattern}`);
   }

@@ -30,7 +30,12 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
  * The caller when `authorization` carries a valid key, unexpired at `now`; throws a 401 otherwise.
  * The keys are waited for until `deadline`, if given.
  */
-export async function authenticateCaller(authorization: string | undefined, keys: ApiKeyStore, deadline?: number, now?: number): Promise<Caller> {
+export async function authenticateCaller(
+  authorization: string | undefined,
+  keys: ApiKeyStore,
+  deadline?: number,
+  now?: number,
+): Promise<Caller> {
   return callerWithToken(bearerToken(authorization), keys, deadline, now);
 }
 
@@ -48,7 +53,10 @@ async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: numb
  * The one `Authorization` value of a request (header names lower-cased); more than one is a 401: a
  * request must not name one key to API Gateway's authorizer and another to the function.
  */
-export function onlyAuthorization(headers: Record<string, string | undefined> | null | undefined, multiValueHeaders: Record<string, string[] | undefined> | null | undefined): string | undefined {
+export function onlyAuthorization(
+  headers: Record<string, string | undefined> | null | undefined,
+  multiValueHeaders: Record<string, string[] | undefined> | null | undefined,
+): string | undefined {
   const values = multiValueHeaders?.authorization;
   if (values && values.length > 1) throw unauthorized('Send one Authorization header, not several.', true);
   return headers?.authorization;

@@ -46,7 +46,10 @@ export interface AuthorizerOptions {
 
 export const createAuthorizer =
   (keys: ApiKeyStore, { storeBudgetMs, recordUse, now = Date.now }: AuthorizerOptions = {}) =>
-  async (event: APIGatewayRequestAuthorizerEvent, context?: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>): Promise<APIGatewayAuthorizerResult> => {
+  async (
+    event: APIGatewayRequestAuthorizerEvent,
+    context?: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>,
+  ): Promise<APIGatewayAuthorizerResult> => {
     const at = now();
     const deadline = at + storeBudget(context?.getRemainingTimeInMillis?.(), storeBudgetMs);
     let caller;
@@ -56,7 +59,10 @@ export const createAuthorizer =
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) throw new Error(UNAUTHORIZED);
       // Anything else (the key store cannot be read in time) is AUTHORIZER_FAILURE: a 503, never cached.
-      logError({ operation: AUTHORIZER_OPERATION, awsRequestId: context?.awsRequestId }, error instanceof ApiError ? (error.cause ?? error) : error);
+      logError(
+        { operation: AUTHORIZER_OPERATION, awsRequestId: context?.awsRequestId },
+        error instanceof ApiError ? (error.cause ?? error) : error,
+      );
       throw error;
     }
     await recordUse?.(caller.keyId, deadline);

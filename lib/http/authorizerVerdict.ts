@@ -49,14 +49,20 @@ export const REFUSED = 'refused';
  * (`token`, its own bearer token: its digest is compared with the verdict's) or the key has expired
  * by `now`; undefined when the function must check the key itself.
  */
-export function vouchedCaller(authorizer: unknown, token: string, keys: ApiKeyStore, now: number): Caller | typeof REFUSED | undefined {
+export function vouchedCaller(
+  authorizer: unknown,
+  token: string,
+  keys: ApiKeyStore,
+  now: number,
+): Caller | typeof REFUSED | undefined {
   if (keys.maxStaleMs === undefined || typeof authorizer !== 'object' || authorizer === null) return undefined;
   const { keyId, keysReadAt, keyDigest, expiresAt } = authorizer as Record<string, unknown>;
   if (typeof keyId !== 'string' || keyId === '') return undefined;
   const readAt = epochMs(keysReadAt);
   const expires = epochMs(expiresAt);
   // A verdict from before verdicts named their token and expiry is checked against the store.
-  if (readAt === undefined || expires === undefined || typeof keyDigest !== 'string' || now - readAt > keys.maxStaleMs) return undefined;
+  if (readAt === undefined || expires === undefined || typeof keyDigest !== 'string' || now - readAt > keys.maxStaleMs)
+    return undefined;
   const digest = digestKey(token);
   if (!sameDigest(keyDigest, digest) || isExpired(expires, now)) return REFUSED;
   return { digest, keyId, keysReadAt: readAt, expiresAt: expires };
@@ -64,7 +70,8 @@ export function vouchedCaller(authorizer: unknown, token: string, keys: ApiKeySt
 
 /** A context value as epoch ms: digits as API Gateway hands them on (or a number, as tests pass them). */
 function epochMs(value: unknown): number | undefined {
-  const parsed = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : typeof value === 'number' ? value : NaN;
+  const parsed =
+    typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : typeof value === 'number' ? value : NaN;
   return Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : undefined;
 }
 

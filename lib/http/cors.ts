@@ -10,11 +10,24 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 
 export const CORS_ORIGINS_VARIABLE = 'CORS_ALLOWED_ORIGINS';
 export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'] as const;
-export const CORS_EXPOSE_HEADERS = ['Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'WWW-Authenticate', 'Allow', 'Idempotent-Replayed', 'X-Request-Id'] as const;
+export const CORS_EXPOSE_HEADERS = [
+  'Location',
+  'Link',
+  'Deprecation',
+  'Sunset',
+  'Retry-After',
+  'WWW-Authenticate',
+  'Allow',
+  'Idempotent-Replayed',
+  'X-Request-Id',
+] as const;
 export const CORS_MAX_AGE_SECONDS = 600;
 
 export const parseOrigins = (value: string | undefined): string[] =>
-  (value ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
 
 /** The headers for an answer to `origin`, or none when it is not allowed. */
 export function corsHeaders(origin: string | undefined, allowed: readonly string[]): Record<string, string> {
@@ -27,7 +40,9 @@ export function corsHeaders(origin: string | undefined, allowed: readonly string
 }
 
 /** Adds the CORS headers to every answer, errors included (use it first, so it runs last). */
-export function cors(allowed = parseOrigins(process.env[CORS_ORIGINS_VARIABLE])): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+export function cors(
+  allowed = parseOrigins(process.env[CORS_ORIGINS_VARIABLE]),
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   const add = (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null | undefined }) => {
     if (!request.response || allowed.length === 0) return;
     const origin = request.event.headers?.origin ?? request.event.headers?.Origin;
@@ -37,7 +52,11 @@ export function cors(allowed = parseOrigins(process.env[CORS_ORIGINS_VARIABLE]))
 }
 
 /** The answer to a preflight for a resource allowing `allow`; undefined when CORS is off. */
-export function preflightHeaders(origin: string | undefined, allow: readonly string[], allowed: readonly string[]): Record<string, string> | undefined {
+export function preflightHeaders(
+  origin: string | undefined,
+  allow: readonly string[],
+  allowed: readonly string[],
+): Record<string, string> | undefined {
   if (allowed.length === 0) return undefined;
   if (!origin || !allowed.includes(origin)) return { Vary: 'Origin' };
   return {

@@ -8,7 +8,10 @@ import { API_BASE_PATH, type Deprecation } from '../domain/routes.ts';
 import { absoluteUrl } from './responses.ts';
 
 /** The headers for an answer to `event`; the successor link is absolute, as every Link the service emits. */
-export function deprecationHeaders(deprecation: Deprecation, event: Pick<APIGatewayProxyEvent, 'requestContext'>): Record<string, string> {
+export function deprecationHeaders(
+  deprecation: Deprecation,
+  event: Pick<APIGatewayProxyEvent, 'requestContext'>,
+): Record<string, string> {
   return {
     Deprecation: `@${Math.floor(Date.parse(deprecation.since) / 1000)}`,
     Sunset: new Date(deprecation.sunset).toUTCString(),

@@ -10,7 +10,10 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined> | n
   const key = headers?.[IDEMPOTENCY_KEY_HEADER];
   if (key === undefined) return undefined;
   if (!PRINTABLE_ASCII.test(key)) {
-    throw new ApiError('VALIDATION_FAILED', 'Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters.');
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      'Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters.',
+    );
   }
   return key;
 }

@@ -45,9 +45,13 @@ function bodyError(error: unknown): ApiError {
 function assertIdentityEncoding(contentEncoding: string | undefined): void {
   const codings = (contentEncoding ?? '').split(',').map((coding) => coding.trim().toLowerCase());
   if (codings.every((coding) => coding === '' || coding === 'identity')) return;
-  throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must not be content-encoded: send it without Content-Encoding.', {
-    'Accept-Encoding': 'identity',
-  });
+  throw new ApiError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    'The request body must not be content-encoded: send it without Content-Encoding.',
+    {
+      'Accept-Encoding': 'identity',
+    },
+  );
 }
 
 /** Checks what middy's parser does not: the content coding, the exact media type, an empty body, the size limit. */
@@ -57,7 +61,10 @@ function requireJsonBody(): ProxyMiddleware {
       assertIdentityEncoding(event.headers?.['content-encoding']);
       const contentType = event.headers?.['content-type'] ?? '';
       if (!JSON_MEDIA_TYPE.test(contentType.trim())) {
-        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be sent as Content-Type: application/json.');
+        throw new ApiError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          'The request body must be sent as Content-Type: application/json.',
+        );
       }
       const body = event.body ?? '';
       const decoded = event.isBase64Encoded ? Buffer.from(body, 'base64') : undefined;

@@ -62,7 +62,9 @@ export function httpHandler<S extends PipelineService>(
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
   for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
   // Every context here is the one the wrapper below made: it always carries the deadline.
-  const handler = pipeline.handler((event, context) => handle(event, scopedService(service, storeDeadlineOf(context)!)));
+  const handler = pipeline.handler((event, context) =>
+    handle(event, scopedService(service, storeDeadlineOf(context)!)),
+  );
   // The deadline starts before authentication: reading the keys spends the same budget as the operation.
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const deadline = storeDeadline(context.getRemainingTimeInMillis?.(), service.storeBudgetMs);
@@ -82,7 +84,10 @@ const scopedService = <S extends PipelineService>(service: S, deadline: number):
 });
 
 /** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */
-function jsonResponses(operation: OperationName, headersFor: (event: APIGatewayProxyEvent) => Record<string, string>): ProxyMiddleware {
+function jsonResponses(
+  operation: OperationName,
+  headersFor: (event: APIGatewayProxyEvent) => Record<string, string>,
+): ProxyMiddleware {
   const finish = (request: ProxyRequest, response: APIGatewayProxyResult) => {
     response.headers = { ...response.headers, ...headersFor(request.event), 'Content-Type': JSON_CONTENT_TYPE };
     return response;

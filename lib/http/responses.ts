@@ -6,7 +6,11 @@ import type { PetStatus } from '../domain/schemas.ts';
 
 export const JSON_CONTENT_TYPE = 'application/json';
 
-export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+export function jsonResponse(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
   return { statusCode, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 

@@ -39,7 +39,14 @@ const DEFAULT_RETRY_MS = 10_000;
 /** The kept value, waited for until the caller's `deadline` (epoch ms; none: as long as the load takes). */
 export type Refreshing<T> = (deadline?: number) => Promise<T>;
 
-export function refreshing<T>({ name, load, ttlMs, maxStaleMs, now = Date.now, retryMs }: RefreshingOptions<T>): Refreshing<T> {
+export function refreshing<T>({
+  name,
+  load,
+  ttlMs,
+  maxStaleMs,
+  now = Date.now,
+  retryMs,
+}: RefreshingOptions<T>): Refreshing<T> {
   if (!Number.isFinite(ttlMs) || ttlMs < 0) throw new RangeError(`ttlMs must be a finite number >= 0, got ${ttlMs}`);
   const retryAfter = Math.min(retryMs ?? DEFAULT_RETRY_MS, ttlMs);
   const maxStale = Math.max(maxStaleMs ?? ttlMs + DEFAULT_GRACE_MS, ttlMs);

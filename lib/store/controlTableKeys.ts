@@ -66,7 +66,10 @@ export const expiryOf = (record: Pick<ApiKeyRecord, 'createdAt' | 'expiresAt'>):
   keyExpiry(Date.parse(record.createdAt), record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt));
 
 /** The key of a key's item. */
-export const keyItemKey = (keyId: string) => ({ [controlTable.partitionKey.name]: controlKeys.apiKeys, [controlTable.sortKey.name]: keyId });
+export const keyItemKey = (keyId: string) => ({
+  [controlTable.partitionKey.name]: controlKeys.apiKeys,
+  [controlTable.sortKey.name]: keyId,
+});
 
 /** The control-table item for a key, as `npm run keys` writes it (never `lastUsedAt`: the authorizer's). */
 export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description }: Omit<ApiKeyRecord, 'lastUsedAt'>) => ({
@@ -78,7 +81,10 @@ export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description }: Om
 });
 
 /** Every key item, following LastEvaluatedKey to the end (one page holds about 5,000 keys). */
-export async function readKeyItems(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+export async function readKeyItems(
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -112,7 +118,13 @@ export class ControlTableApiKeys implements ApiKeyStore {
   readonly #digests: Refreshing<KeyDigests>;
   readonly maxStaleMs: number;
 
-  constructor({ documents, tableName, ttlMs = DEFAULT_KEYS_TTL_MS, maxStaleMs = ttlMs + KEYS_GRACE_MS, now }: ControlTableApiKeysOptions) {
+  constructor({
+    documents,
+    tableName,
+    ttlMs = DEFAULT_KEYS_TTL_MS,
+    maxStaleMs = ttlMs + KEYS_GRACE_MS,
+    now,
+  }: ControlTableApiKeysOptions) {
     const load = async (): Promise<KeyDigests> => {
       // Stamped before the read: a revocation acknowledged before this instant is in what it returns.
       const readAt = (now ?? Date.now)();
@@ -120,18 +132,27 @@ export class ControlTableApiKeys implements ApiKeyStore {
       for (const item of await readKeyItems(documents, tableName)) {
         const record = parseKeyItem(item);
         // Id only: the value is not logged, even when malformed.
-        if (record) digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex'), expiresAt: expiryOf(record) });
-        else warn(`Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256, createdAt and expiresAt.`);
+        if (record)
+          digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex'), expiresAt: expiryOf(record) });
+        else
+          warn(
+            `Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256, createdAt and expiresAt.`,
+          );
       }
       if (digests.length === 0) warn(`No API keys in ${tableName}: every request will be answered 401.`);
       return Object.freeze(Object.assign(digests, { readAt }));
     };
     this.maxStaleMs = Math.max(maxStaleMs, ttlMs);
-    this.#digests = refreshing({ name: `the API keys in ${tableName}`, load, ttlMs, maxStaleMs, ...(now ? { now } : {}) });
+    this.#digests = refreshing({
+      name: `the API keys in ${tableName}`,
+      load,
+      ttlMs,
+      maxStaleMs,
+      ...(now ? { now } : {}),
+    });
   }
 
   keyDigests(deadline?: number): Promise<KeyDigests> {
     return this.#digests(deadline);
   }
 }
-

@@ -17,7 +17,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
-import { CursorCodec, UNNAMED_SECRET_ID, fixedSecret, type CursorKeyring, type SecretSource } from '../domain/pagination.ts';
+import {
+  CursorCodec,
+  UNNAMED_SECRET_ID,
+  fixedSecret,
+  type CursorKeyring,
+  type SecretSource,
+} from '../domain/pagination.ts';
 import { DEFAULT_GRACE_MS, refreshing } from './cache.ts';
 import { guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
 import { controlKeys, controlTable } from './table.ts';
@@ -50,7 +56,10 @@ interface SecretsItem {
   listed: boolean;
 }
 
-const readItem = async (documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown> | undefined> =>
+const readItem = async (
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<Record<string, unknown> | undefined> =>
   (await documents.send(new GetCommand({ TableName: tableName, Key: secretKey, ConsistentRead: true }))).Item;
 
 const readSecrets = async (documents: DynamoDBDocumentClient, tableName: string): Promise<SecretsItem | undefined> => {
@@ -64,7 +73,8 @@ function secretsOf(Item: Record<string, unknown>, tableName: string): SecretsIte
     if (secrets.length > 0) return { secrets, listed: true };
   }
   const value: unknown = Item.value;
-  if (typeof value !== 'string' || value.length === 0) throw new Error(`The cursor secret in ${tableName} exists but holds no value.`);
+  if (typeof value !== 'string' || value.length === 0)
+    throw new Error(`The cursor secret in ${tableName} exists but holds no value.`);
   return { secrets: [{ id: UNNAMED_SECRET_ID, value, activeFrom: 0 }], listed: false };
 }
 
@@ -84,7 +94,10 @@ export function keyringAt(secrets: readonly StoredCursorSecret[], at: number): C
   const accepted = secrets.filter((each) => each.retiresAt === undefined || at < each.retiresAt);
   const signing = accepted.filter((each) => each.activeFrom <= at).sort((a, b) => b.activeFrom - a.activeFrom)[0];
   if (!signing) throw new Error('No cursor secret is active now.');
-  return { signing: { id: signing.id, value: signing.value }, accepted: accepted.map(({ id, value }) => ({ id, value })) };
+  return {
+    signing: { id: signing.id, value: signing.value },
+    accepted: accepted.map(({ id, value }) => ({ id, value })),
+  };
 }
 
 export interface ControlTableSecretOptions extends StoreTable {
@@ -92,7 +105,12 @@ export interface ControlTableSecretOptions extends StoreTable {
   now?: () => number;
 }
 
-export function controlTableCursorSecret({ documents, tableName, ttlMs = DEFAULT_SECRET_TTL_MS, now = Date.now }: ControlTableSecretOptions): SecretSource {
+export function controlTableCursorSecret({
+  documents,
+  tableName,
+  ttlMs = DEFAULT_SECRET_TTL_MS,
+  now = Date.now,
+}: ControlTableSecretOptions): SecretSource {
   const create = async (): Promise<StoredCursorSecret[]> => {
     const value = newSecretValue();
     try {
@@ -139,11 +157,14 @@ export class RotationUnderWay extends Error {}
  */
 export async function rotateCursorSecret({ documents, tableName }: StoreTable, at: number): Promise<Rotation> {
   const item = await readItem(documents, tableName);
-  if (!item) throw new Error(`There is no cursor secret in ${tableName} yet: listPets creates one when it first needs it.`);
+  if (!item)
+    throw new Error(`There is no cursor secret in ${tableName} yet: listPets creates one when it first needs it.`);
   const stored = secretsOf(item, tableName);
   const pending = stored.secrets.find((each) => each.activeFrom > at);
   if (pending) {
-    throw new RotationUnderWay(`the secret ${pending.id} of the last rotation signs only from ${new Date(pending.activeFrom).toISOString()}; rotate after that.`);
+    throw new RotationUnderWay(
+      `the secret ${pending.id} of the last rotation signs only from ${new Date(pending.activeFrom).toISOString()}; rotate after that.`,
+    );
   }
   const { signing } = keyringAt(stored.secrets, at);
   const activeFrom = at + CURSOR_SECRET_PROPAGATION_MS;
@@ -153,13 +174,27 @@ export async function rotateCursorSecret({ documents, tableName }: StoreTable, a
     .filter((each) => each.retiresAt === undefined || at < each.retiresAt)
     .map((each) => (each.id === signing.id ? { ...each, retiresAt } : each));
   // Conditional on the item being as read (its last rotation, or none): of two rotations at once, one fails.
-  const unchanged: Pick<PutCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> = stored.listed
-    ? { ConditionExpression: '#rotatedAt = :rotatedAt', ExpressionAttributeNames: { '#rotatedAt': 'rotatedAt' }, ExpressionAttributeValues: { ':rotatedAt': item.rotatedAt } }
-    : { ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#secrets)', ExpressionAttributeNames: { '#pk': controlTable.partitionKey.name, '#secrets': 'secrets' } };
+  const unchanged: Pick<
+    PutCommandInput,
+    'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+  > = stored.listed
+    ? {
+        ConditionExpression: '#rotatedAt = :rotatedAt',
+        ExpressionAttributeNames: { '#rotatedAt': 'rotatedAt' },
+        ExpressionAttributeValues: { ':rotatedAt': item.rotatedAt },
+      }
+    : {
+        ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#secrets)',
+        ExpressionAttributeNames: { '#pk': controlTable.partitionKey.name, '#secrets': 'secrets' },
+      };
   await documents.send(
     new PutCommand({
       TableName: tableName,
-      Item: { ...item, secrets: [...kept, { id, value: newSecretValue(), activeFrom }], rotatedAt: new Date(at).toISOString() },
+      Item: {
+        ...item,
+        secrets: [...kept, { id, value: newSecretValue(), activeFrom }],
+        rotatedAt: new Date(at).toISOString(),
+      },
       ...unchanged,
     }),
   );
@@ -167,6 +202,12 @@ export async function rotateCursorSecret({ documents, tableName }: StoreTable, a
 }
 
 /** The codec listPets signs with: the configured secret (local use), else the control table's. */
-export function cursorCodecFor({ cursorSecret, control }: { cursorSecret?: string | undefined; control: StoreTable }): CursorCodec {
+export function cursorCodecFor({
+  cursorSecret,
+  control,
+}: {
+  cursorSecret?: string | undefined;
+  control: StoreTable;
+}): CursorCodec {
   return new CursorCodec(cursorSecret ? fixedSecret(cursorSecret) : controlTableCursorSecret(control));
 }

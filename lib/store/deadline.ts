@@ -35,7 +35,10 @@ export function untilDeadline<T>(work: Promise<T>, what: string, deadline: numbe
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(Object.assign(new Error(`The request's store budget ran out waiting for ${what}.`), { name: 'TimeoutError' })),
+      () =>
+        reject(
+          Object.assign(new Error(`The request's store budget ran out waiting for ${what}.`), { name: 'TimeoutError' }),
+        ),
       Math.max(0, deadline - Date.now()),
     );
   });

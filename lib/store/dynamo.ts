@@ -74,11 +74,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 export function isStoreUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { name, code, $metadata } = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  return (
-    RETRYABLE.has(name ?? '') ||
-    NETWORK_CODES.has(code ?? '') ||
-    ($metadata?.httpStatusCode ?? 0) >= 500
-  );
+  return RETRYABLE.has(name ?? '') || NETWORK_CODES.has(code ?? '') || ($metadata?.httpStatusCode ?? 0) >= 500;
 }
 
 /** Errors after which the write surely did not happen: refused before it reached the table. */

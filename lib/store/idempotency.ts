@@ -101,7 +101,10 @@ export class IdempotentCreates {
    * instead (undefined when it vanished meanwhile). A refused put that finds its own token is this
    * claim, landed on an attempt whose answer was lost.
    */
-  async #claim(pk: string, bodyHash: string): Promise<{ claimed: IdempotencyRecord } | { found: IdempotencyRecord | undefined }> {
+  async #claim(
+    pk: string,
+    bodyHash: string,
+  ): Promise<{ claimed: IdempotencyRecord } | { found: IdempotencyRecord | undefined }> {
     const now = Date.now();
     const record: IdempotencyRecord = {
       pk,
@@ -254,7 +257,9 @@ export const recordKey = (caller: Buffer, key: string): string =>
 
 /** The body as validated (the name as sent), in a fixed field order: the same pet hashes the same. */
 export const bodyHashOf = (pet: NewPet): string =>
-  createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status ?? null])).digest('hex');
+  createHash('sha256')
+    .update(JSON.stringify([pet.name, pet.categoryId, pet.status ?? null]))
+    .digest('hex');
 
 /** True when a conditional write succeeded, false when its condition failed; other errors pass. */
 async function succeeded(write: Promise<unknown>): Promise<boolean> {

@@ -38,7 +38,10 @@ export class KeyUses {
           UpdateExpression: 'SET #used = :at',
           ConditionExpression: 'attribute_exists(#sk) AND (attribute_not_exists(#used) OR #used <= :since)',
           ExpressionAttributeNames: { '#used': LAST_USED_ATTRIBUTE, '#sk': controlTable.sortKey.name },
-          ExpressionAttributeValues: { ':at': new Date(at).toISOString(), ':since': new Date(at - KEY_USE_RECORD_INTERVAL_MS).toISOString() },
+          ExpressionAttributeValues: {
+            ':at': new Date(at).toISOString(),
+            ':since': new Date(at - KEY_USE_RECORD_INTERVAL_MS).toISOString(),
+          },
         }),
         { abortSignal: deadlineSignal(deadline) },
       );

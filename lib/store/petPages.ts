@@ -62,7 +62,12 @@ interface ShardCursor {
  * The first `limit` items after `afterId` over all of `shardKeys`, in ascending id. Whether more
  * remain needs no further ordered take: any item read and not taken lies beyond the last one taken.
  */
-async function mergedShards(table: StoreTable, shardKeys: string[], limit: number, afterId: number | undefined): Promise<Merged> {
+async function mergedShards(
+  table: StoreTable,
+  shardKeys: string[],
+  limit: number,
+  afterId: number | undefined,
+): Promise<Merged> {
   const shards: ShardCursor[] = shardKeys.map((shardKey) => ({ shardKey, unread: [], finished: false }));
   const taken: Item[] = [];
   for (;;) {
@@ -104,8 +109,19 @@ export function shareOf(wanted: number, shards: number): number {
   return Math.max(1, Math.round(wanted * p + spread / 2));
 }
 
-async function readMore(table: StoreTable, shard: ShardCursor, limit: number, afterId: number | undefined): Promise<void> {
-  const query = statusShardQuery(table.tableName, shard.shardKey, limit, shard.resumeAt ? undefined : afterId, shard.resumeAt);
+async function readMore(
+  table: StoreTable,
+  shard: ShardCursor,
+  limit: number,
+  afterId: number | undefined,
+): Promise<void> {
+  const query = statusShardQuery(
+    table.tableName,
+    shard.shardKey,
+    limit,
+    shard.resumeAt ? undefined : afterId,
+    shard.resumeAt,
+  );
   const page = await guarded(table.documents.send(query, bounded(table)));
   shard.unread.push(...(page.Items ?? []));
   shard.resumeAt = page.LastEvaluatedKey;
@@ -125,7 +141,10 @@ export function statusShardQuery(
     TableName: tableName,
     IndexName: STATUS_INDEX,
     KeyConditionExpression: afterId === undefined ? '#shard = :shard' : '#shard = :shard AND #id > :after',
-    ExpressionAttributeNames: { '#shard': partitionKey.name, ...(afterId === undefined ? {} : { '#id': sortKey.name }) },
+    ExpressionAttributeNames: {
+      '#shard': partitionKey.name,
+      ...(afterId === undefined ? {} : { '#id': sortKey.name }),
+    },
     ExpressionAttributeValues: { ':shard': shardKey, ...(afterId === undefined ? {} : { ':after': afterId }) },
     ScanIndexForward: true,
     Limit: limit,
@@ -139,7 +158,9 @@ async function scanned(table: StoreTable, limit: number, afterId: number | undef
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : { id: afterId };
   do {
-    const page = await guarded(table.documents.send(tableScan(table.tableName, limit + 1 - items.length, startKey), bounded(table)));
+    const page = await guarded(
+      table.documents.send(tableScan(table.tableName, limit + 1 - items.length, startKey), bounded(table)),
+    );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey && items.length <= limit);

@@ -29,7 +29,11 @@ export interface CreateOptions {
 }
 
 /** Stores `newPet` under a fresh id and answers it as stored. */
-export async function createPet(table: PetsTable, newPet: NewPet, { newId = timeOrderedId, token = newWriteToken() }: CreateOptions = {}): Promise<Pet> {
+export async function createPet(
+  table: PetsTable,
+  newPet: NewPet,
+  { newId = timeOrderedId, token = newWriteToken() }: CreateOptions = {},
+): Promise<Pet> {
   for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
     const pet = { id: newId(), ...newPet };
     if ((await putPet(table, pet, token)) === 'stored') return pet;
@@ -45,7 +49,11 @@ export async function putPet(table: PetsTable, pet: Pet, token: string): Promise
   try {
     await guardedWrite(
       table.documents.send(
-        new PutCommand({ TableName: table.tableName, Item: itemOf(pet, token, shardCountOf(table)), ConditionExpression: 'attribute_not_exists(id)' }),
+        new PutCommand({
+          TableName: table.tableName,
+          Item: itemOf(pet, token, shardCountOf(table)),
+          ConditionExpression: 'attribute_not_exists(id)',
+        }),
         bounded(table),
       ),
     );
@@ -72,6 +80,7 @@ export async function storedToken(table: PetsTable, id: number): Promise<string 
 /** The stored item: the pet, its write token, and its status-index shard key when it has a status. */
 function itemOf(pet: Pet, token: string, shards: number): Record<string, unknown> {
   const item: Record<string, unknown> = { ...pet, [petsTable.writeTokenAttribute]: token };
-  if (pet.status !== undefined) item[petsTable.statusIndex.partitionKey.name] = statusShardOf(pet.status, pet.id, shards);
+  if (pet.status !== undefined)
+    item[petsTable.statusIndex.partitionKey.name] = statusShardOf(pet.status, pet.id, shards);
   return item;
 }

@@ -17,12 +17,16 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('install scripts', () => {
   it("are each refused by package.json's allowScripts, exactly the packages of the lock file that have one", () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
     const withScripts = Object.entries(lock.packages)
       .filter(([, entry]) => entry.hasInstallScript)
       .map(([path]) => path.replace(/^.*node_modules\//, ''))
       .sort();
-    const { allowScripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    const { allowScripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      allowScripts: Record<string, boolean>;
+    };
     expect(withScripts).toEqual(['@scarf/scarf', 'classic-level', 'esbuild']);
     expect(Object.keys(allowScripts).sort()).toEqual(withScripts);
     expect(Object.values(allowScripts)).toEqual(withScripts.map(() => false));
@@ -49,12 +53,23 @@ describe('.ci/run', () => {
     writeFileSync(log(), '');
     rmSync(join(dir, 'cfn-lint'), { force: true });
     if (version !== undefined) {
-      writeFileSync(join(dir, 'cfn-lint'), `#!/usr/bin/env bash\necho "cfn-lint $*" >> "${log()}"\necho "cfn-lint ${version}"\n`);
+      writeFileSync(
+        join(dir, 'cfn-lint'),
+        `#!/usr/bin/env bash\necho "cfn-lint $*" >> "${log()}"\necho "cfn-lint ${version}"\n`,
+      );
       chmodSync(join(dir, 'cfn-lint'), 0o755);
     }
     return new Promise((done) => {
-      execFile(join(ROOT, '.ci', 'run'), [], { env: { PATH: `${dir}:/usr/bin:/bin`, HOME: dir } }, (error, _stdout, stderr) =>
-        done({ code: error ? Number(error.code ?? 1) : 0, stderr, calls: readFileSync(log(), 'utf8').trim().split('\n').filter(Boolean) }),
+      execFile(
+        join(ROOT, '.ci', 'run'),
+        [],
+        { env: { PATH: `${dir}:/usr/bin:/bin`, HOME: dir } },
+        (error, _stdout, stderr) =>
+          done({
+            code: error ? Number(error.code ?? 1) : 0,
+            stderr,
+            calls: readFileSync(log(), 'utf8').trim().split('\n').filter(Boolean),
+          }),
       );
     });
   }
@@ -62,7 +77,11 @@ describe('.ci/run', () => {
   it('installs with no install script, then runs the suite on both Nodes, when cfn-lint is the pinned version', async () => {
     const run = await ciRun(CFN_LINT_VERSION);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.calls.filter((call) => call.startsWith('npm '))).toEqual(['npm ci', 'npm test', 'npm run test:host-node']);
+    expect(run.calls.filter((call) => call.startsWith('npm '))).toEqual([
+      'npm ci',
+      'npm test',
+      'npm run test:host-node',
+    ]);
   });
 
   it.each([
@@ -79,7 +98,9 @@ describe('.ci/run', () => {
 
   it('pip-installs nothing', () => {
     // A line that runs pip (the refusal's text may name it, as advice).
-    const commands = readFileSync(join(ROOT, '.ci', 'run'), 'utf8').split('\n').filter((line) => !/^\s*(#|echo )/.test(line));
+    const commands = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
+      .split('\n')
+      .filter((line) => !/^\s*(#|echo )/.test(line));
     expect(commands.filter((line) => /\bpip3? install\b|\bpython3? -m pip\b/.test(line))).toEqual([]);
   });
 });

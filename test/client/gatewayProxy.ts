@@ -9,7 +9,15 @@ import { createServer, request as httpRequest, type ServerResponse } from 'node:
 import type { AddressInfo, Socket } from 'node:net';
 
 export type GatewayFault =
-  | { kind: 'answer'; status: number; code: string; retryAfter?: string; body?: Record<string, unknown>; headers?: Record<string, string>; times: number }
+  | {
+      kind: 'answer';
+      status: number;
+      code: string;
+      retryAfter?: string;
+      body?: Record<string, unknown>;
+      headers?: Record<string, string>;
+      times: number;
+    }
   | { kind: 'reset'; times: number };
 
 export interface SeenRequest {
@@ -66,7 +74,13 @@ export async function startGatewayProxy(apiUrl: string): Promise<GatewayProxy> {
       }
       if (fault?.kind === 'answer') return answerAsGateway(response, fault, seen);
       const outgoing = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: request.method,
+          path: request.url,
+          headers: request.headers,
+        },
         (answer) => {
           seen.status = answer.statusCode;
           response.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -86,9 +100,18 @@ export async function startGatewayProxy(apiUrl: string): Promise<GatewayProxy> {
   return proxy;
 }
 
-function answerAsGateway(response: ServerResponse, fault: Extract<GatewayFault, { kind: 'answer' }>, seen: SeenRequest): void {
+function answerAsGateway(
+  response: ServerResponse,
+  fault: Extract<GatewayFault, { kind: 'answer' }>,
+  seen: SeenRequest,
+): void {
   const requestId = randomUUID();
-  const body = JSON.stringify({ code: fault.code, message: `injected ${fault.code}`, status: fault.status, ...fault.body });
+  const body = JSON.stringify({
+    code: fault.code,
+    message: `injected ${fault.code}`,
+    status: fault.status,
+    ...fault.body,
+  });
   seen.answeredBy = 'proxy';
   seen.status = fault.status;
   seen.gatewayRequestId = requestId;

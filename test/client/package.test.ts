@@ -36,7 +36,8 @@ const NODES = [
 ].map((path) => [execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(), path] as const);
 
 /** npm with the registry reachable but the cache preferred; no audit, no funding notes. */
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], { cwd, timeout: 240_000 });
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], { cwd, timeout: 240_000 });
 
 beforeAll(async () => {
   api = await startTestApi(KEY);
@@ -49,9 +50,11 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-it('packs the built JavaScript, its declarations, the README and package.json, and no sources, into the test\'s own directory', () => {
+it("packs the built JavaScript, its declarations, the README and package.json, and no sources, into the test's own directory", () => {
   const files = packed.files.map((file) => file.path).sort();
-  expect(files).toEqual(expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/schema.d.ts']));
+  expect(files).toEqual(
+    expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/schema.d.ts']),
+  );
   expect(files.filter((file) => !/^(README\.md|package\.json|dist\/\w+\.(js|d\.ts))$/.test(file))).toEqual([]);
   const manifest = JSON.parse(readFileSync(join(CLIENT_DIR, 'package.json'), 'utf8'));
   expect(manifest.dependencies).toEqual({ 'openapi-fetch': expect.any(String) });
@@ -68,28 +71,31 @@ describe.each([
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `consumer-${type}`, private: true, type }));
     await npm(['install', join(work, packed.filename)], project);
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        lib: ['ES2023', 'DOM'],
-        types: [],
-        strict: true,
-        outDir: 'out',
-      },
-      include: ['usage.ts'],
-    }));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          lib: ['ES2023', 'DOM'],
+          types: [],
+          strict: true,
+          outDir: 'out',
+        },
+        include: ['usage.ts'],
+      }),
+    );
     writeFileSync(join(project, 'usage.ts'), typedUsage(type, api.url, KEY));
     writeFileSync(join(project, 'plain.js'), plainUsage(type, api.url, KEY));
   }, 300_000);
 
   it('installs the client and its one dependency only', () => {
-    expect(readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual([
-      '@petstore',
-      'openapi-fetch',
-      'openapi-typescript-helpers',
-    ]);
+    expect(
+      readdirSync(join(project, 'node_modules'))
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+    ).toEqual(['@petstore', 'openapi-fetch', 'openapi-typescript-helpers']);
   });
 
   it(`type-checks a usage with the published types (module NodeNext, ${type === 'module' ? 'import' : 'compiled to require'})`, async () => {
@@ -198,7 +204,9 @@ console.log(JSON.stringify({ created, read, deprecation, pages, all, notFound })
 `;
   const imports = `import { petStoreClient, PetStoreError, type Page, type Pet } from '@petstore/client';\n\n`;
   // An unhandled rejection of main() ends the process with code 1 and the error on stderr.
-  return type === 'module' ? imports + body : `${imports}async function main(): Promise<void> {\n${body}}\n\nvoid main();\n`;
+  return type === 'module'
+    ? imports + body
+    : `${imports}async function main(): Promise<void> {\n${body}}\n\nvoid main();\n`;
 }
 
 /** What a JavaScript newcomer writes in a CommonJS project: require() and no types. */

@@ -65,7 +65,11 @@ const client = (retry?: RetryOptions, apiKey = KEY) =>
 
 /** The pets table as stored, read from dynalite itself (not through either proxy). */
 async function storedNamed(name: string): Promise<number[]> {
-  const dynamo = new DynamoDBClient({ endpoint: store.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const dynamo = new DynamoDBClient({
+    endpoint: store.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const { Items = [] } = await dynamo.send(new ScanCommand({ TableName: PETS_TABLE }));
   dynamo.destroy();
   return Items.filter((item) => item.name?.S === name).map((item) => Number(item.id?.N));
@@ -94,7 +98,7 @@ describe('createPet through store faults: one call, exactly one pet', () => {
     expect(new Set(posts().map((request) => request.idempotencyKey))).toEqual(new Set([created.idempotencyKey]));
   });
 
-  it('when the pet write is throttled past the service\'s own retries (the client retries the 503)', async () => {
+  it("when the pet write is throttled past the service's own retries (the client retries the 503)", async () => {
     storeFaults.fault = { kind: 'throughput', operations: ['PutItem'], bodyIncludes: PETS_TABLE, times: 4 };
     const name = `throttled-more-${randomUUID()}`;
     const created = await client().createPet({ name, categoryId: 1 });
@@ -112,7 +116,11 @@ describe('createPet through store faults: one call, exactly one pet', () => {
     const body = { name, categoryId: 1 };
     const first = fetch(`${api.url}/pets`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
+      headers: {
+        Authorization: `Bearer ${KEY}`,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': idempotencyKey,
+      },
       body: JSON.stringify(body),
     });
     while (storeFaults.injected === 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -134,7 +142,10 @@ describe('answers at the gateway', () => {
     const [throttled, retried] = posts();
     expect([throttled?.status, retried?.status]).toEqual([429, 201]);
     expect(retried!.at - throttled!.at).toBeGreaterThanOrEqual(1_000); // never before Retry-After
-    expect([throttled?.idempotencyKey, retried?.idempotencyKey]).toEqual([created.idempotencyKey, created.idempotencyKey]);
+    expect([throttled?.idempotencyKey, retried?.idempotencyKey]).toEqual([
+      created.idempotencyKey,
+      created.idempotencyKey,
+    ]);
     expect(await storedNamed(name)).toEqual([created.pet.id]);
   });
 
@@ -147,7 +158,15 @@ describe('answers at the gateway', () => {
 
     gateway.seen = [];
     gateway.faults = [
-      { kind: 'answer', status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '0', headers: { 'X-Request-Id': 'r-503' }, body: { requestId: 'r-503' }, times: 1 },
+      {
+        kind: 'answer',
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+        retryAfter: '0',
+        headers: { 'X-Request-Id': 'r-503' },
+        body: { requestId: 'r-503' },
+        times: 1,
+      },
       { kind: 'answer', status: 504, code: 'GATEWAY_TIMEOUT', times: 1 },
     ];
     const page = await client().listPets({ status: 'sold' });
@@ -157,19 +176,36 @@ describe('answers at the gateway', () => {
 
   it('gives up at the budget with the last answer as a PetStoreError, its request id from x-amzn-RequestId', async () => {
     gateway.faults = [{ kind: 'answer', status: 429, code: 'TOO_MANY_REQUESTS', retryAfter: '1', times: 100 }];
-    const error = await client({ budgetMs: 1_500 }).listPets().catch((e: unknown) => e);
+    const error = await client({ budgetMs: 1_500 })
+      .listPets()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PetStoreError);
     const last = gateway.seen.at(-1)!;
-    expect(error).toMatchObject({ status: 429, code: 'TOO_MANY_REQUESTS', message: expect.stringContaining('injected TOO_MANY_REQUESTS'), requestId: last.gatewayRequestId });
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'TOO_MANY_REQUESTS',
+      message: expect.stringContaining('injected TOO_MANY_REQUESTS'),
+      requestId: last.gatewayRequestId,
+    });
     expect(gateway.seen.length).toBeGreaterThanOrEqual(1);
     expect(gateway.seen.length).toBeLessThanOrEqual(2); // a 1 s Retry-After leaves room for one retry in 1.5 s
   });
 
   it('does not wait for a Retry-After that ends past the budget; the request id comes from a 5xx body first', async () => {
     gateway.faults = [
-      { kind: 'answer', status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '5', headers: { 'X-Request-Id': 'from-header' }, body: { requestId: 'from-body' }, times: 1 },
+      {
+        kind: 'answer',
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+        retryAfter: '5',
+        headers: { 'X-Request-Id': 'from-header' },
+        body: { requestId: 'from-body' },
+        times: 1,
+      },
     ];
-    const error = await client({ budgetMs: 2_000 }).listPets().catch((e: unknown) => e);
+    const error = await client({ budgetMs: 2_000 })
+      .listPets()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PetStoreError);
     expect(error).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', requestId: 'from-body' });
     expect(gateway.seen).toHaveLength(1);
@@ -180,36 +216,67 @@ describe('never retried', () => {
   it.each([
     ['400 VALIDATION_FAILED', (c: ReturnType<typeof client>) => c.listPets({ limit: 0 }), 400, 'VALIDATION_FAILED'],
     ['404 NOT_FOUND', (c: ReturnType<typeof client>) => c.getPet(Number.MAX_SAFE_INTEGER), 404, 'NOT_FOUND'],
-    ['401 UNAUTHORIZED', () => client(undefined, 'not-a-key').createPet({ name: 'Nobody', categoryId: 1 }), 401, 'UNAUTHORIZED'],
-  ] as const)("%s: one request, the typed error, its request id from X-Request-Id (a refused key's from the gateway's x-amzn-RequestId)", async (_, call, status, code) => {
-    const error = (await call(client()).catch((e: unknown) => e)) as PetStoreError;
-    expect(error).toBeInstanceOf(PetStoreError);
-    expect(error).toMatchObject({ status, code, message: expect.any(String), requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
-    const idHeader = status === 401 ? 'x-amzn-requestid' : 'x-request-id';
-    if (status === 401) expect(error.headers.get('x-request-id')).toBeNull();
-    expect(error.requestId).toBe(error.headers.get(idHeader));
-    expect(gateway.seen).toHaveLength(1);
-  });
+    [
+      '401 UNAUTHORIZED',
+      () => client(undefined, 'not-a-key').createPet({ name: 'Nobody', categoryId: 1 }),
+      401,
+      'UNAUTHORIZED',
+    ],
+  ] as const)(
+    "%s: one request, the typed error, its request id from X-Request-Id (a refused key's from the gateway's x-amzn-RequestId)",
+    async (_, call, status, code) => {
+      const error = (await call(client()).catch((e: unknown) => e)) as PetStoreError;
+      expect(error).toBeInstanceOf(PetStoreError);
+      expect(error).toMatchObject({
+        status,
+        code,
+        message: expect.any(String),
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
+      const idHeader = status === 401 ? 'x-amzn-requestid' : 'x-request-id';
+      if (status === 401) expect(error.headers.get('x-request-id')).toBeNull();
+      expect(error.requestId).toBe(error.headers.get(idHeader));
+      expect(gateway.seen).toHaveLength(1);
+    },
+  );
 
   it('422 IDEMPOTENCY_KEY_REUSED: one request, and the error carries the key', async () => {
     const idempotencyKey = randomUUID();
     await client().createPet({ name: 'First', categoryId: 1 }, { idempotencyKey });
     gateway.seen = [];
-    const error = (await client().createPet({ name: 'Second', categoryId: 1 }, { idempotencyKey }).catch((e: unknown) => e)) as PetStoreError;
+    const error = (await client()
+      .createPet({ name: 'Second', categoryId: 1 }, { idempotencyKey })
+      .catch((e: unknown) => e)) as PetStoreError;
     expect(error).toMatchObject({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED', idempotencyKey });
     expect(gateway.seen).toHaveLength(1);
   });
 
   it('500 INTERNAL and 502 BAD_GATEWAY: one request each', async () => {
-    const internal = { kind: 'answer', status: 500, code: 'INTERNAL', headers: { 'X-Request-Id': 'r-500' }, body: { requestId: 'r-500' }, times: 1 } as const;
+    const internal = {
+      kind: 'answer',
+      status: 500,
+      code: 'INTERNAL',
+      headers: { 'X-Request-Id': 'r-500' },
+      body: { requestId: 'r-500' },
+      times: 1,
+    } as const;
     gateway.faults = [{ ...internal }, { kind: 'answer', status: 502, code: 'BAD_GATEWAY', times: 1 }];
     await expect(client().listPets()).rejects.toMatchObject({ status: 500, code: 'INTERNAL', requestId: 'r-500' });
     await expect(client().listPets()).rejects.toMatchObject({ status: 502, code: 'BAD_GATEWAY' });
     expect(gateway.seen).toHaveLength(2);
   });
 
-  it('the caller\'s own abort', async () => {
-    gateway.faults = [{ kind: 'answer', status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1', headers: { 'X-Request-Id': 'r' }, times: 100 }];
+  it("the caller's own abort", async () => {
+    gateway.faults = [
+      {
+        kind: 'answer',
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+        retryAfter: '1',
+        headers: { 'X-Request-Id': 'r' },
+        times: 100,
+      },
+    ];
     const controller = new AbortController();
     const call = client().listPets({}, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('stopped by the caller')), 200);
@@ -225,17 +292,27 @@ describe('no answer at all', () => {
     const { port } = server.address() as { port: number };
     await new Promise<void>((resolve) => server.close(() => resolve()));
 
-    const unreachable = petStoreClient({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: KEY, retry: { budgetMs: 400 } });
-    const error = (await unreachable.createPet({ name: 'Lost', categoryId: 1 }).catch((e: unknown) => e)) as PetStoreNetworkError;
+    const unreachable = petStoreClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: KEY,
+      retry: { budgetMs: 400 },
+    });
+    const error = (await unreachable
+      .createPet({ name: 'Lost', categoryId: 1 })
+      .catch((e: unknown) => e)) as PetStoreNetworkError;
     expect(error).toBeInstanceOf(PetStoreNetworkError);
-    expect(error.message).toMatch(new RegExp(`^fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in \\d+\\.\\d s\\)$`));
+    expect(error.message).toMatch(
+      new RegExp(`^fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in \\d+\\.\\d s\\)$`),
+    );
     expect(error.attempts).toBeGreaterThan(1);
     expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('an attempt still hanging at the budget is aborted', async () => {
     storeFaults.fault = { kind: 'hang', operations: ['GetItem'], bodyIncludes: PETS_TABLE };
-    const error = (await client({ budgetMs: 500 }).getPet(1).catch((e: unknown) => e)) as PetStoreNetworkError;
+    const error = (await client({ budgetMs: 500 })
+      .getPet(1)
+      .catch((e: unknown) => e)) as PetStoreNetworkError;
     expect(error).toBeInstanceOf(PetStoreNetworkError);
     expect(error.message).toMatch(/^no answer within the retry budget of 500 ms \(1 attempt in 0\.\d s\)$/);
   });
@@ -266,7 +343,15 @@ describe('the wait between attempts', () => {
   });
 
   it('refuses a baseUrl that is not an http(s) URL when the client is made, rather than retrying it', () => {
-    for (const baseUrl of ['localhost:3000/v1', '127.0.0.1:3000/v1', 'ftp://example.com/v1', '', '/v1', undefined, null]) {
+    for (const baseUrl of [
+      'localhost:3000/v1',
+      '127.0.0.1:3000/v1',
+      'ftp://example.com/v1',
+      '',
+      '/v1',
+      undefined,
+      null,
+    ]) {
       // A missing one too (`process.env.PETSTORE_URL` unset in plain JavaScript): one line, not a TypeError of ours.
       const made = () => petStoreClient({ baseUrl } as unknown as ClientOptions);
       expect(made, String(baseUrl)).toThrow(/^baseUrl must be an http\(s\) URL such as https:\/\/\S+, not \S+$/);

@@ -19,10 +19,13 @@ interface Front {
 
 const fronts: [string, () => Promise<Front>][] = [
   ['the local API', async () => withKey(await startTestApi(TEST_API_KEY), TEST_API_KEY)],
-  ['the staging stage run as deployed', async () => {
-    const running: RunningStage = await startStage('staging');
-    return { url: running.api.url, key: running.key, close: () => running.close() };
-  }],
+  [
+    'the staging stage run as deployed',
+    async () => {
+      const running: RunningStage = await startStage('staging');
+      return { url: running.api.url, key: running.key, close: () => running.close() };
+    },
+  ],
 ];
 
 const withKey = (api: LocalApi, key: string): Front => ({ url: api.url, key, close: () => api.close() });
@@ -41,15 +44,22 @@ describe.each(fronts)('%s', (_front, start) => {
       body,
     });
 
-  it.each([['gzip'], ['br']])('answers a body sent with Content-Encoding: %s 415 with Accept-Encoding: identity', async (coding) => {
-    const res = await post(gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })), { 'Content-Encoding': coding });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringMatching(/Content-Encoding/), status: 415 });
-    expect(res.headers.get('accept-encoding')).toBe('identity');
-    expect(res.headers.get('x-request-id')).toBeTruthy();
-    const list = await fetchApi(`${front.url}/pets`, { headers: { Authorization: `Bearer ${front.key}` } });
-    expect(list.body).toEqual([]);
-  });
+  it.each([['gzip'], ['br']])(
+    'answers a body sent with Content-Encoding: %s 415 with Accept-Encoding: identity',
+    async (coding) => {
+      const res = await post(gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })), { 'Content-Encoding': coding });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: expect.stringMatching(/Content-Encoding/),
+        status: 415,
+      });
+      expect(res.headers.get('accept-encoding')).toBe('identity');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      const list = await fetchApi(`${front.url}/pets`, { headers: { Authorization: `Bearer ${front.key}` } });
+      expect(list.body).toEqual([]);
+    },
+  );
 
   it('takes the same pet sent with Content-Encoding: identity', async () => {
     const res = await post(JSON.stringify({ name: 'Rex', categoryId: 1 }), { 'Content-Encoding': 'identity' });

@@ -32,10 +32,14 @@ describe("openapi.json under Redocly's recommended rules", async () => {
       paths: {},
       components: {
         headers: { X: { schema: { type: 'string' } } },
-        responses: { Unused: { description: 'unused', headers: { X: { $ref: '#/components/headers/X', required: true } } } },
+        responses: {
+          Unused: { description: 'unused', headers: { X: { $ref: '#/components/headers/X', required: true } } },
+        },
       },
     };
     const found = await lintFromString({ source: JSON.stringify(sample), absoluteRef: '/sample.json', config });
-    expect(found.map((problem) => problem.ruleId)).toEqual(expect.arrayContaining(['spec-ref-siblings', 'no-unused-components']));
+    expect(found.map((problem) => problem.ruleId)).toEqual(
+      expect.arrayContaining(['spec-ref-siblings', 'no-unused-components']),
+    );
   });
 });

@@ -37,7 +37,13 @@ describe('openapi.json', () => {
   });
 
   it('states limit with its bounds and default', () => {
-    expect(doc.components.parameters.limit.schema).toEqual({ type: 'integer', format: 'int64', minimum: 1, maximum: 100, default: 20 });
+    expect(doc.components.parameters.limit.schema).toEqual({
+      type: 'integer',
+      format: 'int64',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+    });
     // How a client writes it in the query: as JSON writes an integer.
     expect(doc.components.parameters.limit['x-text-pattern']).toBe('^(0|[1-9][0-9]*)$');
   });
@@ -48,22 +54,38 @@ describe('openapi.json', () => {
     expect(getPet['x-sunset']).toBe('2030-12-05T00:00:00Z');
     expect(getPet['x-successor']).toBe('GET /v1/pets');
     for (const status of ['200', '400', '404', '410', '500']) {
-      for (const header of ['Deprecation', 'Sunset', 'Link']) expect(headerOf(getPet.responses[status].headers[header]).required).toBe(true);
+      for (const header of ['Deprecation', 'Sunset', 'Link'])
+        expect(headerOf(getPet.responses[status].headers[header]).required).toBe(true);
     }
     // 401 and 503 may come from the key authorizer's gateway responses, which are the API's, not the route's.
     for (const status of ['401', '503']) {
-      for (const header of ['Deprecation', 'Sunset', 'Link']) expect(headerOf(getPet.responses[status].headers[header]).required).not.toBe(true);
+      for (const header of ['Deprecation', 'Sunset', 'Link'])
+        expect(headerOf(getPet.responses[status].headers[header]).required).not.toBe(true);
     }
   });
 
   it('declares every response header the service sends', () => {
     const responses = [
-      ...Object.values(doc.paths).flatMap((item: any) => Object.values(item).flatMap((op: any) => Object.values(op.responses))),
+      ...Object.values(doc.paths).flatMap((item: any) =>
+        Object.values(item).flatMap((op: any) => Object.values(op.responses)),
+      ),
       ...Object.values(doc[UNROUTED_RESPONSES]),
     ] as any[];
     const names = new Set(responses.flatMap((response) => Object.keys(response.headers ?? {})));
     expect([...names].sort()).toEqual(
-      ['Accept-Encoding', 'Allow', 'Deprecation', 'Idempotent-Replayed', 'Link', 'Location', 'Retry-After', 'Sunset', 'WWW-Authenticate', 'X-Request-Id', 'x-amzn-Remapped-WWW-Authenticate'].sort(),
+      [
+        'Accept-Encoding',
+        'Allow',
+        'Deprecation',
+        'Idempotent-Replayed',
+        'Link',
+        'Location',
+        'Retry-After',
+        'Sunset',
+        'WWW-Authenticate',
+        'X-Request-Id',
+        'x-amzn-Remapped-WWW-Authenticate',
+      ].sort(),
     );
     const createPet = doc.paths['/pets'].post;
     const required = (response: any, name: string) => headerOf(response.headers[name]).required;
@@ -106,7 +128,21 @@ describe('openapi.json', () => {
 
   it('gives each error status the Error schema narrowed to its code', () => {
     const responses = doc.paths['/pets'].post.responses;
-    expect(Object.keys(responses)).toEqual(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '502', '503', '504']);
+    expect(Object.keys(responses)).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ]);
     expect(responses['415'].content['application/json'].schema.allOf[1].properties).toEqual({
       code: { const: 'UNSUPPORTED_MEDIA_TYPE' },
       status: { const: 415 },
@@ -119,15 +155,36 @@ describe('response validation in test support', () => {
   const json = { 'content-type': 'application/json' };
 
   it('accepts a documented answer', () => {
-    expect(() => assertDocumented('POST', '/pets', { status: 201, headers: { ...json, location: '/v1/pets/1', 'x-request-id': 'r-1' }, body: pet })).not.toThrow();
+    expect(() =>
+      assertDocumented('POST', '/pets', {
+        status: 201,
+        headers: { ...json, location: '/v1/pets/1', 'x-request-id': 'r-1' },
+        body: pet,
+      }),
+    ).not.toThrow();
   });
 
   it.each([
-    ['an undeclared status', 'GET', '/pets', { status: 404, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 404 } }],
+    [
+      'an undeclared status',
+      'GET',
+      '/pets',
+      { status: 404, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 404 } },
+    ],
     ['a missing required header', 'POST', '/pets', { status: 201, headers: json, body: pet }],
     ['a body off its schema', 'GET', '/pets', { status: 200, headers: json, body: [{ ...pet, extra: true }] }],
-    ['an error code off its status', 'GET', '/pets', { status: 400, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 400 } }],
-    ['a 405 without Allow', 'DELETE', undefined, { status: 405, headers: json, body: { code: 'METHOD_NOT_ALLOWED', message: 'x', status: 405 } }],
+    [
+      'an error code off its status',
+      'GET',
+      '/pets',
+      { status: 400, headers: json, body: { code: 'NOT_FOUND', message: 'x', status: 400 } },
+    ],
+    [
+      'a 405 without Allow',
+      'DELETE',
+      undefined,
+      { status: 405, headers: json, body: { code: 'METHOD_NOT_ALLOWED', message: 'x', status: 405 } },
+    ],
   ] as const)('rejects %s', (_, method, path, response) => {
     expect(() => assertDocumented(method, path, response as ReceivedResponse)).toThrow();
   });

@@ -32,7 +32,8 @@ function validatorAt(pointer: string): ValidateFunction {
 }
 
 const validNewPet = validatorAt('/components/schemas/NewPet');
-const parameter = (name: string) => document.components.parameters[name] as { schema: object; 'x-text-pattern'?: string };
+const parameter = (name: string) =>
+  document.components.parameters[name] as { schema: object; 'x-text-pattern'?: string };
 
 /** What the schema says of a parameter's text: an integer one is first read as the document spells integers. */
 function parameterAccepts(name: string, text: string): boolean {
@@ -62,7 +63,9 @@ beforeAll(async () => {
   }
   const first = await call(listPets, apiEvent('GET', '/pets?limit=1'));
   const given = new URL(/<([^>]+)>/.exec(first.headers.link ?? '')![1]!).searchParams.get('cursor')!;
-  expect((await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ limit: '1', cursor: given })}`))).status).toBe(200);
+  expect(
+    (await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ limit: '1', cursor: given })}`))).status,
+  ).toBe(200);
   // The cursor the service's own codec gives for a page ending at the first id whose cursor has
   // characters of both alphabets to respell and a body with unused bits (the drawn ids' cursors may not).
   const codec = cursorCodecFor(service);
@@ -117,12 +120,29 @@ const names: [string, unknown][] = [
   ['an object', { name: 'Rex' }],
 ];
 const categoryIds: [string, unknown][] = [
-  ['0', 0], ['-1', -1], ['1', 1], ['1.5', 1.5], ['1.0', 1.0], ['2^53 - 1', 2 ** 53 - 1], ['2^53', 2 ** 53],
-  ['1e300', 1e300], ['a string', '1'], ['null', null], ['true', true], ['an array', [1]],
+  ['0', 0],
+  ['-1', -1],
+  ['1', 1],
+  ['1.5', 1.5],
+  ['1.0', 1.0],
+  ['2^53 - 1', 2 ** 53 - 1],
+  ['2^53', 2 ** 53],
+  ['1e300', 1e300],
+  ['a string', '1'],
+  ['null', null],
+  ['true', true],
+  ['an array', [1]],
 ];
 const statuses: [string, unknown][] = [
-  ['available', 'available'], ['pending', 'pending'], ['sold', 'sold'], ['Available', 'Available'], ['empty', ''],
-  ['trailing space', 'sold '], ['null', null], ['a number', 1], ['an array', ['sold']],
+  ['available', 'available'],
+  ['pending', 'pending'],
+  ['sold', 'sold'],
+  ['Available', 'Available'],
+  ['empty', ''],
+  ['trailing space', 'sold '],
+  ['null', null],
+  ['a number', 1],
+  ['an array', ['sold']],
 ];
 
 describe('the published schema and the service agree', () => {
@@ -139,29 +159,62 @@ describe('the published schema and the service agree', () => {
   });
 
   it.each([
-    ['0'], ['1'], ['20'], ['100'], ['101'], ['1.0'], ['01'], ['+5'], [' 5'], ['5 '], ['-1'], ['1e1'], ['0x10'], ['abc'], [''],
-    ['9007199254740991'], ['100000000000000000001'],
+    ['0'],
+    ['1'],
+    ['20'],
+    ['100'],
+    ['101'],
+    ['1.0'],
+    ['01'],
+    ['+5'],
+    [' 5'],
+    ['5 '],
+    ['-1'],
+    ['1e1'],
+    ['0x10'],
+    ['abc'],
+    [''],
+    ['9007199254740991'],
+    ['100000000000000000001'],
   ])('on a limit: %j', async (limit) => {
     const res = await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ limit })}`));
     expectAgreement(parameterAccepts('limit', limit), res.status, [200]);
   });
 
-  it.each([
-    [['5', '500']], [['500', '5']], [['5', 'abc']], [['abc', '5']],
-  ])('on a repeated limit, by its last value: %j', async (limits) => {
-    const query = new URLSearchParams(limits.map((limit): [string, string] => ['limit', limit]));
-    const res = await call(listPets, apiEvent('GET', `/pets?${query}`));
-    expectAgreement(parameterAccepts('limit', limits.at(-1)!), res.status, [200]);
-  });
+  it.each([[['5', '500']], [['500', '5']], [['5', 'abc']], [['abc', '5']]])(
+    'on a repeated limit, by its last value: %j',
+    async (limits) => {
+      const query = new URLSearchParams(limits.map((limit): [string, string] => ['limit', limit]));
+      const res = await call(listPets, apiEvent('GET', `/pets?${query}`));
+      expectAgreement(parameterAccepts('limit', limits.at(-1)!), res.status, [200]);
+    },
+  );
 
-  it.each([['available'], ['sold'], ['Sold'], [''], [' sold'], ['lost']])('on a status parameter: %j', async (status) => {
-    const res = await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ status })}`));
-    expectAgreement(parameterAccepts('status', status), res.status, [200]);
-  });
+  it.each([['available'], ['sold'], ['Sold'], [''], [' sold'], ['lost']])(
+    'on a status parameter: %j',
+    async (status) => {
+      const res = await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ status })}`));
+      expectAgreement(parameterAccepts('status', status), res.status, [200]);
+    },
+  );
 
   it.each([
-    ['a stored id'], ['1'], ['0'], ['-1'], ['01'], [' 1'], ['1 '], ['1.0'], ['+1'], ['1e3'], ['0x10'], ['abc'], ['%31'],
-    ['9007199254740991'], ['9007199254740992'], ['12345678901234567890'],
+    ['a stored id'],
+    ['1'],
+    ['0'],
+    ['-1'],
+    ['01'],
+    [' 1'],
+    ['1 '],
+    ['1.0'],
+    ['+1'],
+    ['1e3'],
+    ['0x10'],
+    ['abc'],
+    ['%31'],
+    ['9007199254740991'],
+    ['9007199254740992'],
+    ['12345678901234567890'],
   ])('on a petId: %j', async (given) => {
     const petId = given === 'a stored id' ? String(storedId) : given;
     const event = apiEvent('GET', '/pets/1', { route: routeOf('getPet') });
@@ -175,12 +228,21 @@ describe('the published schema and the service agree', () => {
     ['as given', (cursor) => cursor],
     ['with = padding', (cursor) => eachPart(cursor, padded)],
     ['with = padding on its signature', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? padded(part) : part))],
-    ['with its signature in the +/ alphabet', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? part.replaceAll('-', '+').replaceAll('_', '/') : part))],
+    [
+      'with its signature in the +/ alphabet',
+      (cursor) => eachPart(cursor, (part, i) => (i === 1 ? part.replaceAll('-', '+').replaceAll('_', '/') : part)),
+    ],
     ['with a character outside the alphabet after it', (cursor) => `${cursor}!`],
     ['with a character outside the alphabet in its signature', (cursor) => cursor.replace('.', '.~')],
     ['with a space after', (cursor) => `${cursor} `],
-    ['with the unused bits of its signature\'s last character set', (cursor) => eachPart(cursor, (part, i) => (i === 1 ? withLowBitsSet(part) : part))],
-    ['with the unused bits of its body\'s last character set', (cursor) => eachPart(cursor, (part, i) => (i === 0 ? withLowBitsSet(part) : part))],
+    [
+      "with the unused bits of its signature's last character set",
+      (cursor) => eachPart(cursor, (part, i) => (i === 1 ? withLowBitsSet(part) : part)),
+    ],
+    [
+      "with the unused bits of its body's last character set",
+      (cursor) => eachPart(cursor, (part, i) => (i === 0 ? withLowBitsSet(part) : part)),
+    ],
   ];
 
   it.each(spellings)('on a cursor the service gave, %s', async (_case, spell) => {
@@ -194,13 +256,15 @@ describe('the published schema and the service agree', () => {
     expect(new Set([genuineCursor, ...spelled]).size).toBe(spellings.length);
   });
 
-  it('on an empty cursor, and on a cursor the schema accepts but the service never gave (the signature\'s 400)', async () => {
+  it("on an empty cursor, and on a cursor the schema accepts but the service never gave (the signature's 400)", async () => {
     const empty = await call(listPets, apiEvent('GET', '/pets?cursor='));
     expectAgreement(parameterAccepts('cursor', ''), empty.status, [200]);
     const [body, signature] = genuineCursor.split('.') as [string, string];
     const forged = `${body}.${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
     expect(parameterAccepts('cursor', forged)).toBe(true);
-    expect((await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ cursor: forged })}`))).status).toBe(400);
+    expect((await call(listPets, apiEvent('GET', `/pets?${new URLSearchParams({ cursor: forged })}`))).status).toBe(
+      400,
+    );
   });
 });
 
@@ -212,13 +276,14 @@ async function expectBodyAgreement(body: Record<string, unknown>) {
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
-const eachPart = (cursor: string, respell: (part: string, index: number) => string): string => cursor.split('.').map(respell).join('.');
+const eachPart = (cursor: string, respell: (part: string, index: number) => string): string =>
+  cursor.split('.').map(respell).join('.');
 
 const padded = (part: string): string => part + '='.repeat((4 - (part.length % 4)) % 4);
 
 /** The same bytes, spelled with the bits a last character of 2 or 3 in its group leaves unused set to 1. */
 function withLowBitsSet(part: string): string {
-  const unusedBits = { 2: 0b1111, 3: 0b11 }[part.length % 4 as 2 | 3];
+  const unusedBits = { 2: 0b1111, 3: 0b11 }[(part.length % 4) as 2 | 3];
   if (unusedBits === undefined) throw new Error(`a ${part.length}-character part has no unused bits`);
   const last = BASE64URL.indexOf(part.at(-1)!);
   return part.slice(0, -1) + BASE64URL[last | unusedBits];

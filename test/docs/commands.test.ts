@@ -12,19 +12,27 @@ import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MARK, ROOT, documentedBlocks } from './shellBlocks.ts';
 
-const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 
 /** The entry file and the project modules it imports: a test that runs any of them runs the command. */
 function entryAndModules(entry: string): string[] {
   const text = readFileSync(join(ROOT, entry), 'utf8');
-  const imported = [...text.matchAll(/^import [^'\n]*'(\.{1,2}\/[^']+)';$/gm)].map((match) => relative(ROOT, join(ROOT, dirname(entry), match[1]!)));
+  const imported = [...text.matchAll(/^import [^'\n]*'(\.{1,2}\/[^']+)';$/gm)].map((match) =>
+    relative(ROOT, join(ROOT, dirname(entry), match[1]!)),
+  );
   return [entry, ...imported];
 }
 
 /** What a test must mention to run `command`: one of the npm script's entry files, and its first argument. */
 function signature(command: string): string[][] | undefined {
   const words = command.replace(/^(\w+=\S*\s+)+/, '').split(/\s+/);
-  const script = words[0] === 'npm' && words[1] === 'run' ? words[2] : words[0] === 'npm' && words[1] === 'start' ? 'start' : undefined;
+  const script =
+    words[0] === 'npm' && words[1] === 'run'
+      ? words[2]
+      : words[0] === 'npm' && words[1] === 'start'
+        ? 'start'
+        : undefined;
   const entry = script && SCRIPTS[script]?.split(/\s+/).find((word) => /\.(ts|mjs)$/.test(word));
   if (!entry) return undefined;
   const dashes = words.indexOf('--');
@@ -41,7 +49,10 @@ describe('every documented shell command is run by a named test or marked', () =
 
   it.each(BLOCKS.map((block) => [block.where, block] as const))('%s', (_where, block) => {
     const mark = MARK.exec(block.mark ?? '');
-    expect(mark, `${block.where}: no <!-- run by: ... --> or <!-- not run here: ... --> on the line before the block`).not.toBeNull();
+    expect(
+      mark,
+      `${block.where}: no <!-- run by: ... --> or <!-- not run here: ... --> on the line before the block`,
+    ).not.toBeNull();
     if (mark![1] === 'not run here') return;
     // test/docs/walkthrough.test.ts runs every block so marked, and fails on one it has no runner for.
     if (mark![1] === 'run as written by') return expect(mark![2]).toBe('test/docs/walkthrough.test.ts');
@@ -50,9 +61,15 @@ describe('every documented shell command is run by a named test or marked', () =
     const sources = tests.map((test) => readFileSync(join(ROOT, test), 'utf8')).join('\n');
     for (const command of block.commands) {
       const needed = signature(command);
-      expect(needed, `${block.where}: "${command}" is not an npm script a test can be checked to run; mark the block "not run here"`).toBeDefined();
+      expect(
+        needed,
+        `${block.where}: "${command}" is not an npm script a test can be checked to run; mark the block "not run here"`,
+      ).toBeDefined();
       for (const anyOf of needed!) {
-        expect(anyOf.some((part) => sources.includes(part)), `${block.where}: "${command}": ${tests.join(', ')} never mention ${anyOf.join(' or ')}`).toBe(true);
+        expect(
+          anyOf.some((part) => sources.includes(part)),
+          `${block.where}: "${command}": ${tests.join(', ')} never mention ${anyOf.join(' or ')}`,
+        ).toBe(true);
       }
     }
   });

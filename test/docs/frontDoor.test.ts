@@ -96,7 +96,8 @@ describe('the README as a front door', () => {
     const firstSection = lines.findIndex((line) => line.startsWith('## '));
     const contents = lines.slice(1, firstSection).join('\n');
     expect(sections.length).toBeGreaterThan(0);
-    for (const section of sections) expect(contents, `${doc} lists "${section}"`).toContain(`(#${[...anchors(`## ${section}`)][0]})`);
+    for (const section of sections)
+      expect(contents, `${doc} lists "${section}"`).toContain(`(#${[...anchors(`## ${section}`)][0]})`);
   });
 
   it.each(['README.md', ...DOCS])('%s: every relative link reaches a file and heading that exist', (file) => {

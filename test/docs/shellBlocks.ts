@@ -38,12 +38,20 @@ export function shellBlocks(file: string): ShellBlock[] {
     if (fence[1] === 'sh' || fence[1] === 'bash') {
       let before = at - 1;
       while (before >= 0 && lines[before]!.trim() === '') before--;
-      const body = lines.slice(at + 1, end).join('\n').replace(/\\\n\s*/g, ' ');
+      const body = lines
+        .slice(at + 1, end)
+        .join('\n')
+        .replace(/\\\n\s*/g, ' ');
       const commands = body
         .split('\n')
         .map((line) => line.replace(/(^|\s+)#.*$/, '').trim())
         .filter(Boolean);
-      blocks.push({ where: `${file}:${at + 1}`, mark: before >= 0 ? lines[before]!.trim() : undefined, body, commands });
+      blocks.push({
+        where: `${file}:${at + 1}`,
+        mark: before >= 0 ? lines[before]!.trim() : undefined,
+        body,
+        commands,
+      });
     }
     at = end;
   }

@@ -20,7 +20,9 @@ const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
 /** The environment a newcomer's shell has: none of the suite's own settings. */
 function newcomerEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(PETSTORE_|AWS_|DYNAMODB_|STORE_|VITEST|NODE_OPTIONS$|TEST$|PORT$)/.test(name)),
+    Object.entries(process.env).filter(
+      ([name]) => !/^(PETSTORE_|AWS_|DYNAMODB_|STORE_|VITEST|NODE_OPTIONS$|TEST$|PORT$)/.test(name),
+    ),
   );
   return { ...env, ...extra };
 }
@@ -31,8 +33,16 @@ class Shell {
   output = '';
   readonly exited: Promise<number | null>;
 
-  constructor(readonly script: string, env: NodeJS.ProcessEnv) {
-    this.child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(
+    readonly script: string,
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     this.child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
@@ -47,7 +57,8 @@ class Shell {
       const match = this.output.match(pattern);
       if (match) return match;
       if (ended) throw new Error(`"${this.script}" ended before printing ${pattern}:\n${this.output}`);
-      if (Date.now() > deadline) throw new Error(`"${this.script}" printed no ${pattern} in ${timeoutMs} ms:\n${this.output}`);
+      if (Date.now() > deadline)
+        throw new Error(`"${this.script}" printed no ${pattern} in ${timeoutMs} ms:\n${this.output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -59,7 +70,10 @@ class Shell {
    */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.child.pid!, 'SIGTERM');
-    const stopped = await Promise.race([this.exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000))]);
+    const stopped = await Promise.race([
+      this.exited,
+      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000)),
+    ]);
     if (stopped === 'late') {
       process.kill(-this.child.pid!, 'SIGKILL');
       throw new Error(`"${this.script}" did not stop within 10 s of SIGTERM`);
@@ -99,7 +113,10 @@ async function startDeployed(command: string): Promise<{ shell: Shell; url: stri
   expect(command).toMatch(/^npm run start:deployed -- --stage staging\b/);
   const shell = start(`${command} --port ${await freePort()}`, newcomerEnvironment());
   const [, url] = await shell.waitFor(/as deployed, offline, on (http:\/\/\S+\/v1)/, 120_000);
-  const [, table, endpoint] = await shell.waitFor(/npm run keys -- create --stage staging --table (\S+) --endpoint (\S+)/, 5_000);
+  const [, table, endpoint] = await shell.waitFor(
+    /npm run keys -- create --stage staging --table (\S+) --endpoint (\S+)/,
+    5_000,
+  );
   return { shell, url: url!, table: table!, endpoint: endpoint! };
 }
 
@@ -111,12 +128,18 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
     const server = start('npm start', newcomerEnvironment({ PORT: String(port), PETSTORE_IN_MEMORY: '1' }));
     const [, key] = await server.waitFor(/generated API key for this run: (\S+)/, 60_000);
     await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\/v1/, 5_000);
-    const script = fill(block.body, { 'http://127.0.0.1:3000/v1': `http://127.0.0.1:${port}/v1`, '<the key npm start printed>': key! });
+    const script = fill(block.body, {
+      'http://127.0.0.1:3000/v1': `http://127.0.0.1:${port}/v1`,
+      '<the key npm start printed>': key!,
+    });
     const { code, output } = await runToEnd(script, newcomerEnvironment());
     expect(code, output).toBe(0);
     // createPet 201, listPets 200 with the pet just created, getPet of an id nobody created 404.
     // Not anchored: curl's progress meter, on stderr, may share a line with a status line.
-    expect([...output.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])), output).toEqual([201, 200, 404]);
+    expect(
+      [...output.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])),
+      output,
+    ).toEqual([201, 200, 404]);
     expect(output).toContain('"name":"Rex"');
     expect(await server.stop()).toBe(0);
   },
@@ -160,10 +183,19 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
     try {
       const { code, output } = await runToEnd(block.body, newcomerEnvironment());
       expect(code, output).toBe(0);
-      expect(output).toMatch(/^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m);
+      expect(output).toMatch(
+        /^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m,
+      );
       expect(output).toContain('Cold request targets:');
-      const written = JSON.parse(readFileSync(results, 'utf8')) as { launch: { nodeArgs: string[]; cpu?: number }; coldRequest: { rows: unknown[] }; warm: unknown[] };
-      expect(written.launch).toEqual({ nodeArgs: expect.arrayContaining(['--expose-gc', '--max-semi-space-size=25']), cpu: expect.any(Number) });
+      const written = JSON.parse(readFileSync(results, 'utf8')) as {
+        launch: { nodeArgs: string[]; cpu?: number };
+        coldRequest: { rows: unknown[] };
+        warm: unknown[];
+      };
+      expect(written.launch).toEqual({
+        nodeArgs: expect.arrayContaining(['--expose-gc', '--max-semi-space-size=25']),
+        cpu: expect.any(Number),
+      });
       // Every row's samples passed checkLaunch; --cold-only stopped before the warm requests.
       expect(written.coldRequest.rows.length).toBeGreaterThan(0);
       expect(written.warm).toEqual([]);
@@ -183,12 +215,22 @@ async function rehearsal(block: ShellBlock): Promise<void> {
   const { shell, url, table, endpoint } = await startDeployed(startCommand!);
   // The key file the block names, in a folder of its own (never the repository's).
   const keyFile = join(mkdtempSync(join(tmpdir(), 'rehearsal-')), 'staging.key');
-  const keys = await runToEnd(fill(keysCommand!, { '--table <printed>': `--table ${table}`, '--endpoint <printed>': `--endpoint ${endpoint}`, 'staging.key': keyFile }), newcomerEnvironment());
+  const keys = await runToEnd(
+    fill(keysCommand!, {
+      '--table <printed>': `--table ${table}`,
+      '--endpoint <printed>': `--endpoint ${endpoint}`,
+      'staging.key': keyFile,
+    }),
+    newcomerEnvironment(),
+  );
   expect(keys.code, keys.output).toBe(0);
   // Run through a pipe, as here, the key goes only to the file.
   expect(keys.output).not.toMatch(/psk_/);
   expect(readFileSync(keyFile, 'utf8')).toMatch(API_KEY_FILE);
-  const smoke = await runToEnd(fill(smokeCommand!, { 'staging.key': keyFile, 'http://127.0.0.1:3100/v1': url }), newcomerEnvironment());
+  const smoke = await runToEnd(
+    fill(smokeCommand!, { 'staging.key': keyFile, 'http://127.0.0.1:3100/v1': url }),
+    newcomerEnvironment(),
+  );
   expect(smoke.code, smoke.output).toBe(0);
   expect(smoke.output).not.toMatch(/FAIL/);
   expect(smoke.output.match(/^ok\b/gm)?.length ?? 0, smoke.output).toBeGreaterThan(3);
@@ -215,9 +257,16 @@ describe('the documented blocks, run as written', () => {
     expect(MARKED.length).toBeGreaterThanOrEqual(4);
   });
 
-  it.each(MARKED.map((block) => [block.where, block] as const))('%s', async (_where, block) => {
-    const runner = runnerFor(block);
-    expect(runner, `${block.where}: no runner in ${WALKTHROUGH} for a block starting "${block.commands[0]}"`).toBeDefined();
-    await runner!(block);
-  }, 240_000);
+  it.each(MARKED.map((block) => [block.where, block] as const))(
+    '%s',
+    async (_where, block) => {
+      const runner = runnerFor(block);
+      expect(
+        runner,
+        `${block.where}: no runner in ${WALKTHROUGH} for a block starting "${block.commands[0]}"`,
+      ).toBeDefined();
+      await runner!(block);
+    },
+    240_000,
+  );
 });

@@ -50,7 +50,10 @@ describe('with the control table hung', () => {
     // The store back: the next request reads the keys (a read started after the hang) and is answered (401: the test key is not among the control table's keys).
     proxy().fault = undefined;
     await sleep(3_500);
-    const authorized = await call(handler, apiEvent('GET', '/pets/1', { anonymous: true, headers: { Authorization: `Bearer ${TEST_API_KEY}` } }));
+    const authorized = await call(
+      handler,
+      apiEvent('GET', '/pets/1', { anonymous: true, headers: { Authorization: `Bearer ${TEST_API_KEY}` } }),
+    );
     expect(authorized.status).toBe(401);
   });
 

@@ -58,13 +58,12 @@ describe('createPet', () => {
     expect((await storedItems())[0]).toMatchObject({ name: 'Rex  \u00a0Max' });
   });
 
-  it.each([
-    ['application/json; charset=utf-8'],
-    ['Application/JSON'],
-    ['application/json;charset="UTF-8"'],
-  ])('accepts Content-Type %s', async (contentType) => {
-    expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Type': contentType })).status).toBe(201);
-  });
+  it.each([['application/json; charset=utf-8'], ['Application/JSON'], ['application/json;charset="UTF-8"']])(
+    'accepts Content-Type %s',
+    async (contentType) => {
+      expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Type': contentType })).status).toBe(201);
+    },
+  );
 
   it('accepts a base64-encoded body, as API Gateway may send it', async () => {
     const event = apiEvent('POST', '/pets', { body: '' });
@@ -80,7 +79,13 @@ describe('createPet', () => {
     ['both missing', {}, 400, 'VALIDATION_FAILED', /'name' is required; 'categoryId' is required/],
     ['name with a lone surrogate', '{"name":"Re\\ud800x","categoryId":1}', 400, 'VALIDATION_FAILED', /lone surrogate/],
     ['name empty', { name: '', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not be empty/],
-    ['name blank', { name: '   ', categoryId: 1 }, 400, 'VALIDATION_FAILED', /'name' must not start or end with whitespace/],
+    [
+      'name blank',
+      { name: '   ', categoryId: 1 },
+      400,
+      'VALIDATION_FAILED',
+      /'name' must not start or end with whitespace/,
+    ],
     ['name with a leading space', { name: ' Rex', categoryId: 1 }, 400, 'VALIDATION_FAILED', /whitespace/],
     ['name with a trailing NBSP', { name: 'Rex\u00a0', categoryId: 1 }, 400, 'VALIDATION_FAILED', /whitespace/],
     ['name too long', { name: longName, categoryId: 1 }, 400, 'VALIDATION_FAILED', /at most 256/],
@@ -91,7 +96,13 @@ describe('createPet', () => {
     ['categoryId fractional', { name: 'Rex', categoryId: 1.5 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
     ['categoryId a string', { name: 'Rex', categoryId: '1' }, 400, 'VALIDATION_FAILED', /'categoryId'/],
     ['categoryId too large', { name: 'Rex', categoryId: 2 ** 53 }, 400, 'VALIDATION_FAILED', /'categoryId'/],
-    ['categoryId huge literal', '{"name":"Rex","categoryId":123456789012345678901234567890}', 400, 'VALIDATION_FAILED', /'categoryId'/],
+    [
+      'categoryId huge literal',
+      '{"name":"Rex","categoryId":123456789012345678901234567890}',
+      400,
+      'VALIDATION_FAILED',
+      /'categoryId'/,
+    ],
     ['status unknown', { name: 'Rex', categoryId: 1, status: 'lost' }, 400, 'VALIDATION_FAILED', /'status'/],
     ['status null', { name: 'Rex', categoryId: 1, status: null }, 400, 'VALIDATION_FAILED', /'status'/],
     ['id sent by the client', { id: 5, name: 'Rex', categoryId: 1 }, 400, 'VALIDATION_FAILED', /unknown field 'id'/],
@@ -100,11 +111,34 @@ describe('createPet', () => {
     ['a JSON string', '"Rex"', 400, 'VALIDATION_FAILED', /JSON object/],
     ['JSON null', 'null', 400, 'VALIDATION_FAILED', /JSON object/],
     ['malformed JSON', '{"name": "Rex",', 400, 'VALIDATION_FAILED', /not valid JSON/],
-    ['a __proto__ key', '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}', 400, 'VALIDATION_FAILED', /unknown field '__proto__'/],
-    ['a nested __proto__ key', '{"name":"Rex","categoryId":{"__proto__":1}}', 400, 'VALIDATION_FAILED', /unknown field '__proto__'/],
-    ['a constructor.prototype key', '{"name":"Rex","categoryId":1,"constructor":{"prototype":{}}}', 400, 'VALIDATION_FAILED', /unknown field 'constructor'/],
+    [
+      'a __proto__ key',
+      '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}',
+      400,
+      'VALIDATION_FAILED',
+      /unknown field '__proto__'/,
+    ],
+    [
+      'a nested __proto__ key',
+      '{"name":"Rex","categoryId":{"__proto__":1}}',
+      400,
+      'VALIDATION_FAILED',
+      /unknown field '__proto__'/,
+    ],
+    [
+      'a constructor.prototype key',
+      '{"name":"Rex","categoryId":1,"constructor":{"prototype":{}}}',
+      400,
+      'VALIDATION_FAILED',
+      /unknown field 'constructor'/,
+    ],
     ['an empty body', '', 400, 'VALIDATION_FAILED', /JSON object is required/],
-    ['a body over 16 KiB', JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(MAX_BODY_BYTES) }), 413, 'PAYLOAD_TOO_LARGE'],
+    [
+      'a body over 16 KiB',
+      JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(MAX_BODY_BYTES) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
   ])('rejects %s', async (_case, body, status, code, message) => {
     const res = await post(body);
     expect(res.status).toBe(status);
@@ -125,13 +159,19 @@ describe('createPet', () => {
     event.isBase64Encoded = true;
     const res = await call(createPet, event);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: 'Invalid body: the body is not valid UTF-8.', status: 400 });
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'Invalid body: the body is not valid UTF-8.',
+      status: 400,
+    });
     expect(await storedItems()).toEqual([]);
   });
 
   it('answers 400 for a body API Gateway decoded with U+FFFD in place of bytes that were not UTF-8, storing nothing', async () => {
     // What the function gets on AWS for {"name":"R<FF>x",...}: the API declares no binary media types.
-    const event = apiEvent('POST', '/pets', { body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, ...Buffer.from('x","categoryId":1}')]).toString('utf8') });
+    const event = apiEvent('POST', '/pets', {
+      body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, ...Buffer.from('x","categoryId":1}')]).toString('utf8'),
+    });
     expect(event.body).toContain('\ufffd');
     const res = await call(createPet, event);
     expect(res.status).toBe(400);
@@ -165,15 +205,22 @@ describe('createPet', () => {
       event.isBase64Encoded = true;
       const res = await call(createPet, event);
       expect(res.status).toBe(415);
-      expect(res.body).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringMatching(/Content-Encoding/), status: 415 });
+      expect(res.body).toEqual({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: expect.stringMatching(/Content-Encoding/),
+        status: 415,
+      });
       expect(res.headers['accept-encoding']).toBe('identity');
       expect(await storedItems()).toEqual([]);
     },
   );
 
-  it.each([['identity'], ['Identity'], ['']])('takes a body sent with Content-Encoding: %j', async (contentEncoding) => {
-    expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Encoding': contentEncoding })).status).toBe(201);
-  });
+  it.each([['identity'], ['Identity'], ['']])(
+    'takes a body sent with Content-Encoding: %j',
+    async (contentEncoding) => {
+      expect((await post({ name: 'Rex', categoryId: 1 }, { 'Content-Encoding': contentEncoding })).status).toBe(201);
+    },
+  );
 
   it('answers a 415 for the media type without Accept-Encoding', async () => {
     const res = await post({ name: 'Rex', categoryId: 1 }, { 'Content-Type': 'text/plain' });

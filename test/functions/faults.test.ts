@@ -29,7 +29,12 @@ function failingService(error: unknown): Service {
   return { ...service, pets: { ...service.pets, documents } };
 }
 
-const unavailable = { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) };
+const unavailable = {
+  code: 'SERVICE_UNAVAILABLE',
+  message: expect.any(String),
+  status: 503,
+  requestId: expect.any(String),
+};
 const meta = { $metadata: {}, message: 'slow down' };
 
 describe.each(requests)('%s when the store fails', (_name, make, event) => {
@@ -38,7 +43,13 @@ describe.each(requests)('%s when the store fails', (_name, make, event) => {
     ['over provisioned throughput', new ProvisionedThroughputExceededException(meta)],
     ['timing out', Object.assign(new Error('socket timed out'), { name: 'TimeoutError' })],
     ['refusing connections', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
-    ['answering 500', Object.assign(new Error('InternalServerError'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } })],
+    [
+      'answering 500',
+      Object.assign(new Error('InternalServerError'), {
+        name: 'InternalServerError',
+        $metadata: { httpStatusCode: 500 },
+      }),
+    ],
   ])('answers 503 with Retry-After when %s', async (_case, error) => {
     const res = await call(make(failingService(error)), event());
     expect(res.status).toBe(503);
@@ -52,11 +63,20 @@ describe.each(requests)('%s when the store fails', (_name, make, event) => {
     const lambdaEvent = event();
     const res = await call(make(failingService(new TypeError('secret internals at line 42'))), lambdaEvent);
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ code: 'INTERNAL', message: expect.any(String), status: 500, requestId: lambdaEvent.requestContext.requestId });
+    expect(res.body).toEqual({
+      code: 'INTERNAL',
+      message: expect.any(String),
+      status: 500,
+      requestId: lambdaEvent.requestContext.requestId,
+    });
     expect(res.headers['x-request-id']).toBe(lambdaEvent.requestContext.requestId);
     expect(JSON.stringify(res.body)).not.toMatch(/secret internals|TypeError|at line/);
     const logged = JSON.parse(String(errors.mock.calls.at(-1)?.[0]));
-    expect(logged).toMatchObject({ level: 'ERROR', message: 'secret internals at line 42', requestId: lambdaEvent.requestContext.requestId });
+    expect(logged).toMatchObject({
+      level: 'ERROR',
+      message: 'secret internals at line 42',
+      requestId: lambdaEvent.requestContext.requestId,
+    });
     expect(logged.awsRequestId).toEqual(expect.any(String));
     errors.mockRestore();
   });
@@ -71,14 +91,20 @@ describe('real store faults, without mocks', () => {
 
   it('answers 503 when the store cannot be reached', async () => {
     const service = serviceFromEnvironment({ ...env, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
-    const res = await call(createPetHandler(service), apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 } }));
+    const res = await call(
+      createPetHandler(service),
+      apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 } }),
+    );
     expect(res).toMatchObject({ status: 503, body: unavailable });
   });
 });
 
 describe('key store faults', () => {
   it.each(requests)('%s answers 503 when the API keys cannot be read', async (_name, make, event) => {
-    const service = { ...serviceFromEnvironment(env), keys: { keyDigests: () => Promise.reject(new Error('the control table is down')) } };
+    const service = {
+      ...serviceFromEnvironment(env),
+      keys: { keyDigests: () => Promise.reject(new Error('the control table is down')) },
+    };
     const res = await call(make(service), event());
     expect(res).toMatchObject({ status: 503, body: unavailable });
     expect(res.headers['retry-after']).toBe('1');

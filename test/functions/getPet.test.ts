@@ -12,7 +12,10 @@ let rex: Pet;
 
 beforeAll(async () => {
   service = serviceFromEnvironment(await freshEnvironment(endpoint()));
-  const created = await call(createPetHandler(service), apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 3, status: 'sold' } }));
+  const created = await call(
+    createPetHandler(service),
+    apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 3, status: 'sold' } }),
+  );
   rex = created.body;
 });
 
@@ -33,10 +36,14 @@ describe('getPet', () => {
     expect(res.body).toEqual({ id: rex.id, name: 'Rex', categoryId: 3, status: 'sold' });
   });
 
-  it('refuses a body, as the local API and production\'s web ACL do (staging has no web ACL), reading nothing', async () => {
+  it("refuses a body, as the local API and production's web ACL do (staging has no web ACL), reading nothing", async () => {
     const res = await get(`/pets/${rex.id}`, { body: '{}' });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.', status: 400 });
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'A GET request must not have a body.',
+      status: 400,
+    });
   });
 
   it('answers 404 NOT_FOUND for an unknown id', async () => {
@@ -67,10 +74,13 @@ describe('getPet', () => {
     expect(res.status).toBe(200);
   });
 
-  it.each(['2030-12-05T00:00:00Z', '2031-06-01T00:00:00Z'])('answers 410 GONE at and after the sunset (%s)', async (now) => {
-    const res = await call(getPetAt(new Date(now)), apiEvent('GET', `/pets/${rex.id}`));
-    expect(res.status).toBe(410);
-    expect(res.body).toEqual({ code: 'GONE', message: expect.stringContaining('/v1/pets'), status: 410 });
-    expect(res.headers).toMatchObject(DEPRECATION_HEADERS);
-  });
+  it.each(['2030-12-05T00:00:00Z', '2031-06-01T00:00:00Z'])(
+    'answers 410 GONE at and after the sunset (%s)',
+    async (now) => {
+      const res = await call(getPetAt(new Date(now)), apiEvent('GET', `/pets/${rex.id}`));
+      expect(res.status).toBe(410);
+      expect(res.body).toEqual({ code: 'GONE', message: expect.stringContaining('/v1/pets'), status: 410 });
+      expect(res.headers).toMatchObject(DEPRECATION_HEADERS);
+    },
+  );
 });

@@ -60,7 +60,11 @@ describe('createPet with an Idempotency-Key', () => {
     await post(rex, 'k');
     const res = await post({ ...rex, name: 'Max' }, 'k');
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ code: 'IDEMPOTENCY_KEY_REUSED', message: expect.stringMatching(/different body/), status: 422 });
+    expect(res.body).toEqual({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message: expect.stringMatching(/different body/),
+      status: 422,
+    });
     expect(await pets()).toHaveLength(1);
   });
 
@@ -86,7 +90,13 @@ describe('createPet with an Idempotency-Key', () => {
     const res = await post(rex, 'secret-order-key');
     const [record, ...others] = await records();
     expect(others).toEqual([]);
-    expect(record).toMatchObject({ pk: pk('secret-order-key'), sk: 'record', state: 'completed', petId: res.body.id, pet: res.body });
+    expect(record).toMatchObject({
+      pk: pk('secret-order-key'),
+      sk: 'record',
+      state: 'completed',
+      petId: res.body.id,
+      pet: res.body,
+    });
     expect(record?.pk).toMatch(/^idempotency#[0-9a-f]{64}$/);
     expect(record?.expiresAt).toBeGreaterThanOrEqual(before + RECORD_TTL_SECONDS);
     expect(record?.expiresAt).toBeLessThanOrEqual(before + RECORD_TTL_SECONDS + 5);
@@ -154,7 +164,9 @@ describe('createPet with an Idempotency-Key', () => {
     });
 
     it('answers the pet the first attempt did write, as a replay, creating nothing', async () => {
-      await documents().send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 515151, writeToken: LOST_TOKEN } }));
+      await documents().send(
+        new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 515151, writeToken: LOST_TOKEN } }),
+      );
       await inProgress(515151, Date.now() - 1);
       const res = await post(rex, 'lost');
       expect(res).toMatchObject({ status: 201, body: { ...rex, id: 515151 } });
@@ -164,7 +176,9 @@ describe('createPet with an Idempotency-Key', () => {
 
     it('moves the key to a new id when another create holds the recorded one, and is not bricked', async () => {
       // Another create of the same body drew the recorded id first: a collision, not this key's pet.
-      await documents().send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 525252, writeToken: 'another-create' } }));
+      await documents().send(
+        new PutCommand({ TableName: env.TABLE_NAME, Item: { ...rex, id: 525252, writeToken: 'another-create' } }),
+      );
       await inProgress(525252, Date.now() - 1);
       const res = await post(rex, 'lost');
       expect(res.status).toBe(201);
@@ -180,7 +194,10 @@ describe('createPet with an Idempotency-Key', () => {
     it('answers 409 with Retry-After, after a short wait, while the lease is live', async () => {
       await inProgress(616161, Date.now() + 60_000);
       const res = await post(rex, 'lost');
-      expect(res).toMatchObject({ status: 409, body: { code: 'IDEMPOTENCY_IN_PROGRESS', message: expect.any(String), status: 409 } });
+      expect(res).toMatchObject({
+        status: 409,
+        body: { code: 'IDEMPOTENCY_IN_PROGRESS', message: expect.any(String), status: 409 },
+      });
       expect(res.headers['retry-after']).toBe('1');
       expect(await pets()).toEqual([]);
     });
@@ -193,7 +210,10 @@ describe('createPet with an Idempotency-Key', () => {
     ['a control character', 'key\u0007'],
   ])('answers 400 when the key is %s, storing nothing', async (_case, key) => {
     const res = await post(rex, key);
-    expect(res).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/Idempotency-Key/), status: 400 } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/Idempotency-Key/), status: 400 },
+    });
     expect(await pets()).toEqual([]);
     expect(await records()).toEqual([]);
   });

@@ -75,7 +75,12 @@ describe.each<[FaultKind, string, RegExp, number]>([
     ]);
     for (const res of [created, listed, fetched]) {
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) });
+      expect(res.body).toEqual({
+        code: 'SERVICE_UNAVAILABLE',
+        message: expect.any(String),
+        status: 503,
+        requestId: expect.any(String),
+      });
       expect(res.headers['x-request-id']).toBe(res.body.requestId);
       expect(res.headers['retry-after']).toBe('1');
       expect(res.ms).toBeLessThan(ANSWER_BOUND_MS);
@@ -180,7 +185,13 @@ describe('which failed writes may have landed', () => {
     ['an answer timeout', sdkTimeout('a request has exceeded the configured 1000 ms requestTimeout.'), true],
     ['an abort at the deadline', Object.assign(new Error('Request aborted'), { name: 'AbortError' }), true],
     ['a reset', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
-    ['a connect timeout', sdkTimeout('the request socket did not establish a connection with the server within the configured timeout of 1000 ms'), false],
+    [
+      'a connect timeout',
+      sdkTimeout(
+        'the request socket did not establish a connection with the server within the configured timeout of 1000 ms',
+      ),
+      false,
+    ],
     ['a refused connection', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), false],
     ['throttling', Object.assign(new Error('slow down'), { name: 'ThrottlingException' }), false],
   ])('%s: %s', (_case, error, unknown) => {

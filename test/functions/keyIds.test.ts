@@ -49,7 +49,10 @@ describe('the key id', () => {
     expect(key).toBeDefined();
 
     capture();
-    const event = apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 }, headers: { Authorization: `Bearer ${key}` } });
+    const event = apiEvent('POST', '/pets', {
+      body: { name: 'Rex', categoryId: 1 },
+      headers: { Authorization: `Bearer ${key}` },
+    });
     expect((await call(createPetHandler(serviceFromEnvironment(env)), event)).status).toBe(201);
     const logged = lines.at(-1)?.keyId;
 
@@ -62,7 +65,10 @@ describe('the key id', () => {
     const { key, keyId } = generateApiKey();
     const env = await freshEnvironment(endpoint(), { PETSTORE_API_KEYS: `other-local-key-0123456789,${key}` });
     capture();
-    await call(getPetHandler(serviceFromEnvironment(env)), apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }));
+    await call(
+      getPetHandler(serviceFromEnvironment(env)),
+      apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }),
+    );
     expect(lines.at(-1)).toMatchObject({ status: 404, keyId });
   });
 });

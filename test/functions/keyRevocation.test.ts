@@ -58,7 +58,9 @@ async function issueKey(): Promise<{ key: string; keyId: string }> {
 
 /** getPet with `key`, at the fake time `at`: 404 (an unknown pet) means the key was accepted. */
 async function statusWith(key: string): Promise<number> {
-  const status = (await call(getPetHandler(service), apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }))).status;
+  const status = (
+    await call(getPetHandler(service), apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }))
+  ).status;
   // Lets a background refresh that the call started land (a few ms on dynalite), as real traffic would.
   await new Promise((done) => setTimeout(done, 30));
   return status;
@@ -80,7 +82,8 @@ describe(`a revoked key stops working within ${KEY_REVOCATION_BOUND_MS / 1000} s
         const status = await statusWith(later);
         expect([401, 404]).toContain(status);
         if (status === 404) lastAccepted = at;
-        if (at - revokedAt > KEY_REVOCATION_BOUND_MS) expect(status, `${(at - revokedAt) / 1000} s after revoke`).toBe(401);
+        if (at - revokedAt > KEY_REVOCATION_BOUND_MS)
+          expect(status, `${(at - revokedAt) / 1000} s after revoke`).toBe(401);
       }
       expect(lastAccepted - revokedAt).toBeLessThanOrEqual(KEY_REVOCATION_BOUND_MS);
     }
@@ -106,7 +109,9 @@ describe(`a revoked key stops working within ${KEY_REVOCATION_BOUND_MS / 1000} s
     for (; at <= readAt + KEY_REVOCATION_BOUND_MS + 60_000; at += EVERY_MS) {
       const status = await statusWith(key);
       seen.set(status, (seen.get(status) ?? 0) + 1);
-      expect(status, `${(at - readAt) / 1000} s after the last read`).toBe(at - readAt > KEY_REVOCATION_BOUND_MS ? 503 : 404);
+      expect(status, `${(at - readAt) / 1000} s after the last read`).toBe(
+        at - readAt > KEY_REVOCATION_BOUND_MS ? 503 : 404,
+      );
     }
     expect(seen.get(503)).toBeGreaterThan(0);
     expect(warnings).toHaveBeenCalled();

@@ -23,7 +23,10 @@ beforeAll(async () => {
   pets = [];
   for (let i = 0; i < 57; i++) {
     const status = STATUSES[i % 4];
-    const res = await call(createPet, apiEvent('POST', '/pets', { body: { name: `Pet ${i}`, categoryId: 1, ...(status ? { status } : {}) } }));
+    const res = await call(
+      createPet,
+      apiEvent('POST', '/pets', { body: { name: `Pet ${i}`, categoryId: 1, ...(status ? { status } : {}) } }),
+    );
     pets.push(res.body);
   }
 });
@@ -53,10 +56,14 @@ async function walk(query: string): Promise<Pet[][]> {
 const ids = (list: Pet[]) => list.map((pet) => pet.id);
 
 describe('listPets', () => {
-  it('refuses a body, as the local API and production\'s web ACL do (staging has no web ACL)', async () => {
+  it("refuses a body, as the local API and production's web ACL do (staging has no web ACL)", async () => {
     const res = await call(listPets, apiEvent('GET', '/pets', { body: { limit: 1 } }));
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: 'A GET request must not have a body.', status: 400 });
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'A GET request must not have a body.',
+      status: 400,
+    });
   });
 
   it('answers a plain JSON array of Pets, 20 by default', async () => {
@@ -76,26 +83,35 @@ describe('listPets', () => {
   it('filters by status through the index, in ascending id order', async () => {
     for (const status of ['available', 'pending', 'sold'] as const) {
       const res = await list(`?status=${status}&limit=100`);
-      const expected = pets.filter((pet) => pet.status === status).map((pet) => pet.id).sort((a, b) => a - b);
+      const expected = pets
+        .filter((pet) => pet.status === status)
+        .map((pet) => pet.id)
+        .sort((a, b) => a - b);
       expect(ids(res.body)).toEqual(expected);
       expect(res.body.every((pet: Pet) => pet.status === status)).toBe(true);
     }
   });
 
-  it.each(['', '?limit=1', '?limit=7', '?limit=19', '?limit=100', '?status=available&limit=3', '?status=sold&limit=15', '?status=pending&limit=1'])(
-    'following next from %s returns every pet exactly once',
-    async (query) => {
-      const params = new URLSearchParams(query);
-      const limit = Number(params.get('limit') ?? 20);
-      const status = params.get('status');
-      const pages = await walk(query);
-      const expected = pets.filter((pet) => !status || pet.status === status);
-      expect(ids(pages.flat()).sort()).toEqual(ids(expected).sort());
-      expect(new Set(ids(pages.flat())).size).toBe(expected.length);
-      pages.slice(0, -1).forEach((page) => expect(page).toHaveLength(limit));
-      expect(pages.at(-1)?.length).toBeGreaterThan(0);
-    },
-  );
+  it.each([
+    '',
+    '?limit=1',
+    '?limit=7',
+    '?limit=19',
+    '?limit=100',
+    '?status=available&limit=3',
+    '?status=sold&limit=15',
+    '?status=pending&limit=1',
+  ])('following next from %s returns every pet exactly once', async (query) => {
+    const params = new URLSearchParams(query);
+    const limit = Number(params.get('limit') ?? 20);
+    const status = params.get('status');
+    const pages = await walk(query);
+    const expected = pets.filter((pet) => !status || pet.status === status);
+    expect(ids(pages.flat()).sort()).toEqual(ids(expected).sort());
+    expect(new Set(ids(pages.flat())).size).toBe(expected.length);
+    pages.slice(0, -1).forEach((page) => expect(page).toHaveLength(limit));
+    expect(pages.at(-1)?.length).toBeGreaterThan(0);
+  });
 
   it('keeps limit and status in the next link', async () => {
     const res = await list('?status=available&limit=2');
@@ -107,8 +123,11 @@ describe('listPets', () => {
     expect(next?.searchParams.get('cursor')).toMatch(/^[\w-]+\.[\w-]+$/);
   });
 
-  it('builds the next link on the stage\'s own domain, never on the Host a client sent', async () => {
-    const res = await call(listPets, apiEvent('GET', '/pets?limit=1', { headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'http' } }));
+  it("builds the next link on the stage's own domain, never on the Host a client sent", async () => {
+    const res = await call(
+      listPets,
+      apiEvent('GET', '/pets?limit=1', { headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'http' } }),
+    );
     expect(nextLink(res.headers.link)?.origin).toBe('https://api.test');
   });
 
@@ -120,12 +139,26 @@ describe('listPets', () => {
   });
 
   it.each([
-    ['limit=0'], ['limit=101'], ['limit=-1'], ['limit=abc'], ['limit=1.5'], ['limit='], ['limit=1e2'], ['limit=%2010'],
-    ['status=lost'], ['status='], ['status=AVAILABLE'], ['cursor='],
+    ['limit=0'],
+    ['limit=101'],
+    ['limit=-1'],
+    ['limit=abc'],
+    ['limit=1.5'],
+    ['limit='],
+    ['limit=1e2'],
+    ['limit=%2010'],
+    ['status=lost'],
+    ['status='],
+    ['status=AVAILABLE'],
+    ['cursor='],
   ])('answers 400 VALIDATION_FAILED for %s', async (query) => {
     const res = await list(`?${query}`);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: expect.stringMatching(/'(limit|status|cursor)'/), status: 400 });
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringMatching(/'(limit|status|cursor)'/),
+      status: 400,
+    });
   });
 
   describe('rejects a cursor it did not give for this query', () => {
@@ -133,7 +166,6 @@ describe('listPets', () => {
     beforeAll(async () => {
       cursor = nextLink((await list('?limit=2')).headers.link)?.searchParams.get('cursor') as string;
     });
-
 
     it('garbage', async () => {
       expect((await list('?cursor=not-a-cursor')).status).toBe(400);
@@ -152,7 +184,10 @@ describe('listPets', () => {
       expect((await list(`?limit=2&cursor=${b}.${flipped.toString('base64url')}`)).status).toBe(400);
     });
     it('signed with another secret (another deployment)', async () => {
-      const foreign = await new CursorCodec(fixedSecret('another-secret-of-another-stage')).encode(pets[0]!.id, undefined);
+      const foreign = await new CursorCodec(fixedSecret('another-secret-of-another-stage')).encode(
+        pets[0]!.id,
+        undefined,
+      );
       expect((await list(`?limit=2&cursor=${foreign}`)).status).toBe(400);
     });
     it('made for another status filter', async () => {

@@ -32,7 +32,10 @@ beforeEach(async () => {
 });
 
 const create = (status?: string) =>
-  call(createPetHandler(service), apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1, ...(status ? { status } : {}) } }));
+  call(
+    createPetHandler(service),
+    apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1, ...(status ? { status } : {}) } }),
+  );
 
 async function timed<T>(work: Promise<T>): Promise<T & { ms: number }> {
   const started = Date.now();
@@ -46,7 +49,8 @@ describe('createPet on a sharded index', () => {
     const withStatus = await create('sold');
     const without = await create();
     expect(Object.keys(withStatus.body).sort()).toEqual(['categoryId', 'id', 'name', 'status']);
-    const stored = async (id: number) => (await documents.send(new GetCommand({ TableName: env.TABLE_NAME, Key: { id } }))).Item;
+    const stored = async (id: number) =>
+      (await documents.send(new GetCommand({ TableName: env.TABLE_NAME, Key: { id } }))).Item;
     expect((await stored(withStatus.body.id))?.[SHARD_KEY]).toBe(`sold#${withStatus.body.id % SHARDS}`);
     expect(await stored(without.body.id)).not.toHaveProperty(SHARD_KEY);
     const listed = await call(listPetsHandler(service), apiEvent('GET', '/pets?status=sold'));
@@ -86,7 +90,12 @@ describe('listPets?status= when one shard fails', () => {
     proxy().fault = { kind, operations: ['Query'], bodyIncludes: shard };
     const res = await timed(call(listPetsHandler(service), apiEvent('GET', '/pets?status=available&limit=20')));
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), status: 503, requestId: expect.any(String) });
+    expect(res.body).toEqual({
+      code: 'SERVICE_UNAVAILABLE',
+      message: expect.any(String),
+      status: 503,
+      requestId: expect.any(String),
+    });
     expect(res.headers['retry-after']).toBe('1');
     expect(res.ms).toBeLessThan(ANSWER_BOUND_MS);
     expect(proxy().injected).toBeGreaterThan(0);
@@ -105,12 +114,17 @@ describe('listPets?status= when one shard fails', () => {
 
 describe('the shard count from configuration', () => {
   it.each(['1', '2', '4', '64'])('takes %s', async (shards) => {
-    expect(serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards }).pets.statusIndexShards).toBe(Number(shards));
-  });
-
-  it.each(['0', '3', '6', '128', '2.0', 'two', '-2'])('refuses %s in one line: a power of two from 1 to 64', async (shards) => {
-    expect(() => serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards })).toThrow(
-      `STATUS_INDEX_SHARDS must be a power of two from 1 to 64, not '${shards}'.`,
+    expect(serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards }).pets.statusIndexShards).toBe(
+      Number(shards),
     );
   });
+
+  it.each(['0', '3', '6', '128', '2.0', 'two', '-2'])(
+    'refuses %s in one line: a power of two from 1 to 64',
+    async (shards) => {
+      expect(() => serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards })).toThrow(
+        `STATUS_INDEX_SHARDS must be a power of two from 1 to 64, not '${shards}'.`,
+      );
+    },
+  );
 });

@@ -45,7 +45,11 @@ function expectClientError(res: Answer): void {
   expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
   expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
   expect(Object.keys(res.body).sort()).toEqual(['code', 'message', 'status']);
-  expect(res.body).toEqual({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String), status: res.status });
+  expect(res.body).toEqual({
+    code: expect.stringMatching(/^[A-Z_]+$/),
+    message: expect.any(String),
+    status: res.status,
+  });
   expect(res.body.message).not.toMatch(/\n\s+at |Error:|node_modules/);
 }
 
@@ -56,7 +60,10 @@ const objectText = (entries: [string, unknown][]) =>
 const anyText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 300 }),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
-  fc.string({ unit: fc.constantFrom('\u0000', '\u001f', '\u007f', '\ud800', '\udfff', '\ufeff', ' ', 'a', '\u00e9'), maxLength: 20 }),
+  fc.string({
+    unit: fc.constantFrom('\u0000', '\u001f', '\u007f', '\ud800', '\udfff', '\ufeff', ' ', 'a', '\u00e9'),
+    maxLength: 20,
+  }),
 );
 const anyNumber = fc.oneof(
   fc.integer(),
@@ -80,7 +87,9 @@ const validPet = fc.record(
 /** A createPet body as the wire carries it: text, or raw bytes (sent base64 as API Gateway does). */
 const createBody: fc.Arbitrary<{ text?: string; bytes?: Uint8Array }> = fc.oneof(
   validPet.map((pet) => ({ text: JSON.stringify(pet) })),
-  fc.tuple(validPet, fieldName, fieldValue).map(([pet, key, value]) => ({ text: objectText([...Object.entries(pet), [key, value]]) })),
+  fc
+    .tuple(validPet, fieldName, fieldValue)
+    .map(([pet, key, value]) => ({ text: objectText([...Object.entries(pet), [key, value]]) })),
   fc.array(fc.tuple(fieldName, fieldValue), { maxLength: 5 }).map((entries) => ({ text: objectText(entries) })),
   fc.jsonValue().map((value) => ({ text: JSON.stringify(value) })),
   fc.string({ unit: 'binary', maxLength: 100 }).map((text) => ({ text })),
@@ -88,7 +97,11 @@ const createBody: fc.Arbitrary<{ text?: string; bytes?: Uint8Array }> = fc.oneof
   fc.bigInt({ min: 10n ** 15n, max: 10n ** 40n }).map((n) => ({ text: `{"name":"Big","categoryId":${n}}` })),
   fc.uint8Array({ maxLength: 200 }).map((bytes) => ({ bytes })),
   fc.tuple(validPet, fc.uint8Array({ minLength: 1, maxLength: 4 })).map(([pet, bytes]) => ({
-    bytes: Buffer.concat([Buffer.from(`{"name":"${pet.name.replace(/["\\]/g, '')}`), Buffer.from(bytes), Buffer.from(`","categoryId":1}`)]),
+    bytes: Buffer.concat([
+      Buffer.from(`{"name":"${pet.name.replace(/["\\]/g, '')}`),
+      Buffer.from(bytes),
+      Buffer.from(`","categoryId":1}`),
+    ]),
   })),
 );
 

@@ -62,11 +62,13 @@ describe('the request log', () => {
     expectNothingLeaks(`Bearer ${TEST_API_KEY}`);
   });
 
-  it('gives the latency in whole milliseconds from the request\'s arrival to its answer', async () => {
+  it("gives the latency in whole milliseconds from the request's arrival to its answer", async () => {
     capture();
     // Keys that take 150 ms to read: the request cannot be answered sooner.
     const keys = StaticApiKeys.fromList(TEST_API_KEY);
-    const slowKeys: ApiKeyStore = { keyDigests: async () => (await new Promise((resolve) => setTimeout(resolve, 150)), keys.keyDigests()) };
+    const slowKeys: ApiKeyStore = {
+      keyDigests: async () => (await new Promise((resolve) => setTimeout(resolve, 150)), keys.keyDigests()),
+    };
     const started = Date.now();
     const res = await call(getPetHandler({ ...service, keys: slowKeys }), apiEvent('GET', '/pets/1'));
     const waited = Date.now() - started;
@@ -92,7 +94,11 @@ describe('the request log', () => {
   it('writes one line for a 401, with its error code and no key id', async () => {
     capture();
     const wrongKey = 'Bearer not-the-key-0123456789';
-    const event = apiEvent('POST', '/pets', { anonymous: true, body: { name: SECRET_NAME, categoryId: 1 }, headers: { Authorization: wrongKey } });
+    const event = apiEvent('POST', '/pets', {
+      anonymous: true,
+      body: { name: SECRET_NAME, categoryId: 1 },
+      headers: { Authorization: wrongKey },
+    });
     const res = await call(createPetHandler(service), event);
     expect(res.status).toBe(401);
     expect(res.body).not.toHaveProperty('requestId');

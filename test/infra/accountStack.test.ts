@@ -17,7 +17,7 @@ describe('the account stack', () => {
   const { account, stacks } = testApp();
   const template = Template.fromStack(account);
 
-  it('alone sets API Gateway\'s account setting, to a role only API Gateway assumes, with AWS\'s push-to-logs policy; both retained', () => {
+  it("alone sets API Gateway's account setting, to a role only API Gateway assumes, with AWS's push-to-logs policy; both retained", () => {
     expect(account.stackName).toBe(ACCOUNT_STACK_NAME);
     const accounts = template.findResources('AWS::ApiGateway::Account');
     const roles = template.findResources('AWS::IAM::Role');
@@ -33,11 +33,17 @@ describe('the account stack', () => {
     expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
       { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } },
     ]);
-    expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain('service-role/AmazonAPIGatewayPushToCloudWatchLogs');
+    expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain(
+      'service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+    );
   });
 
   it('is what every stage stack depends on, so deploying a stage deploys it first', () => {
-    for (const stage of STAGES) expect(stacks.get(stage)!.dependencies.map((stack) => stack.stackName), stage).toEqual([ACCOUNT_STACK_NAME]);
+    for (const stage of STAGES)
+      expect(
+        stacks.get(stage)!.dependencies.map((stack) => stack.stackName),
+        stage,
+      ).toEqual([ACCOUNT_STACK_NAME]);
   });
 
   it.each(STAGES)('leaves PetStore-%s without any account setting or role API Gateway could assume', (stage) => {

@@ -9,11 +9,16 @@ it('publishes a documentation version of openapi.json and ties each stage to it'
   const version = documentationVersionName();
   expect(version).toMatch(/^1\.0\.0-[0-9a-f]{12}$/);
   const doc = openApiDocument() as { paths: Record<string, Record<string, { responses: object }>> };
-  const responses = Object.values(doc.paths).flatMap((item) => Object.values(item)).reduce((n, op) => n + Object.keys(op.responses).length, 0);
+  const responses = Object.values(doc.paths)
+    .flatMap((item) => Object.values(item))
+    .reduce((n, op) => n + Object.keys(op.responses).length, 0);
   for (const stack of testApp().stacks.values()) {
     const s = synthesize(stack);
     s.template.hasResourceProperties('AWS::ApiGateway::DocumentationVersion', { DocumentationVersion: version });
-    s.template.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'v1', DocumentationVersion: Match.anyValue() });
+    s.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'v1',
+      DocumentationVersion: Match.anyValue(),
+    });
     s.template.hasResourceProperties('AWS::ApiGateway::DocumentationPart', {
       Location: { Type: 'API' },
       Properties: Match.stringLikeRegexp('Pet Store Inventory'),

@@ -33,7 +33,11 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
     const proxied = methods.filter((m) => m.properties.Integration?.Type === 'AWS_PROXY');
     expect(proxied.length).toBeGreaterThan(0);
     for (const method of proxied) {
-      expect(method.properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: ref(authorizerId()), ApiKeyRequired: true });
+      expect(method.properties).toMatchObject({
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: ref(authorizerId()),
+        ApiKeyRequired: true,
+      });
     }
     // Whatever has no authorizer runs no code: API Gateway's own mocks (404, 405, CORS preflights).
     for (const method of methods.filter((m) => m.properties.AuthorizationType !== 'CUSTOM')) {
@@ -67,7 +71,9 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
     const fn = props(s.resource(s.logicalId(s.stack.keyAuthorizer.fn)));
     expect(Object.keys((fn.Environment as { Variables: object }).Variables)).toEqual(['CONTROL_TABLE_NAME']);
     const roleId = (fn.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-    const role = props(s.resource(roleId)) as { Policies: { PolicyDocument: { Statement: Record<string, unknown>[] } }[] };
+    const role = props(s.resource(roleId)) as {
+      Policies: { PolicyDocument: { Statement: Record<string, unknown>[] } }[];
+    };
     const statements = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement);
     expect(statements).toEqual([
       {
@@ -83,11 +89,19 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
         Action: 'dynamodb:UpdateItem',
         Resource: getAtt(s.logicalId(s.stack.controlTable), 'Arn'),
         Condition: {
-          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': [controlKeys.apiKeys],
+            'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'],
+          },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
         },
       },
-      { Sid: 'WriteLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: expect.anything() },
+      {
+        Sid: 'WriteLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: expect.anything(),
+      },
     ]);
     expect(JSON.stringify(statements)).not.toContain(s.logicalId(s.stack.table));
   });
@@ -96,30 +110,63 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
     const s = of(stage);
     const fn = props(s.resource(s.logicalId(s.stack.keyAuthorizer.fn)));
     const roleId = (fn.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-    const role = props(s.resource(roleId)) as { Policies: { PolicyDocument: { Statement: Record<string, unknown>[] } }[] };
+    const role = props(s.resource(roleId)) as {
+      Policies: { PolicyDocument: { Statement: Record<string, unknown>[] } }[];
+    };
     const table = 'arn:aws:dynamodb:us-east-1:123456789012:table/PetStore-x-ControlTable-1';
     // The role's DynamoDB statements, the control table named as it will be (the log statement names a log group).
-    const onTable = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement).filter((statement) => statement.Sid !== 'WriteLogs');
-    const statements = JSON.parse(JSON.stringify(onTable).replaceAll(JSON.stringify(getAtt(s.logicalId(s.stack.controlTable), 'Arn')), JSON.stringify(table)));
+    const onTable = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement).filter(
+      (statement) => statement.Sid !== 'WriteLogs',
+    );
+    const statements = JSON.parse(
+      JSON.stringify(onTable).replaceAll(
+        JSON.stringify(getAtt(s.logicalId(s.stack.controlTable), 'Arn')),
+        JSON.stringify(table),
+      ),
+    );
     const allowed = async (context: Record<string, string | string[]>) => {
-      const request = { principal: 'arn:aws:sts::123456789012:assumed-role/authorizer/s', action: 'dynamodb:UpdateItem', resource: { resource: table, accountId: '123456789012' }, contextVariables: context };
+      const request = {
+        principal: 'arn:aws:sts::123456789012:assumed-role/authorizer/s',
+        action: 'dynamodb:UpdateItem',
+        resource: { resource: table, accountId: '123456789012' },
+        contextVariables: context,
+      };
       const identityPolicies = [{ name: 'authorizer', policy: { Version: '2012-10-17', Statement: statements } }];
-      const result = await runSimulation({ request, identityPolicies, serviceControlPolicies: [], resourceControlPolicies: [] }, {});
+      const result = await runSimulation(
+        { request, identityPolicies, serviceControlPolicies: [], resourceControlPolicies: [] },
+        {},
+      );
       if (result.resultType === 'error') throw new Error(JSON.stringify(result.errors));
       return result.overallResult === 'Allowed';
     };
     // What KeyUses sends: the key item's keys, lastUsedAt, no ReturnValues.
-    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] })).toBe(true);
-    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'sha256'] })).toBe(false);
-    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'expiresAt'] })).toBe(false);
-    expect(await allowed({ 'dynamodb:LeadingKeys': ['cursor-secret'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] })).toBe(false);
-    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'], 'dynamodb:ReturnValues': 'ALL_OLD' })).toBe(false);
+    expect(
+      await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] }),
+    ).toBe(true);
+    expect(await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'sha256'] })).toBe(
+      false,
+    );
+    expect(
+      await allowed({ 'dynamodb:LeadingKeys': ['apikeys'], 'dynamodb:Attributes': ['pk', 'sk', 'expiresAt'] }),
+    ).toBe(false);
+    expect(
+      await allowed({ 'dynamodb:LeadingKeys': ['cursor-secret'], 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] }),
+    ).toBe(false);
+    expect(
+      await allowed({
+        'dynamodb:LeadingKeys': ['apikeys'],
+        'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'],
+        'dynamodb:ReturnValues': 'ALL_OLD',
+      }),
+    ).toBe(false);
   });
 
   it("answers the authorizer's and the usage plan's refusals in the Error shape", () => {
     const s = of(stage);
     const responses = new Map(
-      s.ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(props(r).ResponseType), props(r) as Record<string, any>]),
+      s
+        .ofType('AWS::ApiGateway::GatewayResponse')
+        .map(([, r]) => [String(props(r).ResponseType), props(r) as Record<string, any>]),
     );
     const expected = {
       UNAUTHORIZED: ['UNAUTHORIZED', 401],
@@ -136,7 +183,9 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
       expect(response!.StatusCode).toBe(String(status));
       expect(JSON.parse(response!.ResponseTemplates['application/json'])).toMatchObject({ code, status });
     }
-    expect(responses.get('UNAUTHORIZED')!.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(`'${BEARER_CHALLENGE}'`);
+    expect(responses.get('UNAUTHORIZED')!.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(
+      `'${BEARER_CHALLENGE}'`,
+    );
   });
 });
 
@@ -156,7 +205,10 @@ describe('the production web ACL refuses a malformed Authorization before anythi
       RegexString: bearerKeyPattern(),
       TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }],
     });
-    expect(notPreflight.NotStatement.Statement.ByteMatchStatement).toMatchObject({ SearchString: 'OPTIONS', PositionalConstraint: 'EXACTLY' });
+    expect(notPreflight.NotStatement.Statement.ByteMatchStatement).toMatchObject({
+      SearchString: 'OPTIONS',
+      PositionalConstraint: 'EXACTLY',
+    });
     const response = bearer.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(401);
     expect(response.ResponseHeaders).toEqual([{ Name: 'WWW-Authenticate', Value: BEARER_CHALLENGE }]);
@@ -174,7 +226,16 @@ describe('the production web ACL refuses a malformed Authorization before anythi
       expect(wafSees(`bearer  ${key}`)).toBe(true);
     }
     const { key } = generateApiKey();
-    for (const refused of ['', 'Bearer', `Basic ${key}`, `Bearer ${key}x`, `Bearer ${key.slice(0, -1)}`, `Bearer ${key.replace('psk_', 'pk_')}`, `Bearer ${key}, Bearer ${key}`, key]) {
+    for (const refused of [
+      '',
+      'Bearer',
+      `Basic ${key}`,
+      `Bearer ${key}x`,
+      `Bearer ${key.slice(0, -1)}`,
+      `Bearer ${key.replace('psk_', 'pk_')}`,
+      `Bearer ${key}, Bearer ${key}`,
+      key,
+    ]) {
       expect(wafSees(refused), refused).toBe(false);
     }
   });

@@ -100,7 +100,9 @@ function proxyEvent(method: string, path: string, init: EventInit = {}): APIGate
     headers,
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
     queryStringParameters: init.query ?? null,
-    multiValueQueryStringParameters: init.query ? Object.fromEntries(Object.entries(init.query).map(([k, v]) => [k, [v]])) : null,
+    multiValueQueryStringParameters: init.query
+      ? Object.fromEntries(Object.entries(init.query).map(([k, v]) => [k, [v]]))
+      : null,
     pathParameters: init.pathParameters ?? null,
     stageVariables: null,
     body: init.body === undefined ? null : JSON.stringify(init.body),
@@ -156,8 +158,14 @@ describe('the CDK-bundled functions', () => {
       // No ES import: require() builds no ES namespace, an import of node:http builds one that loads
       // Node's fetch and WebSocket stack (15-40 ms of a cold start). The SDK's dynamic imports run only
       // off Lambda's path: node:http for a plain-HTTP endpoint, node:async_hooks in multi-concurrency mode.
-      expect([...code.matchAll(STATIC_IMPORT)].map((m) => m[1]!), route.operation).toEqual([]);
-      expect([...new Set([...code.matchAll(DYNAMIC_IMPORT)].map((m) => m[1]!))].sort(), route.operation).toEqual(['node:async_hooks', 'node:http']);
+      expect(
+        [...code.matchAll(STATIC_IMPORT)].map((m) => m[1]!),
+        route.operation,
+      ).toEqual([]);
+      expect([...new Set([...code.matchAll(DYNAMIC_IMPORT)].map((m) => m[1]!))].sort(), route.operation).toEqual([
+        'node:async_hooks',
+        'node:http',
+      ]);
       // Minified: a few long lines, not one statement per line.
       expect(code.split('\n').length).toBeLessThan(100);
     }
@@ -183,7 +191,10 @@ describe('the CDK-bundled functions', () => {
     expect(listed.statusCode, listed.body).toBe(200);
     expect(JSON.parse(listed.body)).toEqual([pet]);
 
-    const unauthorized = await listPets({ ...proxyEvent('GET', '/pets'), headers: {}, multiValueHeaders: {} }, context('listPets'));
+    const unauthorized = await listPets(
+      { ...proxyEvent('GET', '/pets'), headers: {}, multiValueHeaders: {} },
+      context('listPets'),
+    );
     expect(unauthorized.statusCode).toBe(401);
     expect(JSON.parse(unauthorized.body)).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
   });
@@ -214,10 +225,14 @@ class BundleHost {
   #stderr = '';
 
   constructor(env: Record<string, string>) {
-    this.#child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--input-type=module', '-e', HOST_SCRIPT], {
-      env,
-      stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
-    }) as unknown as ChildProcessByStdio<Writable, null, Readable>;
+    this.#child = spawn(
+      join(PROJECT_ROOT, 'node_modules', '.bin', 'node'),
+      ['--input-type=module', '-e', HOST_SCRIPT],
+      {
+        env,
+        stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
+      },
+    ) as unknown as ChildProcessByStdio<Writable, null, Readable>;
     this.#child.stderr.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString()));
     this.#answers = createInterface({ input: this.#child.stdio[3] as Readable })[Symbol.asyncIterator]();
   }
@@ -289,7 +304,11 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
     await documents.send(
       new PutCommand({
         TableName: CONTROL_TABLE_NAME,
-        Item: keyItem({ keyId: 'bundletest01', sha256: digestKey(TEST_API_KEY).toString('hex'), createdAt: new Date().toISOString() }),
+        Item: keyItem({
+          keyId: 'bundletest01',
+          sha256: digestKey(TEST_API_KEY).toString('hex'),
+          createdAt: new Date().toISOString(),
+        }),
       }),
     );
     documents.destroy();
@@ -317,7 +336,11 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
 
   it('sign every DynamoDB operation the functions use with the credentials in the environment', async () => {
     host = new BundleHost(
-      await lambdaEnvironment({ AWS_ACCESS_KEY_ID: ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: 'secret-from-lambda', AWS_SESSION_TOKEN: SESSION_TOKEN }),
+      await lambdaEnvironment({
+        AWS_ACCESS_KEY_ID: ACCESS_KEY_ID,
+        AWS_SECRET_ACCESS_KEY: 'secret-from-lambda',
+        AWS_SESSION_TOKEN: SESSION_TOKEN,
+      }),
     );
     const rex = { name: 'Rex', categoryId: 7, status: 'available' };
     const idempotent = { 'Idempotency-Key': 'bundle-test-0001' };
@@ -333,21 +356,36 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
     expect(second.statusCode, second.body).toBe(201);
     // middy's parser refuses it with an HttpError named from node:http's STATUS_CODES;
     // any other failure in the parser would be answered as invalid JSON, without the field.
-    const protoKey = await host.call('createPet', { ...proxyEvent('POST', '/pets', { body: rex }), body: '{"name":"Rex","categoryId":1,"__proto__":{}}' });
+    const protoKey = await host.call('createPet', {
+      ...proxyEvent('POST', '/pets', { body: rex }),
+      body: '{"name":"Rex","categoryId":1,"__proto__":{}}',
+    });
     expect(protoKey.statusCode, protoKey.body).toBe(400);
-    expect(JSON.parse(protoKey.body)).toMatchObject({ code: 'VALIDATION_FAILED', message: "Invalid body: unknown field '__proto__'." });
+    expect(JSON.parse(protoKey.body)).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: "Invalid body: unknown field '__proto__'.",
+    });
 
-    const got = await host.call('getPet', proxyEvent('GET', `/pets/${pet.id}`, { pathParameters: { petId: String(pet.id) } }));
+    const got = await host.call(
+      'getPet',
+      proxyEvent('GET', `/pets/${pet.id}`, { pathParameters: { petId: String(pet.id) } }),
+    );
     expect(got.statusCode, got.body).toBe(200);
     expect(JSON.parse(got.body)).toEqual(pet);
 
     // A page of one under a status (Query, and the cursor secret kept in the control table), then the next page.
-    const first = await host.call('listPets', proxyEvent('GET', '/pets', { query: { status: 'available', limit: '1' } }));
+    const first = await host.call(
+      'listPets',
+      proxyEvent('GET', '/pets', { query: { status: 'available', limit: '1' } }),
+    );
     expect(first.statusCode, first.body).toBe(200);
     const next = /<([^>]+)>; rel="next"/.exec(String(first.headers?.Link))?.[1];
     expect(next, String(first.headers?.Link)).toBeDefined();
     const cursor = new URL(next!, 'https://api.example.test').searchParams.get('cursor')!;
-    const rest = await host.call('listPets', proxyEvent('GET', '/pets', { query: { status: 'available', limit: '1', cursor } }));
+    const rest = await host.call(
+      'listPets',
+      proxyEvent('GET', '/pets', { query: { status: 'available', limit: '1', cursor } }),
+    );
     expect(rest.statusCode, rest.body).toBe(200);
     const scanned = await host.call('listPets', proxyEvent('GET', '/pets', { query: { limit: '5' } }));
     expect(scanned.statusCode, scanned.body).toBe(200);
@@ -358,10 +396,13 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
     // Every operation the routes are granted, and the control table's, went out through the bundles.
     const operations = new Set(received.map((request) => request.operation));
     expect([...operations].sort()).toEqual(['GetItem', 'PutItem', 'Query', 'Scan', 'UpdateItem']);
-    for (const route of routes) for (const access of route.tableAccess) expect(operations).toContain(access.replace('dynamodb:', ''));
+    for (const route of routes)
+      for (const access of route.tableAccess) expect(operations).toContain(access.replace('dynamodb:', ''));
     // ...each one signed with the environment's credentials.
     for (const request of received) {
-      expect(request.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/us-east-1/dynamodb/aws4_request`));
+      expect(request.authorization).toMatch(
+        new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/us-east-1/dynamodb/aws4_request`),
+      );
       expect(request.securityToken).toBe(SESSION_TOKEN);
     }
   });
@@ -370,20 +411,27 @@ describe('the CDK-bundled functions, run as on Lambda', () => {
     // An API-key store that cannot be read is a 503 (lib/http/auth.ts), its cause logged.
     { keys: 'in the control table, as deployed', extra: {}, status: 503, code: 'SERVICE_UNAVAILABLE' },
     { keys: 'in PETSTORE_API_KEYS', extra: { PETSTORE_API_KEYS: TEST_API_KEY }, status: 500, code: 'INTERNAL' },
-  ])('without credentials in the environment (keys $keys), fail the first DynamoDB call saying so', async ({ extra, status, code }) => {
-    host = new BundleHost({ ...(await lambdaEnvironment({})), ...extra });
-    const answer = await host.call('getPet', proxyEvent('GET', '/pets/1', { pathParameters: { petId: '1' } }));
-    expect(answer.statusCode, answer.body).toBe(status);
-    expect(JSON.parse(answer.body)).toMatchObject({ code, status });
-    expect(answer.body).not.toContain('credentials');
+  ])(
+    'without credentials in the environment (keys $keys), fail the first DynamoDB call saying so',
+    async ({ extra, status, code }) => {
+      host = new BundleHost({ ...(await lambdaEnvironment({})), ...extra });
+      const answer = await host.call('getPet', proxyEvent('GET', '/pets/1', { pathParameters: { petId: '1' } }));
+      expect(answer.statusCode, answer.body).toBe(status);
+      expect(JSON.parse(answer.body)).toMatchObject({ code, status });
+      expect(answer.body).not.toContain('credentials');
 
-    const logged = await host.close();
-    host = undefined;
-    const errors = logged.filter((line) => line.level === 'ERROR');
-    expect(errors, JSON.stringify(logged)).toEqual([
-      expect.objectContaining({ operation: 'getPet', name: 'CredentialsProviderError', message: NO_ENVIRONMENT_CREDENTIALS }),
-    ]);
-    // Refused before any request left: nothing reached the store.
-    expect(received).toEqual([]);
-  });
+      const logged = await host.close();
+      host = undefined;
+      const errors = logged.filter((line) => line.level === 'ERROR');
+      expect(errors, JSON.stringify(logged)).toEqual([
+        expect.objectContaining({
+          operation: 'getPet',
+          name: 'CredentialsProviderError',
+          message: NO_ENVIRONMENT_CREDENTIALS,
+        }),
+      ]);
+      // Refused before any request left: nothing reached the store.
+      expect(received).toEqual([]);
+    },
+  );
 });

@@ -51,7 +51,14 @@ const sources = (bundle: BuiltBundle) => new Set(keptInputs(bundle).map(sourceOf
 const BODY_PARSING = ['lib/http/jsonBody.ts', '@middy/http-json-body-parser'];
 const CURSORS = ['lib/domain/pagination.ts', 'lib/store/cursorSecret.ts'];
 // The deployed runner's tools are dev dependencies only: iam-simulate is AGPL-3.0 and never ships.
-const NEVER = ['@aws-sdk/client-ssm', '@aws-sdk/client-secrets-manager', 'zod', '@aws-sdk/client-sts', '@cloud-copilot/iam-simulate', 'velocityjs'];
+const NEVER = [
+  '@aws-sdk/client-ssm',
+  '@aws-sdk/client-secrets-manager',
+  'zod',
+  '@aws-sdk/client-sts',
+  '@cloud-copilot/iam-simulate',
+  'velocityjs',
+];
 /**
  * The SDK's default credential chain and what only it uses: never reached on Lambda, where the
  * credentials are in the environment. (`@aws-sdk/nested-clients` holds the STS and SSO clients.)
@@ -68,7 +75,10 @@ const REPLACEMENTS = Object.values(lambdaAliases).map((file) => sourceOf(relativ
 
 describe('lambdaAliases', () => {
   it('leave out only code the service never runs on Lambda: the default credential chain and event streams, each for a module of infra/bundle/', () => {
-    expect(Object.keys(lambdaAliases).sort()).toEqual(['@aws-sdk/credential-provider-node', '@smithy/core/event-streams']);
+    expect(Object.keys(lambdaAliases).sort()).toEqual([
+      '@aws-sdk/credential-provider-node',
+      '@smithy/core/event-streams',
+    ]);
     expect([...REPLACEMENTS].sort()).toEqual([PROVIDER_FILE, EVENT_STREAMS_STUB]);
   });
 });
@@ -88,14 +98,22 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
 
   it('carries no SDK client but DynamoDB, and no validation library', () => {
     const present = [...sources(bundle())];
-    for (const never of NEVER) expect(present.filter((source) => source.startsWith(never)), never).toEqual([]);
+    for (const never of NEVER)
+      expect(
+        present.filter((source) => source.startsWith(never)),
+        never,
+      ).toEqual([]);
     expect(present.filter((source) => source.startsWith('@aws-sdk/client-'))).toEqual(['@aws-sdk/client-dynamodb']);
   });
 
   it('reads credentials from the environment only: no other credential provider, no STS or SSO client', () => {
     const present = [...sources(bundle())];
     expect(present.filter((source) => source.startsWith(CREDENTIAL_PROVIDERS))).toEqual([ENVIRONMENT_PROVIDER]);
-    for (const never of DEFAULT_CHAIN_ONLY) expect(present.filter((source) => source.startsWith(never)), never).toEqual([]);
+    for (const never of DEFAULT_CHAIN_ONLY)
+      expect(
+        present.filter((source) => source.startsWith(never)),
+        never,
+      ).toEqual([]);
     expect(present).toContain(PROVIDER_FILE);
   });
 
@@ -115,7 +133,7 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
     expect(Object.keys(bundle().inputs).filter((input) => input.includes('node_modules/.cache/'))).toEqual([]);
   });
 
-  it('never reads the global performance: its first use loads perf_hooks, which Lambda\'s runtime has not', () => {
+  it("never reads the global performance: its first use loads perf_hooks, which Lambda's runtime has not", () => {
     expect(new TextDecoder().decode(bundle().code).match(/(?<![\w$.])performance\b/g) ?? []).toEqual([]);
   });
 
@@ -129,9 +147,10 @@ describe.each(routes.map((route) => [route.operation, route] as const))('the %s 
       .slice(0, 8)
       .map(([source, bytes]) => `${source} +${bytes}`)
       .join(', ');
-    expect(bundle().bytes / floor.bytes, `${bundle().bytes} vs default floor ${floor.bytes}; beyond the Lambda floor: ${extra}`).toBeLessThanOrEqual(
-      MAX_BYTES_RATIO,
-    );
+    expect(
+      bundle().bytes / floor.bytes,
+      `${bundle().bytes} vs default floor ${floor.bytes}; beyond the Lambda floor: ${extra}`,
+    ).toBeLessThanOrEqual(MAX_BYTES_RATIO);
   });
 });
 
@@ -140,13 +159,22 @@ describe('the floors', () => {
     for (const built of [floor, lambdaFloor]) {
       const present = [...sources(built)];
       expect(present, built.name).toContain('@aws-sdk/lib-dynamodb');
-      expect(present.filter((source) => source.startsWith('lib/') || source.startsWith('@middy/')), built.name).toEqual([]);
+      expect(
+        present.filter((source) => source.startsWith('lib/') || source.startsWith('@middy/')),
+        built.name,
+      ).toEqual([]);
     }
   });
 
-  it('the default one is built the usual way: the SDK\'s whole default credential chain and event streams', () => {
+  it("the default one is built the usual way: the SDK's whole default credential chain and event streams", () => {
     const present = [...sources(floor)];
-    expect(present).toEqual(expect.arrayContaining(['@aws-sdk/credential-provider-node', '@aws-sdk/nested-clients', '@aws-sdk/credential-provider-ini']));
+    expect(present).toEqual(
+      expect.arrayContaining([
+        '@aws-sdk/credential-provider-node',
+        '@aws-sdk/nested-clients',
+        '@aws-sdk/credential-provider-ini',
+      ]),
+    );
     expect(keptInputs(floor).some((input) => EVENT_STREAMS.test(input))).toBe(true);
     expect(present.filter((source) => source.startsWith('infra/'))).toEqual([]);
   });

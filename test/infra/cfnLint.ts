@@ -27,7 +27,10 @@ export function cfnLintVersion(): string | undefined {
 export function runCfnLint(files: readonly string[]): CfnLintFinding[] {
   let output: string;
   try {
-    output = execFileSync('cfn-lint', ['--format', 'json', ...files], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    output = execFileSync('cfn-lint', ['--format', 'json', ...files], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
   } catch (error) {
     output = String((error as { stdout?: string }).stdout ?? '');
     if (!output.trim().startsWith('[')) throw error;

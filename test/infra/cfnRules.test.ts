@@ -38,9 +38,13 @@ describe('dependency graph', () => {
   it('names the cycle a Ref from the 5xx alarm to the stage would close in production (the one we cut)', () => {
     const template = structuredClone(stage('production').json) as TemplateLike & { Resources: Record<string, any> };
     const [stageId] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::ApiGateway::Stage')!;
-    const [, alarm] = Object.entries(template.Resources).find(([, r]) => r.Properties?.AlarmName === 'petstore-production-Api5xxRate')!;
+    const [, alarm] = Object.entries(template.Resources).find(
+      ([, r]) => r.Properties?.AlarmName === 'petstore-production-Api5xxRate',
+    )!;
     const metric = (alarm.Properties.Metrics as any[]).find((m) => m.MetricStat)!.MetricStat.Metric;
-    metric.Dimensions = metric.Dimensions.map((d: { Name: string }) => (d.Name === 'Stage' ? { Name: 'Stage', Value: { Ref: stageId } } : d));
+    metric.Dimensions = metric.Dimensions.map((d: { Name: string }) =>
+      d.Name === 'Stage' ? { Name: 'Stage', Value: { Ref: stageId } } : d,
+    );
     const cycles = cyclesOf(template);
     expect(cycles).toHaveLength(1);
     expect(cycles[0]).toMatch(/Alias.*Canary.*Api5xxRateAlarm.*Stage|Api5xxRateAlarm.*Stage.*Alias.*Canary/);
@@ -97,12 +101,20 @@ describe('cfn-lint', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.skipIf(missing).each([...STAGES, ACCOUNT_STACK_NAME])('%s has no cfn-lint error (the accepted ones are set in the template itself)', (name) => {
-    expect(findings.get(name)!.map((e) => `${e.Rule.Id} ${e.Location.Path.join('/')}: ${e.Message}`)).toEqual([]);
-  });
+  it.skipIf(missing).each([...STAGES, ACCOUNT_STACK_NAME])(
+    '%s has no cfn-lint error (the accepted ones are set in the template itself)',
+    (name) => {
+      expect(findings.get(name)!.map((e) => `${e.Rule.Id} ${e.Location.Path.join('/')}: ${e.Message}`)).toEqual([]);
+    },
+  );
 
   it.skipIf(missing)('still reports a real error (the check can fail)', () => {
-    expect(findings.get('broken')!.map((e) => `${e.Rule.Id} ${e.Location.Path.join('/')}`).sort()).toEqual(
+    expect(
+      findings
+        .get('broken')!
+        .map((e) => `${e.Rule.Id} ${e.Location.Path.join('/')}`)
+        .sort(),
+    ).toEqual(
       [`E3002 Resources/${brokenTopic.id}/Properties/Colour`, `E3003 Resources/${brokenTable.id}/Properties`].sort(),
     );
   });
@@ -111,7 +123,10 @@ describe('cfn-lint', () => {
     for (const accepted of ACCEPTED_CFN_LINT_FINDINGS) expect(accepted.reason.length).toBeGreaterThan(40);
     const ignoring = Object.entries(stage(name).json.Resources)
       .filter(([, r]) => (r.Metadata as Record<string, unknown> | undefined)?.['cfn-lint'] !== undefined)
-      .map(([, r]) => [r.Type, (r.Metadata as { 'cfn-lint': { config: { ignore_checks: string[] } } })['cfn-lint'].config.ignore_checks]);
+      .map(([, r]) => [
+        r.Type,
+        (r.Metadata as { 'cfn-lint': { config: { ignore_checks: string[] } } })['cfn-lint'].config.ignore_checks,
+      ]);
     expect(ignoring).toEqual(ACCEPTED_CFN_LINT_FINDINGS.map((accepted) => [accepted.resourceType, [accepted.rule]]));
   });
 });

@@ -12,7 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UNRESERVED_MINIMUM, concurrencyShortfall, deployedStages, profileOf } from '../../infra/concurrencyPreflight.ts';
+import {
+  UNRESERVED_MINIMUM,
+  concurrencyShortfall,
+  deployedStages,
+  profileOf,
+} from '../../infra/concurrencyPreflight.ts';
 import { STAGE_SETTINGS, reservedTotal } from '../../infra/stages.ts';
 
 const PRODUCTION_RESERVED = reservedTotal(STAGE_SETTINGS.production);
@@ -28,10 +33,19 @@ describe('the stages a deploy reserves concurrency for', () => {
 
   it.each([
     [['deploy', 'PetStore-production'], ['production']],
-    [['--profile', 'ops', 'deploy', 'PetStore-production', '--parameters', 'AlarmEmail=ops@example.com'], ['production']],
+    [
+      ['--profile', 'ops', 'deploy', 'PetStore-production', '--parameters', 'AlarmEmail=ops@example.com'],
+      ['production'],
+    ],
     [['deploy', 'PetStore-staging'], ['staging']],
-    [['deploy', 'PetStore-*'], ['staging', 'production']],
-    [['deploy', '--all', '--require-approval', 'never'], ['staging', 'production']],
+    [
+      ['deploy', 'PetStore-*'],
+      ['staging', 'production'],
+    ],
+    [
+      ['deploy', '--all', '--require-approval', 'never'],
+      ['staging', 'production'],
+    ],
     [['deploy', 'PetStore-account'], []],
     [['--profile', 'deploy', 'deploy', 'PetStore-staging'], ['staging']],
   ])('reads %j as %j', (args, stages) => {
@@ -56,8 +70,12 @@ describe('concurrencyShortfall', () => {
           'before deploying (docs/deploying.md, "Reserved concurrency").',
       );
     }
-    expect(await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', async () => needed)).toBeUndefined();
-    expect(await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', async () => 1_000)).toBeUndefined();
+    expect(
+      await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', async () => needed),
+    ).toBeUndefined();
+    expect(
+      await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', async () => 1_000),
+    ).toBeUndefined();
   });
 
   it('asks nothing of AWS for a deploy that reserves nothing', async () => {
@@ -66,9 +84,15 @@ describe('concurrencyShortfall', () => {
   });
 
   it('says in one line, naming the right, when the quota cannot be read', async () => {
-    const denied = Object.assign(new Error('User is not authorized to perform: lambda:GetAccountSettings'), { name: 'AccessDeniedException' });
-    const line = await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', () => Promise.reject(denied));
-    expect(line).toMatch(/^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions, and the account's quota in eu-west-1 could not be read .*AccessDeniedException.*: the deployer needs lambda:GetAccountSettings \(infra\/deployer-policy\.json\)\.$/);
+    const denied = Object.assign(new Error('User is not authorized to perform: lambda:GetAccountSettings'), {
+      name: 'AccessDeniedException',
+    });
+    const line = await concurrencyShortfall(['deploy', 'PetStore-production'], 'eu-west-1', () =>
+      Promise.reject(denied),
+    );
+    expect(line).toMatch(
+      /^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions, and the account's quota in eu-west-1 could not be read .*AccessDeniedException.*: the deployer needs lambda:GetAccountSettings \(infra\/deployer-policy\.json\)\.$/,
+    );
     expect(line).not.toContain('\n');
   });
 });
@@ -93,9 +117,24 @@ describe('cdk deploy PetStore-production, against an account whose quota is too 
     writeFileSync(cli, `#!/usr/bin/env bash\n"${join(root, 'node_modules', '.bin', 'tsx')}" infra/app.ts\n`);
     chmodSync(cli, 0o755);
     lambda = createServer((request, response) => {
-      requests.push({ method: request.method, url: request.url, scope: /Credential=[^/]+\/([^,]+),/.exec(request.headers.authorization ?? '')?.[1] });
+      requests.push({
+        method: request.method,
+        url: request.url,
+        scope: /Credential=[^/]+\/([^,]+),/.exec(request.headers.authorization ?? '')?.[1],
+      });
       response.setHeader('Content-Type', 'application/json');
-      response.end(JSON.stringify({ AccountLimit: { ConcurrentExecutions: quota, UnreservedConcurrentExecutions: quota, CodeSizeUnzipped: 262144000, CodeSizeZipped: 52428800, TotalCodeSize: 80530636800 }, AccountUsage: { FunctionCount: 0, TotalCodeSize: 0 } }));
+      response.end(
+        JSON.stringify({
+          AccountLimit: {
+            ConcurrentExecutions: quota,
+            UnreservedConcurrentExecutions: quota,
+            CodeSizeUnzipped: 262144000,
+            CodeSizeZipped: 52428800,
+            TotalCodeSize: 80530636800,
+          },
+          AccountUsage: { FunctionCount: 0, TotalCodeSize: 0 },
+        }),
+      );
     });
     await new Promise<void>((listening) => lambda.listen(0, '127.0.0.1', listening));
   });
@@ -109,24 +148,29 @@ describe('cdk deploy PetStore-production, against an account whose quota is too 
 
   function deploy(outdir: string): Promise<{ code: number; out: string }> {
     return new Promise((done) => {
-      execFile(join(dir, 'cdk'), ['deploy', 'PetStore-production', '--parameters', 'AlarmEmail=ops@example.com'], {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: dir,
-          AWS_CONFIG_FILE: join(dir, 'config'),
-          AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
-          AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-          AWS_SECRET_ACCESS_KEY: 'deployer',
-          AWS_EC2_METADATA_DISABLED: 'true',
-          AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
-          // What the CLI gives the app once it has resolved the account.
-          CDK_DEFAULT_ACCOUNT: '123456789012',
-          CDK_DEFAULT_REGION: 'eu-west-1',
-          CDK_OUTDIR: outdir,
-          CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }),
+      execFile(
+        join(dir, 'cdk'),
+        ['deploy', 'PetStore-production', '--parameters', 'AlarmEmail=ops@example.com'],
+        {
+          cwd: root,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: dir,
+            AWS_CONFIG_FILE: join(dir, 'config'),
+            AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+            AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+            AWS_SECRET_ACCESS_KEY: 'deployer',
+            AWS_EC2_METADATA_DISABLED: 'true',
+            AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
+            // What the CLI gives the app once it has resolved the account.
+            CDK_DEFAULT_ACCOUNT: '123456789012',
+            CDK_DEFAULT_REGION: 'eu-west-1',
+            CDK_OUTDIR: outdir,
+            CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }),
+          },
         },
-      }, (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}` }));
+        (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}` }),
+      );
     });
   }
 
@@ -136,9 +180,17 @@ describe('cdk deploy PetStore-production, against an account whose quota is too 
     const { code, out } = await deploy(outdir);
     expect(code).toBe(1);
     expect(out.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(/^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions .*quota in eu-west-1 is 10, not the \d+ that needs\./),
+      expect.stringMatching(
+        /^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions .*quota in eu-west-1 is 10, not the \d+ that needs\./,
+      ),
     ]);
-    expect(requests).toEqual([{ method: 'GET', url: '/2016-08-19/account-settings/', scope: expect.stringMatching(/^\d{8}\/eu-west-1\/lambda\/aws4_request$/) }]);
+    expect(requests).toEqual([
+      {
+        method: 'GET',
+        url: '/2016-08-19/account-settings/',
+        scope: expect.stringMatching(/^\d{8}\/eu-west-1\/lambda\/aws4_request$/),
+      },
+    ]);
     expect(existsSync(outdir) ? readdirSync(outdir) : []).toEqual([]);
   }, 120_000);
 

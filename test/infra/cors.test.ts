@@ -15,7 +15,8 @@ describe('CORS', () => {
       const s = synthesize(stack);
       s.template.resourcePropertiesCountIs('AWS::ApiGateway::Method', { HttpMethod: 'OPTIONS' }, 0);
       for (const [, fn] of s.ofType('AWS::Lambda::Function')) {
-        const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+        const variables =
+          (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
         expect(variables[CORS_ORIGINS_VARIABLE]).toBeUndefined();
       }
     }
@@ -23,7 +24,9 @@ describe('CORS', () => {
 
   it('with origins set on a stage, passes them to every function and answers preflight on each route resource', () => {
     const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-    const stack = new PetStoreStack(app, 'PetStore-cors', { settings: { ...STAGE_SETTINGS.staging, corsAllowedOrigins: ORIGINS } });
+    const stack = new PetStoreStack(app, 'PetStore-cors', {
+      settings: { ...STAGE_SETTINGS.staging, corsAllowedOrigins: ORIGINS },
+    });
     const s = synthesize(stack);
     s.template.resourcePropertiesCountIs('AWS::ApiGateway::Method', { HttpMethod: 'OPTIONS' }, 2);
     s.template.hasResourceProperties('AWS::ApiGateway::Method', {
@@ -45,10 +48,14 @@ describe('CORS', () => {
     // The operations' functions; the key authorizer answers no browser itself (its refusals are gateway responses).
     const functions = s
       .ofType('AWS::Lambda::Function')
-      .filter(([id, fn]) => (fn.Properties?.Handler as string) === 'index.handler' && !id.startsWith('AuthorizerFunction'));
+      .filter(
+        ([id, fn]) => (fn.Properties?.Handler as string) === 'index.handler' && !id.startsWith('AuthorizerFunction'),
+      );
     expect(functions).toHaveLength(3);
     for (const [, fn] of functions) {
-      expect((fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[CORS_ORIGINS_VARIABLE]).toBe(ORIGINS.join(','));
+      expect(
+        (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[CORS_ORIGINS_VARIABLE],
+      ).toBe(ORIGINS.join(','));
     }
   });
 });

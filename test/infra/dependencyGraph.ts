@@ -7,7 +7,10 @@
  */
 
 export interface TemplateLike {
-  Resources: Record<string, { DependsOn?: string | string[]; Properties?: unknown; UpdatePolicy?: unknown; CreationPolicy?: unknown }>;
+  Resources: Record<
+    string,
+    { DependsOn?: string | string[]; Properties?: unknown; UpdatePolicy?: unknown; CreationPolicy?: unknown }
+  >;
 }
 
 /** The resources each resource depends on (only edges to resources of the template). */
@@ -17,7 +20,12 @@ export function dependencyGraph(template: TemplateLike): Map<string, Set<string>
   for (const [id, resource] of Object.entries(template.Resources)) {
     const needs = new Set<string>();
     const dependsOn = resource.DependsOn === undefined ? [] : [resource.DependsOn].flat();
-    for (const target of [...dependsOn, ...references(resource.Properties), ...references(resource.UpdatePolicy), ...references(resource.CreationPolicy)]) {
+    for (const target of [
+      ...dependsOn,
+      ...references(resource.Properties),
+      ...references(resource.UpdatePolicy),
+      ...references(resource.CreationPolicy),
+    ]) {
       if (ids.has(target)) needs.add(target);
     }
     graph.set(id, needs);
@@ -44,7 +52,9 @@ const getAttTarget = (value: unknown): string =>
 
 /** `${Name}` and `${Name.Attribute}` in a Fn::Sub string (not `${!Literal}`), plus refs in its variable map. */
 function subReferences(value: unknown): string[] {
-  const [text, variables] = Array.isArray(value) ? [String(value[0]), value[1] as Record<string, unknown>] : [String(value), {}];
+  const [text, variables] = Array.isArray(value)
+    ? [String(value[0]), value[1] as Record<string, unknown>]
+    : [String(value), {}];
   const local = new Set(Object.keys(variables ?? {}));
   const named = [...text.matchAll(/\$\{([^!}][^}]*)\}/g)].map((match) => match[1]!.split('.')[0]!);
   return [...named.filter((name) => !local.has(name)), ...references(variables)];

@@ -28,7 +28,9 @@ const REGION = 'us-east-1';
 const STACK = 'PetStore-production';
 const STACK_ID = `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK}/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f`;
 const POLICY_FILE = join(PROJECT_ROOT, 'infra', 'deployer-policy.json');
-const policy = JSON.parse(readFileSync(POLICY_FILE, 'utf8').replaceAll('<account>', ACCOUNT).replaceAll('<region>', REGION)) as {
+const policy = JSON.parse(
+  readFileSync(POLICY_FILE, 'utf8').replaceAll('<account>', ACCOUNT).replaceAll('<region>', REGION),
+) as {
   Statement: { Sid: string; Action: string | string[]; Resource: string | string[] }[];
 };
 const of = synthesizedStages();
@@ -45,7 +47,12 @@ interface Call {
 async function decide({ action, resource, context = {} }: Call): Promise<string> {
   const result = await runSimulation(
     {
-      request: { principal: `arn:aws:iam::${ACCOUNT}:user/deployer`, action, resource: { resource, accountId: ACCOUNT }, contextVariables: context },
+      request: {
+        principal: `arn:aws:iam::${ACCOUNT}:user/deployer`,
+        action,
+        resource: { resource, accountId: ACCOUNT },
+        contextVariables: context,
+      },
       identityPolicies: [{ name: 'petstore-deployer', policy: policy as never }],
       serviceControlPolicies: [],
       resourceControlPolicies: [],
@@ -56,7 +63,8 @@ async function decide({ action, resource, context = {} }: Call): Promise<string>
   return result.overallResult;
 }
 
-const describeCall = ({ action, resource, context }: Call) => `${action} on ${resource}${context ? ` ${JSON.stringify(context)}` : ''}`;
+const describeCall = ({ action, resource, context }: Call) =>
+  `${action} on ${resource}${context ? ` ${JSON.stringify(context)}` : ''}`;
 
 async function expectAll(calls: Call[], verdict: 'Allowed' | 'ImplicitlyDenied'): Promise<void> {
   expect(calls.length).toBeGreaterThan(0);
@@ -70,11 +78,16 @@ function productionResources() {
   const resources = Object.entries(s.json.Resources);
   const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
   const [applicationId] = ofType('AWS::CodeDeploy::Application')[0]!;
-  const groups = ofType('AWS::CodeDeploy::DeploymentGroup').map(([id]) => `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:${generatedName(applicationId)}/${generatedName(id)}`);
+  const groups = ofType('AWS::CodeDeploy::DeploymentGroup').map(
+    ([id]) =>
+      `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:${generatedName(applicationId)}/${generatedName(id)}`,
+  );
   const aliased = ofType('AWS::Lambda::Alias').map(([, alias]) => (props(alias).FunctionName as { Ref: string }).Ref);
   const functions = aliased.map((id) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${generatedName(id)}`);
   const [topicId] = ofType('AWS::SNS::Topic')[0]!;
-  const api5xx = ofType('AWS::CloudWatch::Alarm').map(([, a]) => String(props(a).AlarmName)).find((name) => name.endsWith('-Api5xxRate'))!;
+  const api5xx = ofType('AWS::CloudWatch::Alarm')
+    .map(([, a]) => String(props(a).AlarmName))
+    .find((name) => name.endsWith('-Api5xxRate'))!;
   const [controlId] = ofType('AWS::DynamoDB::Table').find(([id]) => id.startsWith('ControlTable'))!;
   return {
     groups,
@@ -90,7 +103,10 @@ describe('infra/deployer-policy.json', () => {
     for (const statement of policy.Statement) {
       const actions = [statement.Action].flat();
       const resources = [statement.Resource].flat();
-      expect(actions.every((action) => !action.includes('*')), statement.Sid).toBe(true);
+      expect(
+        actions.every((action) => !action.includes('*')),
+        statement.Sid,
+      ).toBe(true);
       if (resources.includes('*')) expect(actions, statement.Sid).toEqual(['lambda:GetAccountSettings']);
     }
     const granted = policy.Statement.flatMap((statement) => [statement.Action].flat());
@@ -99,9 +115,20 @@ describe('infra/deployer-policy.json', () => {
   });
 
   it("allows the deploy's own calls: the bootstrap roles, the concurrency quota", async () => {
-    const roles = ['deploy', 'file-publishing', 'image-publishing', 'lookup'].map((role) => `arn:aws:iam::${ACCOUNT}:role/cdk-hnb659fds-${role}-role-${ACCOUNT}-${REGION}`);
-    await expectAll([...roles.map((resource) => ({ action: 'sts:AssumeRole', resource })), { action: 'lambda:GetAccountSettings', resource: '*' }], 'Allowed');
-    await expectAll([{ action: 'sts:AssumeRole', resource: `arn:aws:iam::${ACCOUNT}:role/OrganizationAccountAccessRole` }], 'ImplicitlyDenied');
+    const roles = ['deploy', 'file-publishing', 'image-publishing', 'lookup'].map(
+      (role) => `arn:aws:iam::${ACCOUNT}:role/cdk-hnb659fds-${role}-role-${ACCOUNT}-${REGION}`,
+    );
+    await expectAll(
+      [
+        ...roles.map((resource) => ({ action: 'sts:AssumeRole', resource })),
+        { action: 'lambda:GetAccountSettings', resource: '*' },
+      ],
+      'Allowed',
+    );
+    await expectAll(
+      [{ action: 'sts:AssumeRole', resource: `arn:aws:iam::${ACCOUNT}:role/OrganizationAccountAccessRole` }],
+      'ImplicitlyDenied',
+    );
   });
 });
 
@@ -123,7 +150,12 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
       const path = new URL(request.url ?? '/', 'http://x').pathname;
       calls.push({ action: `apigateway:${request.method}`, resource: `arn:aws:apigateway:${REGION}::${path}` });
       response.setHeader('Content-Type', 'application/json');
-      if (request.method === 'GET') return response.end(JSON.stringify({ item: [{ id: 'k1', name: new URL(request.url ?? '/', 'http://x').searchParams.get('name') }] }));
+      if (request.method === 'GET')
+        return response.end(
+          JSON.stringify({
+            item: [{ id: 'k1', name: new URL(request.url ?? '/', 'http://x').searchParams.get('name') }],
+          }),
+        );
       response.statusCode = request.method === 'DELETE' ? 202 : 201;
       response.end(request.method === 'DELETE' ? '' : JSON.stringify({ id: `key${++id}` }));
     });
@@ -134,7 +166,10 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
   afterAll(async () => {
     documents.destroy();
     await new Promise((closed) => gateway.close(closed));
-    for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.key], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+    for (const [name, value] of [
+      ['AWS_ACCESS_KEY_ID', saved.key],
+      ['AWS_SECRET_ACCESS_KEY', saved.secret],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
@@ -142,24 +177,57 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
 
   async function keys(...argv: string[]): Promise<string> {
     const client = {
-      send: (command: { constructor: { name: string }; input: { TableName: string; Key?: { pk: string }; Item?: { pk: string }; ExpressionAttributeValues?: Record<string, string> } }) => {
+      send: (command: {
+        constructor: { name: string };
+        input: {
+          TableName: string;
+          Key?: { pk: string };
+          Item?: { pk: string };
+          ExpressionAttributeValues?: Record<string, string>;
+        };
+      }) => {
         const { input } = command;
         const partition = input.Key?.pk ?? input.Item?.pk ?? input.ExpressionAttributeValues?.[':pk'];
-        calls.push({ action: `dynamodb:${command.constructor.name.replace(/Command$/, '').replace(/^Delete$/, 'DeleteItem').replace(/^Get$/, 'GetItem').replace(/^Put$/, 'PutItem').replace(/^Update$/, 'UpdateItem')}`, resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${input.TableName}`, context: { 'dynamodb:LeadingKeys': [String(partition)] } });
+        calls.push({
+          action: `dynamodb:${command.constructor.name
+            .replace(/Command$/, '')
+            .replace(/^Delete$/, 'DeleteItem')
+            .replace(/^Get$/, 'GetItem')
+            .replace(/^Put$/, 'PutItem')
+            .replace(/^Update$/, 'UpdateItem')}`,
+          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${input.TableName}`,
+          context: { 'dynamodb:LeadingKeys': [String(partition)] },
+        });
         return documents.send(command as never);
       },
     } as unknown as DynamoDBDocumentClient;
     const stacks: StackOutputsReader = {
       send: async (command) => {
         calls.push({ action: 'cloudformation:DescribeStacks', resource: STACK_ID });
-        return { $metadata: {}, Stacks: [{ StackName: command.input.StackName, StackStatus: 'UPDATE_COMPLETE', CreationTime: new Date(), Outputs: [{ OutputKey: 'ControlTableName', OutputValue: table }, { OutputKey: 'UsagePlanId', OutputValue: 'plan42' }] }] };
+        return {
+          $metadata: {},
+          Stacks: [
+            {
+              StackName: command.input.StackName,
+              StackStatus: 'UPDATE_COMPLETE',
+              CreationTime: new Date(),
+              Outputs: [
+                { OutputKey: 'ControlTableName', OutputValue: table },
+                { OutputKey: 'UsagePlanId', OutputValue: 'plan42' },
+              ],
+            },
+          ],
+        };
       },
     };
     const out: string[] = [];
     const code = await runKeys(argv, {
       client,
       stacks,
-      usagePlanKeys: apiGatewayUsagePlanKeys({ region: REGION, endpoint: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}` }),
+      usagePlanKeys: apiGatewayUsagePlanKeys({
+        region: REGION,
+        endpoint: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`,
+      }),
       out: (line) => out.push(line),
       err: (line) => out.push(line),
       stdoutIsTerminal: true,
@@ -179,7 +247,17 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
     await keys('revoke', successor, '--stage', 'production');
     const actions = new Set(calls.map((call) => call.action));
     expect([...actions].sort()).toEqual(
-      ['apigateway:DELETE', 'apigateway:GET', 'apigateway:POST', 'cloudformation:DescribeStacks', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'].sort(),
+      [
+        'apigateway:DELETE',
+        'apigateway:GET',
+        'apigateway:POST',
+        'cloudformation:DescribeStacks',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ].sort(),
     );
     await expectAll(calls, 'Allowed');
   });
@@ -190,8 +268,16 @@ describe('the calls npm run keys makes, recorded as it sends them', () => {
       [
         { action: 'dynamodb:GetItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': ['cursor-secret'] } },
         { action: 'dynamodb:PutItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': ['idempotency#x'] } },
-        { action: 'dynamodb:Query', resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${generatedName('PetsTable56B0D675')}`, context: { 'dynamodb:LeadingKeys': ['apikeys'] } },
-        { action: 'dynamodb:DeleteItem', resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/OtherService-Users`, context: { 'dynamodb:LeadingKeys': ['apikeys'] } },
+        {
+          action: 'dynamodb:Query',
+          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${generatedName('PetsTable56B0D675')}`,
+          context: { 'dynamodb:LeadingKeys': ['apikeys'] },
+        },
+        {
+          action: 'dynamodb:DeleteItem',
+          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/OtherService-Users`,
+          context: { 'dynamodb:LeadingKeys': ['apikeys'] },
+        },
         { action: 'apigateway:DELETE', resource: `arn:aws:apigateway:${REGION}::/restapis/abc123` },
         { action: 'apigateway:PATCH', resource: `arn:aws:apigateway:${REGION}::/usageplans/plan42` },
       ],
@@ -216,7 +302,10 @@ function runbookCalls(command: string): Call[] | 'administrator' | 'none' {
     'deploy list-deployments': r.groups.map((resource) => ({ action: 'codedeploy:ListDeployments', resource })),
     'deploy get-deployment': r.groups.map((resource) => ({ action: 'codedeploy:GetDeployment', resource })),
     'cloudwatch set-alarm-state': [{ action: 'cloudwatch:SetAlarmState', resource: r.api5xxAlarm }],
-    'lambda list-versions-by-function': r.functions.map((resource) => ({ action: 'lambda:ListVersionsByFunction', resource })),
+    'lambda list-versions-by-function': r.functions.map((resource) => ({
+      action: 'lambda:ListVersionsByFunction',
+      resource,
+    })),
     'lambda update-alias': r.functions.map((resource) => ({ action: 'lambda:UpdateAlias', resource })),
     'lambda get-account-settings': [{ action: 'lambda:GetAccountSettings', resource: '*' }],
     'iam create-policy': 'administrator',
@@ -232,7 +321,10 @@ function runbookCalls(command: string): Call[] | 'administrator' | 'none' {
     'service-quotas request-service-quota-increase': 'administrator',
   };
   const calls = table[command];
-  if (!calls) throw new Error(`the runbook runs "aws ${command}": say in test/infra/deployerPolicy.test.ts what it calls, and whose it is`);
+  if (!calls)
+    throw new Error(
+      `the runbook runs "aws ${command}": say in test/infra/deployerPolicy.test.ts what it calls, and whose it is`,
+    );
   return calls;
 }
 
@@ -240,15 +332,25 @@ describe('the AWS commands of docs/deploying.md and docs/operating.md', () => {
   const commands = [
     ...new Set(
       ['deploying.md', 'operating.md'].flatMap((doc) =>
-        [...readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(([, block]) =>
-          [...block!.replace(/#.*$/gm, '').matchAll(/\baws ([a-z0-9-]+) ([a-z0-9-]+)/g)].map(([, service, command]) => `${service} ${command}`),
+        [...readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(
+          ([, block]) =>
+            [...block!.replace(/#.*$/gm, '').matchAll(/\baws ([a-z0-9-]+) ([a-z0-9-]+)/g)].map(
+              ([, service, command]) => `${service} ${command}`,
+            ),
         ),
       ),
     ),
   ];
 
   it("are a deployer's, allowed on the production stack's own resources, or an administrator's", async () => {
-    expect(commands).toEqual(expect.arrayContaining(['deploy list-deployments', 'cloudwatch set-alarm-state', 'lambda update-alias', 'cloudformation delete-stack']));
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        'deploy list-deployments',
+        'cloudwatch set-alarm-state',
+        'lambda update-alias',
+        'cloudformation delete-stack',
+      ]),
+    );
     const deployers = commands.flatMap((command) => {
       const calls = runbookCalls(command);
       return Array.isArray(calls) ? calls : [];
@@ -259,8 +361,14 @@ describe('the AWS commands of docs/deploying.md and docs/operating.md', () => {
     expect(admin).toEqual(expect.arrayContaining(['dynamodb delete-table', 'logs delete-log-group']));
     await expectAll(
       [
-        { action: 'dynamodb:DeleteTable', resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${productionResources().controlTable}` },
-        { action: 'logs:DeleteLogGroup', resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${STACK}-ListPetsLogs-AB12CD34EF56` },
+        {
+          action: 'dynamodb:DeleteTable',
+          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${productionResources().controlTable}`,
+        },
+        {
+          action: 'logs:DeleteLogGroup',
+          resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${STACK}-ListPetsLogs-AB12CD34EF56`,
+        },
         { action: 'iam:CreatePolicy', resource: `arn:aws:iam::${ACCOUNT}:policy/petstore-deployer` },
       ],
       'ImplicitlyDenied',
@@ -271,12 +379,24 @@ describe('the AWS commands of docs/deploying.md and docs/operating.md', () => {
     await expectAll(
       [
         { action: 'lambda:UpdateAlias', resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:OtherService-api` },
-        { action: 'lambda:UpdateAlias', resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:PetStore-staging-ListPetsFunction7A3F240D-AB12CD34EF56` },
-        { action: 'cloudwatch:SetAlarmState', resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:petstore-production-Unauthorized` },
+        {
+          action: 'lambda:UpdateAlias',
+          resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:PetStore-staging-ListPetsFunction7A3F240D-AB12CD34EF56`,
+        },
+        {
+          action: 'cloudwatch:SetAlarmState',
+          resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:petstore-production-Unauthorized`,
+        },
         { action: 'cloudwatch:SetAlarmState', resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:billing` },
-        { action: 'codedeploy:ListDeployments', resource: `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:OtherApp/OtherGroup` },
+        {
+          action: 'codedeploy:ListDeployments',
+          resource: `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:OtherApp/OtherGroup`,
+        },
         { action: 'codedeploy:StopDeployment', resource: '*' },
-        { action: 'cloudformation:DeleteStack', resource: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/OtherService/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f` },
+        {
+          action: 'cloudformation:DeleteStack',
+          resource: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/OtherService/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f`,
+        },
       ],
       'ImplicitlyDenied',
     );

@@ -48,7 +48,11 @@ describe('PetStore-production deployment', () => {
       expect(group.DeploymentStyle).toEqual({ DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' });
       expect(group.AutoRollbackConfiguration).toEqual({
         Enabled: true,
-        Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM']),
+        Events: expect.arrayContaining([
+          'DEPLOYMENT_FAILURE',
+          'DEPLOYMENT_STOP_ON_REQUEST',
+          'DEPLOYMENT_STOP_ON_ALARM',
+        ]),
       });
     }
   });
@@ -58,7 +62,10 @@ describe('PetStore-production deployment', () => {
     const alarmName = (name: string) => ref(s.logicalId(s.stack.monitoring.alarms.get(`${name}Alarm`)!));
     for (const route of routes) {
       const name = route.operation[0]!.toUpperCase() + route.operation.slice(1);
-      const group = props(s.resource(s.logicalId(s.stack.deployment.groups.get(route.operation)!))) as Record<string, any>;
+      const group = props(s.resource(s.logicalId(s.stack.deployment.groups.get(route.operation)!))) as Record<
+        string,
+        any
+      >;
       expect(group.AlarmConfiguration.Enabled).toBe(true);
       expect(group.AlarmConfiguration.Alarms.map((a: { Name: unknown }) => a.Name)).toEqual([
         alarmName('Api5xxRate'),

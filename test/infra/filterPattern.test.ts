@@ -6,7 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { matchesFilterPattern } from '../support/filterPattern.ts';
 
-const event = JSON.stringify({ eventType: 'UpdateTrail', user: { id: 1, name: 'me' }, ok: true, nothing: null, message: 'Could not refresh the API keys in t' });
+const event = JSON.stringify({
+  eventType: 'UpdateTrail',
+  user: { id: 1, name: 'me' },
+  ok: true,
+  nothing: null,
+  message: 'Could not refresh the API keys in t',
+});
 
 describe('matchesFilterPattern', () => {
   it.each([
@@ -34,7 +40,12 @@ describe('matchesFilterPattern', () => {
   it("reads a JSON pattern on the JSON after Lambda's text-format prefix, and never on text that is not JSON", () => {
     const lambdaLine = `2026-11-28T10:00:00.000Z\tc0ffee00-0000-4000-8000-000000000000\tERROR\t${JSON.stringify({ level: 'ERROR', operation: 'authorize' })}`;
     expect(matchesFilterPattern('{ ($.level = "ERROR") && ($.operation = "authorize") }', lambdaLine)).toBe(true);
-    expect(matchesFilterPattern('{ $.level = "ERROR" }', '2026-11-28T10:00:00.000Z\tid\tERROR\tInvoke Error {"errorType":"Error","errorMessage":"Unauthorized"}')).toBe(false);
+    expect(
+      matchesFilterPattern(
+        '{ $.level = "ERROR" }',
+        '2026-11-28T10:00:00.000Z\tid\tERROR\tInvoke Error {"errorType":"Error","errorMessage":"Unauthorized"}',
+      ),
+    ).toBe(false);
     expect(matchesFilterPattern('{ $.level = "ERROR" }', 'START RequestId: id Version: 1')).toBe(false);
   });
 

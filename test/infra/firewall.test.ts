@@ -33,21 +33,31 @@ describe('web ACL settings', () => {
     expect(withoutWebAcl).toEqual(['staging']);
   });
 
-  it.each(withWebAcl)('let no single address in %s take more than a tenth of the stage throttle over the window', (stage) => {
-    const { webAcl, throttling } = STAGE_SETTINGS[stage];
-    if (!webAcl) throw new Error('unreachable');
-    expect(webAcl.requestsPerAddressPer5Minutes).toBeLessThanOrEqual((throttling.rateLimit * RATE_WINDOW_SECONDS) / 10);
-    expect(webAcl.requestsPerAddressPer5Minutes).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
-  });
+  it.each(withWebAcl)(
+    'let no single address in %s take more than a tenth of the stage throttle over the window',
+    (stage) => {
+      const { webAcl, throttling } = STAGE_SETTINGS[stage];
+      if (!webAcl) throw new Error('unreachable');
+      expect(webAcl.requestsPerAddressPer5Minutes).toBeLessThanOrEqual(
+        (throttling.rateLimit * RATE_WINDOW_SECONDS) / 10,
+      );
+      expect(webAcl.requestsPerAddressPer5Minutes).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
+    },
+  );
 
-  it.each(withWebAcl)('in %s cap each key above its usage plan (a key within its plan is never blocked) and below the stage throttle', (stage) => {
-    const { webAcl, throttling, keyLimits } = STAGE_SETTINGS[stage];
-    if (!webAcl) throw new Error('unreachable');
-    const window = KEY_RATE_WINDOW_SECONDS;
-    expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(keyLimits.rateLimit * window + keyLimits.burstLimit);
-    expect(webAcl.requestsPerKeyPerMinute).toBeLessThan(throttling.rateLimit * window);
-    expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
-  });
+  it.each(withWebAcl)(
+    'in %s cap each key above its usage plan (a key within its plan is never blocked) and below the stage throttle',
+    (stage) => {
+      const { webAcl, throttling, keyLimits } = STAGE_SETTINGS[stage];
+      if (!webAcl) throw new Error('unreachable');
+      const window = KEY_RATE_WINDOW_SECONDS;
+      expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(
+        keyLimits.rateLimit * window + keyLimits.burstLimit,
+      );
+      expect(webAcl.requestsPerKeyPerMinute).toBeLessThan(throttling.rateLimit * window);
+      expect(webAcl.requestsPerKeyPerMinute).toBeGreaterThanOrEqual(WAF_MINIMUM_RATE_LIMIT);
+    },
+  );
 });
 
 describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
@@ -107,7 +117,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(reputation!.Statement.ManagedRuleGroupStatement).not.toHaveProperty('RuleActionOverrides');
   });
 
-  it("caps each API key, counted by its Authorization header from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After", () => {
+  it('caps each API key, counted by its Authorization header from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After', () => {
     const { properties } = webAcl();
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
     expect(rule.Statement.RateBasedStatement).toEqual({
@@ -118,10 +128,20 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     });
     const response = rule.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(429);
-    expect(response.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }]);
+    expect(response.ResponseHeaders).toEqual([
+      { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+    ]);
     const body = parseErrorBody(properties.CustomResponseBodies[response.CustomResponseBodyKey].Content);
-    expect(body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests with this API key; retry later.', status: 429 });
-    expect(rule.VisibilityConfig).toEqual({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false, MetricName: FIREWALL_RULES.ratePerKey });
+    expect(body).toEqual({
+      code: 'TOO_MANY_REQUESTS',
+      message: 'Too many requests with this API key; retry later.',
+      status: 429,
+    });
+    expect(rule.VisibilityConfig).toEqual({
+      CloudWatchMetricsEnabled: true,
+      SampledRequestsEnabled: false,
+      MetricName: FIREWALL_RULES.ratePerKey,
+    });
   });
 
   it('only counts the common rules that would refuse what the API accepts: bodies up to 16 KiB, and no User-Agent', () => {
@@ -140,7 +160,9 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const rate = (properties.Rules as Record<string, any>[]).find((rule) => rule.Name === FIREWALL_RULES.rateLimit)!;
     const response = rate.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(429);
-    expect(response.ResponseHeaders).toEqual([{ Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }]);
+    expect(response.ResponseHeaders).toEqual([
+      { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+    ]);
     const body = properties.CustomResponseBodies[response.CustomResponseBodyKey];
     expect(body.ContentType).toBe('APPLICATION_JSON');
     const parsed = parseErrorBody(body.Content);
@@ -151,8 +173,16 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
 
   it('publishes metrics for the web ACL and every rule, and samples no request (a sample shows the Authorization header)', () => {
     const { properties } = webAcl();
-    const configs = [properties.VisibilityConfig, ...(properties.Rules as Record<string, any>[]).map((rule) => rule.VisibilityConfig)];
-    for (const config of configs) expect(config).toEqual({ CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false, MetricName: expect.any(String) });
+    const configs = [
+      properties.VisibilityConfig,
+      ...(properties.Rules as Record<string, any>[]).map((rule) => rule.VisibilityConfig),
+    ];
+    for (const config of configs)
+      expect(config).toEqual({
+        CloudWatchMetricsEnabled: true,
+        SampledRequestsEnabled: false,
+        MetricName: expect.any(String),
+      });
     expect(properties.VisibilityConfig.MetricName).toBe(`petstore-${stage}`);
     const names = (properties.Rules as Record<string, any>[]).map((rule) => rule.VisibilityConfig.MetricName);
     expect(names).toEqual((properties.Rules as Record<string, any>[]).map((rule) => rule.Name));
@@ -164,14 +194,21 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === name)!;
     const [method, size] = rule.Statement.AndStatement.Statements as Record<string, any>[];
     expect(method!.ByteMatchStatement).toMatchObject({ FieldToMatch: { Method: {} }, PositionalConstraint: 'EXACTLY' });
-    expect(size!.SizeConstraintStatement).toMatchObject({ ComparisonOperator: 'GT', FieldToMatch: { Body: { OversizeHandling: 'MATCH' } } });
+    expect(size!.SizeConstraintStatement).toMatchObject({
+      ComparisonOperator: 'GT',
+      FieldToMatch: { Body: { OversizeHandling: 'MATCH' } },
+    });
     const response = rule.Action.Block.CustomResponse;
     const body = properties.CustomResponseBodies[response.CustomResponseBodyKey];
     expect(body.ContentType).toBe('APPLICATION_JSON');
     const parsed = parseErrorBody(body.Content);
     expect(Object.keys(parsed).sort()).toEqual(['code', 'message', 'status']);
     expect(response.ResponseCode).toBe(parsed.status);
-    return { method: method!.ByteMatchStatement.SearchString as string, maxBytes: size!.SizeConstraintStatement.Size as number, parsed };
+    return {
+      method: method!.ByteMatchStatement.SearchString as string,
+      maxBytes: size!.SizeConstraintStatement.Size as number,
+      parsed,
+    };
   }
 
   it('refuses before any function a body over the createPet limit on a POST: 413 PAYLOAD_TOO_LARGE', () => {
@@ -196,7 +233,9 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
 
   it('reads at least MAX_BODY_BYTES of a body, so a body of exactly the limit is not oversize', () => {
     const { properties } = webAcl();
-    expect(properties.AssociationConfig).toEqual({ RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } } });
+    expect(properties.AssociationConfig).toEqual({
+      RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: BODY_INSPECTION_LIMIT.setting } },
+    });
     expect(BODY_INSPECTION_LIMIT.bytes).toBeGreaterThanOrEqual(MAX_BODY_BYTES);
     expect(BODY_INSPECTION_LIMIT.setting).toBe(`KB_${BODY_INSPECTION_LIMIT.bytes / 1024}`);
   });
@@ -207,19 +246,39 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const [, logging] = s.ofType('AWS::WAFv2::LoggingConfiguration')[0]!;
     const p = props(logging) as Record<string, any>;
     expect(p.ResourceArn).toEqual({ 'Fn::GetAtt': [id, 'Arn'] });
-    expect(p.RedactedFields).toEqual(expect.arrayContaining([{ SingleHeader: { Name: 'authorization' } }, { SingleHeader: { Name: 'idempotency-key' } }]));
+    expect(p.RedactedFields).toEqual(
+      expect.arrayContaining([
+        { SingleHeader: { Name: 'authorization' } },
+        { SingleHeader: { Name: 'idempotency-key' } },
+      ]),
+    );
     expect(p.LoggingFilter).toEqual({
       DefaultBehavior: 'DROP',
       Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }] }],
     });
     // Named aws-waf-logs-petstore-<stage>-<first part of the stack id>: a stack deployed after a teardown gets its own.
     const groupName = {
-      'Fn::Join': ['', [blockedRequestsLogGroupPrefix(stage), { 'Fn::Select': [0, { 'Fn::Split': ['-', { 'Fn::Select': [2, { 'Fn::Split': ['/', ref('AWS::StackId')] }] }] }] }]],
+      'Fn::Join': [
+        '',
+        [
+          blockedRequestsLogGroupPrefix(stage),
+          {
+            'Fn::Select': [
+              0,
+              { 'Fn::Split': ['-', { 'Fn::Select': [2, { 'Fn::Split': ['/', ref('AWS::StackId')] }] }] },
+            ],
+          },
+        ],
+      ],
     };
-    const [groupId, group] = s.ofType('AWS::Logs::LogGroup').find(([, g]) => JSON.stringify(props(g).LogGroupName) === JSON.stringify(groupName))!;
+    const [groupId, group] = s
+      .ofType('AWS::Logs::LogGroup')
+      .find(([, g]) => JSON.stringify(props(g).LogGroupName) === JSON.stringify(groupName))!;
     // WAF takes the group's ARN without the `:*` of its Arn attribute: the same name, joined into the ARN.
     const destination = JSON.stringify(p.LogDestinationConfigs);
-    expect(destination).toContain(`:log-group:${blockedRequestsLogGroupPrefix(stage)}",${JSON.stringify(groupName['Fn::Join'][1]![1])}]`);
+    expect(destination).toContain(
+      `:log-group:${blockedRequestsLogGroupPrefix(stage)}",${JSON.stringify(groupName['Fn::Join'][1]![1])}]`,
+    );
     expect(props(group).RetentionInDays).toBe(settings.logRetention);
     expect(props(group).RetentionInDays).toBeGreaterThan(7);
     expect(group.DeletionPolicy).toBe(settings.protectData ? 'Retain' : 'Delete');
@@ -269,7 +328,9 @@ describe.each(STAGES)('PetStore-%s template', (stage) => {
 describe.each(STAGES)('PetStore-%s gateway answer to a web ACL block', (stage) => {
   it('is 403 FORBIDDEN in the Error shape (WAF_FILTERED), whether or not the stage has a web ACL', () => {
     const s = of(stage);
-    const [, response] = s.ofType('AWS::ApiGateway::GatewayResponse').find(([, r]) => props(r).ResponseType === 'WAF_FILTERED')!;
+    const [, response] = s
+      .ofType('AWS::ApiGateway::GatewayResponse')
+      .find(([, r]) => props(r).ResponseType === 'WAF_FILTERED')!;
     expect(props(response).StatusCode).toBe('403');
     const body = parseErrorBody((props(response).ResponseTemplates as Record<string, string>)['application/json']!);
     expect(body).toMatchObject({ code: 'FORBIDDEN', status: 403 });

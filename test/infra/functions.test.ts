@@ -18,21 +18,24 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
       expect([...of(stage).stack.functions.keys()]).toEqual(routes.map((r) => r.operation));
     });
 
-    it.each(routes.map((r) => [r.operation] as const))('%s: runtime, architecture, handler, limits, tracing, logs', (operation) => {
-      const s = of(stage);
-      const { properties } = functionOf(s, operation);
-      expect(properties).toMatchObject({
-        Runtime: 'nodejs22.x',
-        Architectures: ['arm64'],
-        Handler: 'index.handler',
-        MemorySize: settings.functionMemoryMiB,
-        Timeout: settings.functionTimeout.toSeconds(),
-        TracingConfig: { Mode: 'Active' },
-      });
-      const logGroup = s.resource((properties.LoggingConfig.LogGroup as { Ref: string }).Ref);
-      expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
-      expect(props(logGroup).RetentionInDays).toBe(settings.logRetention);
-    });
+    it.each(routes.map((r) => [r.operation] as const))(
+      '%s: runtime, architecture, handler, limits, tracing, logs',
+      (operation) => {
+        const s = of(stage);
+        const { properties } = functionOf(s, operation);
+        expect(properties).toMatchObject({
+          Runtime: 'nodejs22.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          MemorySize: settings.functionMemoryMiB,
+          Timeout: settings.functionTimeout.toSeconds(),
+          TracingConfig: { Mode: 'Active' },
+        });
+        const logGroup = s.resource((properties.LoggingConfig.LogGroup as { Ref: string }).Ref);
+        expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
+        expect(props(logGroup).RetentionInDays).toBe(settings.logRetention);
+      },
+    );
 
     it.each(routes.map((r) => [r.operation] as const))('%s: environment', (operation) => {
       const s = of(stage);
@@ -87,7 +90,11 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
         listPets: [
           { actions: ['dynamodb:Query'], resource: statusIndex },
           { actions: ['dynamodb:Scan'], resource: table },
-          { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resource: control, condition: partition('cursor-secret') },
+          {
+            actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+            resource: control,
+            condition: partition('cursor-secret'),
+          },
         ],
         createPet: [
           { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resource: table },
@@ -103,7 +110,16 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
       const statements = (role.Policies as { PolicyDocument: { Statement: Record<string, any>[] } }[]).flatMap(
         (policy) => policy.PolicyDocument.Statement,
       );
-      expect(grants(statements)).toEqual(grants([...expected, ...common].map((g) => ({ Effect: 'Allow', Action: g.actions, Resource: g.resource, Condition: 'condition' in g ? g.condition : undefined }))));
+      expect(grants(statements)).toEqual(
+        grants(
+          [...expected, ...common].map((g) => ({
+            Effect: 'Allow',
+            Action: g.actions,
+            Resource: g.resource,
+            Condition: 'condition' in g ? g.condition : undefined,
+          })),
+        ),
+      );
       // X-Ray's write actions accept no resource but "*": they come only from AWS's write-only policy.
       expect(role.ManagedPolicyArns).toEqual([
         { 'Fn::Join': ['', ['arn:', ref('AWS::Partition'), ':iam::aws:policy/AWSXRayDaemonWriteAccess']] },
@@ -117,7 +133,9 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
       const s = of(stage);
       const roleIds = routes.map((route) => roleOf(s, route.operation).roleId);
       const documents = roleIds.flatMap((roleId) =>
-        (props(s.resource(roleId)).Policies as { PolicyDocument: { Statement: Record<string, any>[] } }[]).map((p) => p.PolicyDocument),
+        (props(s.resource(roleId)).Policies as { PolicyDocument: { Statement: Record<string, any>[] } }[]).map(
+          (p) => p.PolicyDocument,
+        ),
       );
       const attached = s
         .ofType('AWS::IAM::Policy')

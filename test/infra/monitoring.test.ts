@@ -35,7 +35,9 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
   alarms.AuthorizerDuration = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
   const reserved = STAGE_SETTINGS[stage].reservedConcurrency;
   const concurrency = (reservation: number | undefined) =>
-    'executions' in t.lambdaConcurrency ? t.lambdaConcurrency.executions : Math.ceil((reservation! * t.lambdaConcurrency.percentOfReserved) / 100);
+    'executions' in t.lambdaConcurrency
+      ? t.lambdaConcurrency.executions
+      : Math.ceil((reservation! * t.lambdaConcurrency.percentOfReserved) / 100);
   alarms.AuthorizerConcurrency = concurrency(reserved ? reserved.authorizer : undefined);
   for (const { operation } of routes) {
     const name = pascal(operation);
@@ -85,7 +87,9 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     const alarm = (name: string) => alarmNamed(s, stage, name);
     for (const route of routes) {
       const latency = alarm(`${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}LatencyP99`);
-      const [stat] = (latency.Metrics as { MetricStat: { Metric: Record<string, any>; Stat: string } }[]).map((m) => m.MetricStat);
+      const [stat] = (latency.Metrics as { MetricStat: { Metric: Record<string, any>; Stat: string } }[]).map(
+        (m) => m.MetricStat,
+      );
       expect(stat).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Latency' }, Stat: 'p99' });
       expect(stat!.Metric.Dimensions).toEqual(
         expect.arrayContaining([
@@ -100,7 +104,12 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     expect(rate.Metrics).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Expression: 'rate * 100' }),
-        expect.objectContaining({ MetricStat: expect.objectContaining({ Metric: expect.objectContaining({ MetricName: '5XXError' }), Stat: 'Average' }) }),
+        expect.objectContaining({
+          MetricStat: expect.objectContaining({
+            Metric: expect.objectContaining({ MetricName: '5XXError' }),
+            Stat: 'Average',
+          }),
+        }),
       ]),
     );
   });
@@ -129,7 +138,9 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     expect(unauthorized[0]!.LogGroupName).toEqual(ref(s.logicalId(s.stack.restApi.accessLogs)));
     // The access log's format writes status as a quoted string, which the pattern compares as one.
     const [, apiStage] = s.ofType('AWS::ApiGateway::Stage')[0]!;
-    expect(String((props(apiStage) as Record<string, any>).AccessLogSetting.Format)).toContain('"status":"$context.status"');
+    expect(String((props(apiStage) as Record<string, any>).AccessLogSetting.Format)).toContain(
+      '"status":"$context.status"',
+    );
 
     const warnings = filters.filter((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings');
     expect(warnings.map((f) => f.LogGroupName)).toEqual([
@@ -142,11 +153,19 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       expect(filter.MetricTransformations[0]).toMatchObject({ MetricNamespace: `PetStore/${stage}`, MetricValue: '1' });
     }
     const alarm = (name: string) => alarmNamed(s, stage, name);
-    expect(alarm('Unauthorized')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'UnauthorizedRequests', Statistic: 'Sum' });
-    expect(alarm('KeyStoreWarnings')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'KeyStoreWarnings', Statistic: 'Sum' });
+    expect(alarm('Unauthorized')).toMatchObject({
+      Namespace: `PetStore/${stage}`,
+      MetricName: 'UnauthorizedRequests',
+      Statistic: 'Sum',
+    });
+    expect(alarm('KeyStoreWarnings')).toMatchObject({
+      Namespace: `PetStore/${stage}`,
+      MetricName: 'KeyStoreWarnings',
+      Statistic: 'Sum',
+    });
   });
 
-  it("watches the key authorizer: its failures counted from its own log (never its Errors, which count refusals), its throttles, duration and concurrency", () => {
+  it('watches the key authorizer: its failures counted from its own log (never its Errors, which count refusals), its throttles, duration and concurrency', () => {
     const s = of(stage);
     const authorizerFn = s.logicalId(s.stack.keyAuthorizer.fn);
     const filters = s.ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>);
@@ -155,17 +174,33 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     expect(failures[0]).toMatchObject({
       LogGroupName: ref(s.logicalId(s.stack.keyAuthorizer.logGroup)),
       FilterPattern: '{ ($.level = "ERROR") && ($.operation = "authorize") }',
-      MetricTransformations: [{ MetricNamespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', MetricValue: '1' }],
+      MetricTransformations: [
+        { MetricNamespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', MetricValue: '1' },
+      ],
     });
     const alarm = (name: string) => alarmNamed(s, stage, name);
-    expect(alarm('AuthorizerFailures')).toMatchObject({ Namespace: `PetStore/${stage}`, MetricName: 'AuthorizerFailures', Statistic: 'Sum' });
-    for (const [name, metric, statistic] of [['AuthorizerThrottles', 'Throttles', 'Sum'], ['AuthorizerDuration', 'Duration', 'Maximum'], ['AuthorizerConcurrency', 'ConcurrentExecutions', 'Maximum']] as const) {
-      expect(alarm(name), name).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Statistic: statistic, Dimensions: [{ Name: 'FunctionName', Value: ref(authorizerFn) }] });
+    expect(alarm('AuthorizerFailures')).toMatchObject({
+      Namespace: `PetStore/${stage}`,
+      MetricName: 'AuthorizerFailures',
+      Statistic: 'Sum',
+    });
+    for (const [name, metric, statistic] of [
+      ['AuthorizerThrottles', 'Throttles', 'Sum'],
+      ['AuthorizerDuration', 'Duration', 'Maximum'],
+      ['AuthorizerConcurrency', 'ConcurrentExecutions', 'Maximum'],
+    ] as const) {
+      expect(alarm(name), name).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Statistic: statistic,
+        Dimensions: [{ Name: 'FunctionName', Value: ref(authorizerFn) }],
+      });
     }
     // No alarm reads the authorizer's Errors: every refused key is one.
     for (const [, a] of s.ofType('AWS::CloudWatch::Alarm')) {
       const p = props(a) as Record<string, any>;
-      if (p.MetricName === 'Errors') expect(p.Dimensions, p.AlarmName).not.toEqual([{ Name: 'FunctionName', Value: ref(authorizerFn) }]);
+      if (p.MetricName === 'Errors')
+        expect(p.Dimensions, p.AlarmName).not.toEqual([{ Name: 'FunctionName', Value: ref(authorizerFn) }]);
     }
   });
 
@@ -175,8 +210,12 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     const [topicId] = s.ofType('AWS::SNS::Topic')[0]!;
     const subscriptions = s.ofType('AWS::SNS::Subscription').map(([, subscription]) => subscription);
     expect(subscriptions).toHaveLength(settings.alarmEmails.length + 1);
-    expect(subscriptions.filter((sub) => JSON.stringify(props(sub).Endpoint) === JSON.stringify(ref('AlarmEmail')))).toEqual([
-      expect.objectContaining({ Properties: { Protocol: 'email', Endpoint: ref('AlarmEmail'), TopicArn: ref(topicId) } }),
+    expect(
+      subscriptions.filter((sub) => JSON.stringify(props(sub).Endpoint) === JSON.stringify(ref('AlarmEmail'))),
+    ).toEqual([
+      expect.objectContaining({
+        Properties: { Protocol: 'email', Endpoint: ref('AlarmEmail'), TopicArn: ref(topicId) },
+      }),
     ]);
     const [, policy] = s.ofType('AWS::SNS::TopicPolicy')[0]!;
     expect(JSON.stringify(props(policy))).toContain('"aws:SecureTransport":"false"');
@@ -193,9 +232,13 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       expect(parameter.Type).toBe('String');
       // CloudFormation matches AllowedPattern against the whole value, as these anchored patterns do.
       const pattern = new RegExp(parameter.AllowedPattern!);
-      for (const email of ['ops@example.com', 'team+alerts@pets.example.co.uk']) expect(pattern.test(email), email).toBe(true);
-      for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'ops @example.com', 'a@b.c d@e.f']) expect(pattern.test(bad), bad).toBe(false);
-      const subscription = s.ofType('AWS::SNS::Subscription').find(([, sub]) => JSON.stringify(props(sub).Endpoint) === '{"Ref":"AlarmEmail"}')![1];
+      for (const email of ['ops@example.com', 'team+alerts@pets.example.co.uk'])
+        expect(pattern.test(email), email).toBe(true);
+      for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'ops @example.com', 'a@b.c d@e.f'])
+        expect(pattern.test(bad), bad).toBe(false);
+      const subscription = s
+        .ofType('AWS::SNS::Subscription')
+        .find(([, sub]) => JSON.stringify(props(sub).Endpoint) === '{"Ref":"AlarmEmail"}')![1];
       if (settings.requireAlarmSubscriber) {
         expect(parameter).not.toHaveProperty('Default');
         expect(pattern.test('')).toBe(false);
@@ -206,7 +249,9 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
         expect(parameter.Default).toBe('');
         expect(pattern.test('')).toBe(true);
         expect(subscription.Condition).toBe('AlarmEmailGiven');
-        expect(s.json.Conditions).toEqual({ AlarmEmailGiven: { 'Fn::Not': [{ 'Fn::Equals': [ref('AlarmEmail'), ''] }] } });
+        expect(s.json.Conditions).toEqual({
+          AlarmEmailGiven: { 'Fn::Not': [{ 'Fn::Equals': [ref('AlarmEmail'), ''] }] },
+        });
       }
     },
   );
@@ -231,7 +276,15 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
     ]) {
       expect(body, title).toContain(`\\"title\\":\\"${title}\\"`);
     }
-    for (const metric of ['ConsumedReadCapacityUnits', 'ConsumedWriteCapacityUnits', '4XXError', '5XXError', 'Count', 'Duration', 'ThrottledRequests']) {
+    for (const metric of [
+      'ConsumedReadCapacityUnits',
+      'ConsumedWriteCapacityUnits',
+      '4XXError',
+      '5XXError',
+      'Count',
+      'Duration',
+      'ThrottledRequests',
+    ]) {
       expect(body, metric).toContain(`\\"${metric}\\"`);
     }
     expect(body).toContain('\\"p50\\"');
@@ -249,7 +302,10 @@ describe('alarm subscribers from the stage settings', () => {
   }
 
   it('makes AlarmEmail optional where the settings already name a subscriber (an address or a topic)', () => {
-    for (const changes of [{ alarmEmails: ['ops@example.com'] }, { alarmTopicArns: ['arn:aws:sns:us-east-1:123456789012:paging'] }]) {
+    for (const changes of [
+      { alarmEmails: ['ops@example.com'] },
+      { alarmTopicArns: ['arn:aws:sns:us-east-1:123456789012:paging'] },
+    ]) {
       const s = synthesize(productionWith(changes));
       const parameter = (s.json.Parameters as Record<string, Record<string, string>>).AlarmEmail!;
       expect(parameter.Default, JSON.stringify(changes)).toBe('');
@@ -270,7 +326,9 @@ describe('alarm subscribers from the stage settings', () => {
   });
 
   it('refuses at synth an address that is not one, and more topics than an alarm can notify', () => {
-    expect(() => productionWith({ alarmEmails: ['ops at example.com'] })).toThrow(/"ops at example.com" is not an e-mail address/);
+    expect(() => productionWith({ alarmEmails: ['ops at example.com'] })).toThrow(
+      /"ops at example.com" is not an e-mail address/,
+    );
     const topics = [1, 2, 3, 4, 5].map((n) => `arn:aws:sns:us-east-1:123456789012:t${n}`);
     expect(() => productionWith({ alarmTopicArns: topics })).toThrow(/at most 4 topics/);
   });
@@ -283,7 +341,10 @@ describe("the API-key store's warnings", () => {
 
   /** What the template's key-store warnings filter (the same on every log group) matches. */
   const matchesFilter = (line: string): boolean => {
-    const filter = of('production').ofType('AWS::Logs::MetricFilter').map(([, f]) => props(f) as Record<string, any>).find((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings')!;
+    const filter = of('production')
+      .ofType('AWS::Logs::MetricFilter')
+      .map(([, f]) => props(f) as Record<string, any>)
+      .find((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings')!;
     return matchesFilterPattern(filter.FilterPattern, line);
   };
 
@@ -308,14 +369,21 @@ describe("the API-key store's warnings", () => {
       expect.stringMatching(/^No API keys in control/),
     ]);
     // And not the store's other lines, nor a request line.
-    expect(matchesFilter(JSON.stringify({ level: 'INFO', message: 'request', operation: 'getPet', status: 200 }))).toBe(false);
+    expect(matchesFilter(JSON.stringify({ level: 'INFO', message: 'request', operation: 'getPet', status: 200 }))).toBe(
+      false,
+    );
     expect(matchesFilter(JSON.stringify({ level: 'WARN', message: 'Could not read the cursor secret' }))).toBe(false);
   });
 
   it("and the line the authorizer writes when it cannot record a key's use", async () => {
     const lines: string[] = [];
     vi.spyOn(console, 'warn').mockImplementation((line: string) => void lines.push(line));
-    const documents = { send: () => Promise.reject(Object.assign(new Error('not authorized to perform dynamodb:UpdateItem'), { name: 'AccessDeniedException' })) } as unknown as DynamoDBDocumentClient;
+    const documents = {
+      send: () =>
+        Promise.reject(
+          Object.assign(new Error('not authorized to perform dynamodb:UpdateItem'), { name: 'AccessDeniedException' }),
+        ),
+    } as unknown as DynamoDBDocumentClient;
     await new KeyUses(documents, 'control').record('0123456789ab');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!).message).toBe('Could not record the use of API key 0123456789ab in control.');

@@ -74,7 +74,11 @@ describe('cdk-nag AwsSolutionsChecks', () => {
   it.each(STAGES)('finds no unacknowledged error or warning in PetStore-%s', (stage) => {
     const stack = stacks.get(stage)!;
     const { violations } = new AwsSolutionsChecks().validateScope(stack);
-    expect(violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(
+      violations.map(
+        (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      ),
+    ).toEqual([]);
     // No error annotation either (cdk-nag 2 reported through these; CDK itself still does).
     expect(Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
@@ -82,22 +86,28 @@ describe('cdk-nag AwsSolutionsChecks', () => {
 
   it('finds no unacknowledged error or warning in PetStore-account', () => {
     const { violations } = new AwsSolutionsChecks().validateScope(account);
-    expect(violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(
+      violations.map(
+        (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      ),
+    ).toEqual([]);
     expect(Annotations.fromStack(account).findError('*', Match.anyValue())).toEqual([]);
   });
 
   it.each(STAGES)('acknowledges APIG3 (no web ACL) in PetStore-%s only where the stage has no web ACL', (stage) => {
     const apig3 = acknowledgments(stacks.get(stage)!).filter((a) => a.id === 'AwsSolutions-APIG3');
-    expect(apig3.map((a) => a.path)).toEqual(STAGE_SETTINGS[stage].webAcl ? [] : [`PetStore-${stage}/RestApi/Api/DeploymentStage.v1`]);
+    expect(apig3.map((a) => a.path)).toEqual(
+      STAGE_SETTINGS[stage].webAcl ? [] : [`PetStore-${stage}/RestApi/Api/DeploymentStage.v1`],
+    );
   });
 
   it('still finds what it should: the checks are live, not silenced wholesale', () => {
     const { stacks: fresh } = testApp({ stages: ['staging'] });
     const stack = fresh.get('staging')!;
     // A function policy with a wildcard resource must be flagged.
-    stack.functions.get('getPet')!.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: ['*'] }),
-    );
+    stack.functions
+      .get('getPet')!
+      .addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: ['*'] }));
     const { violations } = new AwsSolutionsChecks().validateScope(stack);
     expect(violations.map((v) => v.ruleName)).toContain('AwsSolutions-IAM5[Resource::*]');
   });
@@ -110,7 +120,8 @@ describe('cdk-nag AwsSolutionsChecks', () => {
       expect(reason.length, `${path} ${id}`).toBeGreaterThanOrEqual(100);
     }
     // The same rule is acknowledged with the same reason everywhere.
-    for (const id of EXPECTED_ACKNOWLEDGMENTS) expect(new Set(found.filter((a) => a.id === id).map((a) => a.reason)).size, id).toBe(1);
+    for (const id of EXPECTED_ACKNOWLEDGMENTS)
+      expect(new Set(found.filter((a) => a.id === id).map((a) => a.reason)).size, id).toBe(1);
     // Acknowledgments sit on the constructs they concern, never on a whole stack or the app.
     for (const { path } of found) expect(path.split('/').length, path).toBeGreaterThan(1);
   });

@@ -10,7 +10,14 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT_COMMANDS, cdkCliArgs, cdkCommand, missingCredentials, readProcess, type ProcessInfo } from '../../infra/preflight.ts';
+import {
+  ACCOUNT_COMMANDS,
+  cdkCliArgs,
+  cdkCommand,
+  missingCredentials,
+  readProcess,
+  type ProcessInfo,
+} from '../../infra/preflight.ts';
 
 /** What the CLI gives the app when it found no credentials: a region (its default), no account. */
 const RUN_BY_CLI_WITHOUT_ACCOUNT = { CDK_DEFAULT_REGION: 'us-east-1', CDK_OUTDIR: 'cdk.out' };
@@ -51,8 +58,10 @@ describe('cdkCommand', () => {
   });
 
   it('knows the commands that act on an account', () => {
-    for (const command of ['deploy', 'diff', 'destroy', 'bootstrap']) expect(ACCOUNT_COMMANDS.has(command), command).toBe(true);
-    for (const command of ['synth', 'synthesize', 'ls', 'list']) expect(ACCOUNT_COMMANDS.has(command), command).toBe(false);
+    for (const command of ['deploy', 'diff', 'destroy', 'bootstrap'])
+      expect(ACCOUNT_COMMANDS.has(command), command).toBe(true);
+    for (const command of ['synth', 'synthesize', 'ls', 'list'])
+      expect(ACCOUNT_COMMANDS.has(command), command).toBe(false);
   });
 });
 
@@ -63,7 +72,9 @@ describe('cdkCliArgs', () => {
 
   it('finds a global install or the executable itself, and nothing when no ancestor is the CLI', () => {
     expect(cdkCliArgs(100, tree(['node', 'app.ts'], ['/usr/local/bin/cdk', 'deploy']))).toEqual(['deploy']);
-    expect(cdkCliArgs(100, tree(['node', 'app.ts'], ['node', 'C:\\npm\\node_modules\\aws-cdk\\bin\\cdk', 'diff']))).toEqual(['diff']);
+    expect(
+      cdkCliArgs(100, tree(['node', 'app.ts'], ['node', 'C:\\npm\\node_modules\\aws-cdk\\bin\\cdk', 'diff'])),
+    ).toEqual(['diff']);
     expect(cdkCliArgs(100, tree(['node', 'app.ts'], ['node', 'vitest.mjs', 'run']))).toBeUndefined();
     // A shell whose script mentions cdk is not the CLI.
     expect(cdkCliArgs(100, tree(['node', 'app.ts'], ['sh', '-c', 'cdk diff']))).toBeUndefined();
@@ -85,11 +96,18 @@ describe('missingCredentials', () => {
   it('says nothing, and reads no process, when the CLI did not run the app or found an account', () => {
     expect(missingCredentials({}, never)).toBeUndefined();
     expect(missingCredentials({ CDK_DEFAULT_REGION: 'us-east-1' }, never)).toBeUndefined();
-    expect(missingCredentials({ ...RUN_BY_CLI_WITHOUT_ACCOUNT, CDK_DEFAULT_ACCOUNT: '123456789012' }, never)).toBeUndefined();
+    expect(
+      missingCredentials({ ...RUN_BY_CLI_WITHOUT_ACCOUNT, CDK_DEFAULT_ACCOUNT: '123456789012' }, never),
+    ).toBeUndefined();
   });
 
   it.each(['deploy', 'diff', 'destroy', 'bootstrap'])('refuses cdk %s without an account, in one line', (command) => {
-    const message = missingCredentials(RUN_BY_CLI_WITHOUT_ACCOUNT, () => ['--profile', 'ops', command, 'PetStore-staging']);
+    const message = missingCredentials(RUN_BY_CLI_WITHOUT_ACCOUNT, () => [
+      '--profile',
+      'ops',
+      command,
+      'PetStore-staging',
+    ]);
     expect(message).toMatch(new RegExp(`^cdk ${command} needs AWS credentials and the CDK CLI found none that work: `));
     expect(message).toContain('AWS_PROFILE');
     expect(message).toContain('docs/deploying.md, "Deploy"');
@@ -98,7 +116,10 @@ describe('missingCredentials', () => {
 
   it('lets a synth or a list run without an account, and anything it cannot place', () => {
     for (const args of [['synth', '--quiet'], ['ls'], ['--version'], undefined]) {
-      expect(missingCredentials(RUN_BY_CLI_WITHOUT_ACCOUNT, () => args), JSON.stringify(args)).toBeUndefined();
+      expect(
+        missingCredentials(RUN_BY_CLI_WITHOUT_ACCOUNT, () => args),
+        JSON.stringify(args),
+      ).toBeUndefined();
     }
   });
 });
@@ -151,7 +172,8 @@ describe('the CDK CLI without credentials (npx cdk, as a deployer runs it)', () 
             HTTP_PROXY: proxy,
           },
         },
-        (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}`, outdir }),
+        (error, stdout, stderr) =>
+          done({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}`, outdir }),
       );
     });
   }
@@ -160,10 +182,15 @@ describe('the CDK CLI without credentials (npx cdk, as a deployer runs it)', () 
     const { code, out, outdir } = await cdk('diff', 'PetStore-staging');
     expect(code).not.toBe(0);
     const lines = out.split('\n').filter((line) => line.trim() && !line.startsWith('npm warn'));
-    const ours = lines.filter((line) => line.startsWith('cdk diff needs AWS credentials and the CDK CLI found none that work'));
+    const ours = lines.filter((line) =>
+      line.startsWith('cdk diff needs AWS credentials and the CDK CLI found none that work'),
+    );
     expect(ours, out).toHaveLength(1);
     // Besides it, only the CLI's own note that the app exited.
-    expect(lines.filter((line) => !ours.includes(line)), out).toEqual(['npx tsx infra/app.ts: Subprocess exited with error 1']);
+    expect(
+      lines.filter((line) => !ours.includes(line)),
+      out,
+    ).toEqual(['npx tsx infra/app.ts: Subprocess exited with error 1']);
     expect(out).not.toContain('Bundling asset');
     expect(out).not.toContain('Unable to resolve AWS account');
     expect(readdirSync(outdir).filter((entry) => entry.startsWith('asset.'))).toEqual([]);

@@ -67,7 +67,9 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
     it("proxies exactly the routes to Lambda, each to its own function's live alias, named after its operation", () => {
       const s = of(stage);
       const proxied = apiMethods(s).filter((m) => m.properties.Integration?.Type === 'AWS_PROXY');
-      expect(new Set(proxied.map((m) => `${m.httpMethod} ${m.path}`))).toEqual(new Set(routes.map((r) => `${r.method} ${r.path}`)));
+      expect(new Set(proxied.map((m) => `${m.httpMethod} ${m.path}`))).toEqual(
+        new Set(routes.map((r) => `${r.method} ${r.path}`)),
+      );
       expect(proxied).toHaveLength(routes.length);
       for (const route of routes) {
         const method = proxied.find((m) => m.httpMethod === route.method && m.path === route.path)!;
@@ -84,9 +86,11 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         for (const other of others) expect(strings(method.properties.Integration.Uri)).not.toContain(other);
       }
       // Only API Gateway, only for that method and path, may invoke each function.
-      const permissions = s.ofType('AWS::Lambda::Permission').filter(
-        ([, permission]) => !strings(props(permission).FunctionName).includes(s.logicalId(s.stack.keyAuthorizer.fn)),
-      );
+      const permissions = s
+        .ofType('AWS::Lambda::Permission')
+        .filter(
+          ([, permission]) => !strings(props(permission).FunctionName).includes(s.logicalId(s.stack.keyAuthorizer.fn)),
+        );
       expect(permissions).toHaveLength(routes.length);
       for (const [, permission] of permissions) {
         expect(props(permission).Principal).toBe('apigateway.amazonaws.com');
@@ -98,8 +102,12 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
     it('answers another method on a known path with a 405 mock listing the allowed methods', () => {
       const s = of(stage);
       const paths = resourcePaths(routes);
-      const mocks = apiMethods(s).filter((m) => m.properties.Integration?.Type === 'MOCK' && m.path !== '/' && m.path !== '/{proxy+}');
-      expect(new Set(mocks.map((m) => `${m.httpMethod} ${m.path}`))).toEqual(new Set([...paths.keys()].map((p) => `ANY ${p}`)));
+      const mocks = apiMethods(s).filter(
+        (m) => m.properties.Integration?.Type === 'MOCK' && m.path !== '/' && m.path !== '/{proxy+}',
+      );
+      expect(new Set(mocks.map((m) => `${m.httpMethod} ${m.path}`))).toEqual(
+        new Set([...paths.keys()].map((p) => `ANY ${p}`)),
+      );
       for (const mock of mocks) {
         const allow = paths.get(mock.path)!;
         const { Integration, MethodResponses, AuthorizationType } = mock.properties;
@@ -115,7 +123,11 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
           'method.response.header.X-Request-Id': 'context.requestId',
         });
         const body = parseErrorBody(response.ResponseTemplates['application/json']);
-        expect(body).toEqual({ code: 'METHOD_NOT_ALLOWED', status: errorStatuses.METHOD_NOT_ALLOWED, message: expect.any(String) });
+        expect(body).toEqual({
+          code: 'METHOD_NOT_ALLOWED',
+          status: errorStatuses.METHOD_NOT_ALLOWED,
+          message: expect.any(String),
+        });
         expect(body.status).toBe(405);
         expect(body.message).toContain('$context.httpMethod');
         expect(MethodResponses).toEqual([
@@ -152,7 +164,13 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
           message: expect.any(String),
         });
         expect(MethodResponses).toEqual([
-          { StatusCode: '404', ResponseParameters: { 'method.response.header.Content-Type': true, 'method.response.header.X-Request-Id': true } },
+          {
+            StatusCode: '404',
+            ResponseParameters: {
+              'method.response.header.Content-Type': true,
+              'method.response.header.X-Request-Id': true,
+            },
+          },
         ]);
       }
     });
@@ -160,7 +178,9 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
     it("answers the gateway's own errors with the Error body, codes and statuses from lib/domain/errors.ts", () => {
       const s = of(stage);
       const responses = new Map(
-        s.ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(props(r).ResponseType), props(r) as Record<string, any>]),
+        s
+          .ofType('AWS::ApiGateway::GatewayResponse')
+          .map(([, r]) => [String(props(r).ResponseType), props(r) as Record<string, any>]),
       );
       const required: Record<string, ErrorCode> = {
         MISSING_AUTHENTICATION_TOKEN: 'NOT_FOUND',
@@ -197,9 +217,13 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
 
     it('marks GET /pets/{petId} deprecated in its documentation, and only that method', () => {
       const s = of(stage);
-      const parts = s.ofType('AWS::ApiGateway::DocumentationPart').map(([, part]) => props(part) as Record<string, any>);
+      const parts = s
+        .ofType('AWS::ApiGateway::DocumentationPart')
+        .map(([, part]) => props(part) as Record<string, any>);
       for (const route of routes) {
-        const part = parts.find((p) => p.Location.Type === 'METHOD' && p.Location.Path === route.path && p.Location.Method === route.method);
+        const part = parts.find(
+          (p) => p.Location.Type === 'METHOD' && p.Location.Path === route.path && p.Location.Method === route.method,
+        );
         expect(part, route.operation).toBeDefined();
         const documented = JSON.parse(part!.Properties as string) as Record<string, unknown>;
         expect(documented.operationId).toBe(route.operation);

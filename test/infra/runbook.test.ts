@@ -16,7 +16,9 @@ import { alarmNamed, props, synthesizedStages } from './templates.ts';
 const of = synthesizedStages();
 
 /** The runbook: deploying, then operating, each section a `##` heading. */
-const runbook = ['deploying.md', 'operating.md'].map((doc) => readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8')).join('\n');
+const runbook = ['deploying.md', 'operating.md']
+  .map((doc) => readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8'))
+  .join('\n');
 const section = (title: string): string => {
   const start = runbook.indexOf(`\n## ${title}\n`);
   if (start < 0) throw new Error(`no "## ${title}" in docs/deploying.md or docs/operating.md`);
@@ -35,7 +37,10 @@ function tables(text: string): string[][][] {
       current = undefined;
       continue;
     }
-    const cells = line.slice(1, -1).split('|').map((cell) => cell.trim());
+    const cells = line
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim());
     if (cells.every((cell) => /^-+$/.test(cell))) continue;
     if (!current) found.push((current = []));
     current.push(cells);
@@ -131,7 +136,9 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(retained('staging')).toEqual([]);
     expect(teardown).toContain('`PetStore-account` keeps');
     expect(of('production').stack.terminationProtection).toBe(true);
-    expect(teardown).toContain('update-termination-protection --no-enable-termination-protection --stack-name PetStore-production');
+    expect(teardown).toContain(
+      'update-termination-protection --no-enable-termination-protection --stack-name PetStore-production',
+    );
     expect(prose('When a first deploy fails')).toContain(
       'update-termination-protection --no-enable-termination-protection --stack-name PetStore-production',
     );
@@ -139,7 +146,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
 
   it('names tables as the templates do: by CloudFormation, found through the ControlTableName output', () => {
     for (const stage of STAGES) {
-      for (const [, table] of of(stage).ofType('AWS::DynamoDB::Table')) expect(props(table)).not.toHaveProperty('TableName');
+      for (const [, table] of of(stage).ofType('AWS::DynamoDB::Table'))
+        expect(props(table)).not.toHaveProperty('TableName');
       expect(of(stage).json.Outputs).toHaveProperty('ControlTableName');
     }
     expect(prose('API keys')).toContain('`ControlTableName` output');
@@ -147,7 +155,9 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   });
 
   it('gives production its alarm subscriber the way the template asks for it', () => {
-    const parameter = (of('production').json.Parameters as Record<string, Record<string, unknown>>)[ALARM_EMAIL_PARAMETER]!;
+    const parameter = (of('production').json.Parameters as Record<string, Record<string, unknown>>)[
+      ALARM_EMAIL_PARAMETER
+    ]!;
     expect(parameter).not.toHaveProperty('Default');
     expect(prose('First deploy, step by step')).toContain(
       `npx cdk deploy PetStore-production --parameters ${ALARM_EMAIL_PARAMETER}=ops@example.com`,
@@ -166,8 +176,15 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(section('Alarms')).toMatch(new RegExp(`\\| \`WafBlocked\` \\|.*\\| ${alarms.wafBlockedRequests} / min \\|`));
     // The concurrency alarms as the templates set them.
     const threshold = (stage: Stage, name: string) => alarmNamed(of(stage), stage, name).Threshold as number;
-    const row = (name: string) => section('Alarms').split('\n').find((line) => line.startsWith(`| \`${name}\``))!;
-    expect(row('AuthorizerConcurrency')).toMatch(new RegExp(`\\| ${threshold('staging', 'AuthorizerConcurrency')} \\| ${threshold('production', 'AuthorizerConcurrency')} \\(80 % of its reserved `));
+    const row = (name: string) =>
+      section('Alarms')
+        .split('\n')
+        .find((line) => line.startsWith(`| \`${name}\``))!;
+    expect(row('AuthorizerConcurrency')).toMatch(
+      new RegExp(
+        `\\| ${threshold('staging', 'AuthorizerConcurrency')} \\| ${threshold('production', 'AuthorizerConcurrency')} \\(80 % of its reserved `,
+      ),
+    );
     expect(row('<Operation>Concurrency')).toContain(
       `listPets ${threshold('production', 'ListPetsConcurrency')}, createPet ${threshold('production', 'CreatePetConcurrency')}, getPet ${threshold('production', 'GetPetConcurrency')} |`,
     );
@@ -182,18 +199,29 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     };
     const onControlTable = policy.Statement.filter((statement) => statement.Resource.includes('ControlTable'));
     expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeys']);
-    expect(onControlTable[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] } });
+    expect(onControlTable[0]!.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] },
+    });
   });
 
   it("says how the functions' runtime is upgraded before Lambda deprecates it, naming the runtime the template uses", () => {
     const upgrade = prose('Upgrading the Lambda runtime');
     const runtimes = new Set(
-      STAGES.flatMap((stage) => of(stage).ofType('AWS::Lambda::Function').map(([, fn]) => String(props(fn).Runtime))),
+      STAGES.flatMap((stage) =>
+        of(stage)
+          .ofType('AWS::Lambda::Function')
+          .map(([, fn]) => String(props(fn).Runtime)),
+      ),
     );
     expect([...runtimes]).toEqual(['nodejs22.x']);
     expect(upgrade).toContain('Every function, the key authorizer included, runs on `nodejs22.x`');
     expect(upgrade).toContain('**30 April 2027**');
-    for (const file of ['infra/constructs/functions.ts', 'infra/bundle/bundling.ts', 'tools/stage-emulator/src/lambdaFunction.ts', 'test/infra/functions.test.ts']) {
+    for (const file of [
+      'infra/constructs/functions.ts',
+      'infra/bundle/bundling.ts',
+      'tools/stage-emulator/src/lambdaFunction.ts',
+      'test/infra/functions.test.ts',
+    ]) {
       expect(upgrade, file).toContain(file);
       expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), file).toMatch(/nodejs22\.x|NODEJS_22_X|node22/);
     }
@@ -201,7 +229,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
 
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
     const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
-    for (const doc of everyDocument) expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
+    for (const doc of everyDocument)
+      expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
     const firewall = prose('Web firewall (production)');
     expect(firewall).toContain('`aws-waf-logs-petstore-production-<first part of the stack id>`');
     expect(firewall).toContain('`BlockedRequestsLogGroup`');

@@ -35,7 +35,8 @@ export function apiPath(resourceRef: Json, resources: Resources): string {
   if (getAttr?.[1] === 'RootResourceId') return '/';
   const id = (resourceRef as { Ref: string }).Ref;
   const resource = resources[id];
-  if (resource?.Type !== 'AWS::ApiGateway::Resource') throw new Error(`not an API resource: ${JSON.stringify(resourceRef)}`);
+  if (resource?.Type !== 'AWS::ApiGateway::Resource')
+    throw new Error(`not an API resource: ${JSON.stringify(resourceRef)}`);
   const parent = apiPath(props(resource).ParentId, resources);
   return `${parent === '/' ? '' : parent}/${String(props(resource).PathPart)}`;
 }
@@ -86,7 +87,8 @@ export function render(value: Json, refs: Record<string, string>): string {
   if (typeof value === 'string') return value;
   const object = value as Record<string, any>;
   if (object.Ref) return refs[object.Ref] ?? `<${object.Ref}>`;
-  if (object['Fn::Join']) return (object['Fn::Join'][1] as Json[]).map((part) => render(part, refs)).join(object['Fn::Join'][0]);
+  if (object['Fn::Join'])
+    return (object['Fn::Join'][1] as Json[]).map((part) => render(part, refs)).join(object['Fn::Join'][0]);
   if (object['Fn::GetAtt']) return `<${object['Fn::GetAtt'].join('.')}>`;
   throw new Error(`cannot render ${JSON.stringify(value)}`);
 }

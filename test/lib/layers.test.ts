@@ -108,39 +108,77 @@ describe('the layers of lib/', () => {
       "/** import { no } from '../http/documented.ts'; */",
     ].join('\n');
     expect(importsOf(source).sort()).toEqual(
-      ['./a.ts', '../store/b.ts', '../http/c.ts', 'node:crypto', '@aws-sdk/side-effect', './f.ts', './g.ts', '../../infra/h.ts'].sort(),
+      [
+        './a.ts',
+        '../store/b.ts',
+        '../http/c.ts',
+        'node:crypto',
+        '@aws-sdk/side-effect',
+        './f.ts',
+        './g.ts',
+        '../../infra/h.ts',
+      ].sort(),
     );
   });
 
   it.each<[string, string[], string[]]>([
-    ['domain importing store', ['../store/table.ts'], ['lib/domain/x.ts imports ../store/table.ts (lib/store/table.ts): domain may import only domain']],
-    ['domain importing http', ['../http/responses.ts'], ['lib/domain/x.ts imports ../http/responses.ts (lib/http/responses.ts): domain may import only domain']],
-    ['domain importing the composition root', ['../service.ts'], ['lib/domain/x.ts imports ../service.ts (lib/service.ts): domain may import only domain']],
-    ['domain importing the AWS SDK', ['@aws-sdk/lib-dynamodb'], ['lib/domain/x.ts imports @aws-sdk/lib-dynamodb: domain may import only packages node:']],
-    ['domain importing a test helper', ['../../test/support/store.ts'], ['lib/domain/x.ts imports ../../test/support/store.ts (test/support/store.ts): domain may import only domain']],
+    [
+      'domain importing store',
+      ['../store/table.ts'],
+      ['lib/domain/x.ts imports ../store/table.ts (lib/store/table.ts): domain may import only domain'],
+    ],
+    [
+      'domain importing http',
+      ['../http/responses.ts'],
+      ['lib/domain/x.ts imports ../http/responses.ts (lib/http/responses.ts): domain may import only domain'],
+    ],
+    [
+      'domain importing the composition root',
+      ['../service.ts'],
+      ['lib/domain/x.ts imports ../service.ts (lib/service.ts): domain may import only domain'],
+    ],
+    [
+      'domain importing the AWS SDK',
+      ['@aws-sdk/lib-dynamodb'],
+      ['lib/domain/x.ts imports @aws-sdk/lib-dynamodb: domain may import only packages node:'],
+    ],
+    [
+      'domain importing a test helper',
+      ['../../test/support/store.ts'],
+      ['lib/domain/x.ts imports ../../test/support/store.ts (test/support/store.ts): domain may import only domain'],
+    ],
   ])('fails on %s, naming the file and the import', (_case, specifiers, expected) => {
     expect(violations('lib/domain/x.ts', specifiers)).toEqual(expected);
   });
 
-  it.each(['lib/domain/x.ts', 'lib/store/x.ts', 'lib/http/x.ts', 'lib/service.ts', 'functions/x.ts'])('fails on node:async_hooks in %s', (file) => {
-    expect(violations(file, ['node:async_hooks', 'node:crypto'])).toEqual([
-      `${file} imports node:async_hooks: ${FORBIDDEN['node:async_hooks']}`,
-    ]);
-  });
+  it.each(['lib/domain/x.ts', 'lib/store/x.ts', 'lib/http/x.ts', 'lib/service.ts', 'functions/x.ts'])(
+    'fails on node:async_hooks in %s',
+    (file) => {
+      expect(violations(file, ['node:async_hooks', 'node:crypto'])).toEqual([
+        `${file} imports node:async_hooks: ${FORBIDDEN['node:async_hooks']}`,
+      ]);
+    },
+  );
 
   it('fails on an upward import from store, http, the composition root or a function', () => {
-    expect(violations('lib/store/x.ts', ['./table.ts', '../domain/errors.ts', '../http/pipeline.ts', '@middy/core'])).toEqual([
+    expect(
+      violations('lib/store/x.ts', ['./table.ts', '../domain/errors.ts', '../http/pipeline.ts', '@middy/core']),
+    ).toEqual([
       'lib/store/x.ts imports ../http/pipeline.ts (lib/http/pipeline.ts): store may import only domain, store',
       'lib/store/x.ts imports @middy/core: store may import only packages node:, @aws-sdk/',
     ]);
-    expect(violations('lib/http/x.ts', ['../store/deadline.ts', '../service.ts', '../../functions/getPet.ts'])).toEqual([
-      'lib/http/x.ts imports ../service.ts (lib/service.ts): http may import only domain, store, http',
-      'lib/http/x.ts imports ../../functions/getPet.ts (functions/getPet.ts): http may import only domain, store, http',
-    ]);
+    expect(violations('lib/http/x.ts', ['../store/deadline.ts', '../service.ts', '../../functions/getPet.ts'])).toEqual(
+      [
+        'lib/http/x.ts imports ../service.ts (lib/service.ts): http may import only domain, store, http',
+        'lib/http/x.ts imports ../../functions/getPet.ts (functions/getPet.ts): http may import only domain, store, http',
+      ],
+    );
     expect(violations('lib/service.ts', ['./store/dynamo.ts', './http/pipeline.ts'])).toEqual([
       'lib/service.ts imports ./http/pipeline.ts (lib/http/pipeline.ts): root may import only domain, store',
     ]);
-    expect(violations('functions/x.ts', ['../lib/http/pipeline.ts', '../infra/stack.ts', '../contract/operations.ts'])).toEqual([
+    expect(
+      violations('functions/x.ts', ['../lib/http/pipeline.ts', '../infra/stack.ts', '../contract/operations.ts']),
+    ).toEqual([
       'functions/x.ts imports ../infra/stack.ts (infra/stack.ts): functions may import only domain, store, http, root',
       'functions/x.ts imports ../contract/operations.ts (contract/operations.ts): functions may import only domain, store, http, root',
     ]);
@@ -151,7 +189,9 @@ describe('the layers of lib/', () => {
       'functions/x.ts imports ../lib/domain/routeDocs.ts: the route prose is for infra/ and contract/ only, never a bundle',
     ]);
     expect(violations('lib/http/x.ts', ['../domain/routeDocs.ts'])).toHaveLength(1);
-    expect(violations('lib/util.ts', [])).toEqual(['lib/util.ts is in no layer: put it in lib/domain, lib/store or lib/http']);
+    expect(violations('lib/util.ts', [])).toEqual([
+      'lib/util.ts is in no layer: put it in lib/domain, lib/store or lib/http',
+    ]);
     expect(violations('infra/stack.ts', ['../lib/domain/routeDocs.ts'])).toEqual([]);
   });
 });

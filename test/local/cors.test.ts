@@ -20,7 +20,11 @@ describe('CORS with allowed origins', () => {
   it('answers a preflight from an allowed origin with 204 and the allowed methods and headers', async () => {
     const res = await fetch(`${api.url}/pets`, {
       method: 'OPTIONS',
-      headers: { Origin: APP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+      headers: {
+        Origin: APP,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe(APP);
@@ -40,7 +44,9 @@ describe('CORS with allowed origins', () => {
     const denied = await fetchApi(`${api.url}/pets`, { headers: { Origin: APP } });
     expect(denied.status).toBe(401);
     expect(denied.headers.get('access-control-allow-origin')).toBe(APP);
-    const other = await fetchApi(`${api.url}/pets`, { headers: { Origin: 'https://evil.example', Authorization: `Bearer ${KEY}` } });
+    const other = await fetchApi(`${api.url}/pets`, {
+      headers: { Origin: 'https://evil.example', Authorization: `Bearer ${KEY}` },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

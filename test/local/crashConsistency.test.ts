@@ -60,16 +60,25 @@ interface Findings {
  * Walks every listing of the API at `url` and reads by id every pet a status listing returns,
  * except those `alreadyRead` (pets are immutable, and a phantom is a pet never read before).
  */
-async function findPhantoms(url: string, alreadyRead = new Set<number>()): Promise<Findings & { listed: Map<number, Pet> }> {
+async function findPhantoms(
+  url: string,
+  alreadyRead = new Set<number>(),
+): Promise<Findings & { listed: Map<number, Pet> }> {
   const listed = new Map((await listAll(`${url}/pets?limit=100`)).map((pet) => [pet.id, pet]));
-  const byStatus = (await Promise.all(PET_STATUSES.map((status) => listAll(`${url}/pets?limit=100&status=${status}`)))).flat();
+  const byStatus = (
+    await Promise.all(PET_STATUSES.map((status) => listAll(`${url}/pets?limit=100&status=${status}`)))
+  ).flat();
   const phantoms = byStatus.filter((pet) => !listed.has(pet.id)).map((pet) => pet.id);
   const unreadable: number[] = [];
-  await inParallel(byStatus.filter((pet) => !alreadyRead.has(pet.id)), 16, async (pet) => {
-    const res = await getRetrying(`${url}/pets/${pet.id}`);
-    if (res.status !== 200 || JSON.stringify(await res.json()) !== JSON.stringify(pet)) unreadable.push(pet.id);
-    else alreadyRead.add(pet.id);
-  });
+  await inParallel(
+    byStatus.filter((pet) => !alreadyRead.has(pet.id)),
+    16,
+    async (pet) => {
+      const res = await getRetrying(`${url}/pets/${pet.id}`);
+      if (res.status !== 200 || JSON.stringify(await res.json()) !== JSON.stringify(pet)) unreadable.push(pet.id);
+      else alreadyRead.add(pet.id);
+    },
+  );
   return { listed, phantoms, unreadable };
 }
 
@@ -84,7 +93,15 @@ async function storeMissing(pet: Pet, prefix: string, unclean: boolean): Promise
   const store = await startEmbeddedStore({ path: levelDir });
   await ensurePetsTable(store.endpoint, 'pets');
   const documents = createDocumentClient({ endpoint: store.endpoint });
-  await documents.send(new PutCommand({ TableName: 'pets', Item: { ...pet, [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status!, pet.id, DEFAULT_STATUS_INDEX_SHARDS) } }));
+  await documents.send(
+    new PutCommand({
+      TableName: 'pets',
+      Item: {
+        ...pet,
+        [petsTable.statusIndex.partitionKey.name]: statusShardOf(pet.status!, pet.id, DEFAULT_STATUS_INDEX_SHARDS),
+      },
+    }),
+  );
   documents.destroy();
   await store.close();
   const db = new Level<string, unknown>(levelDir, { valueEncoding: 'json' });
@@ -101,7 +118,8 @@ async function startOn(dataDir: string): Promise<{ api: LocalApi; said: string }
   const notices = vi.spyOn(console, 'error').mockImplementation(() => {});
   Object.assign(process.env, { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
   // The local API puts its store's endpoint in process.env, as it does for its handlers: not the next start's.
-  for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete process.env[name];
+  for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME'])
+    delete process.env[name];
   try {
     return { api: await startLocalApi({ port: 0, quiet: true }), said: notices.mock.calls.flat().join('\n') };
   } finally {
@@ -109,7 +127,7 @@ async function startOn(dataDir: string): Promise<{ api: LocalApi; said: string }
   }
 }
 
-describe('an index entry without its pet (what a kill between dynalite\'s two writes leaves)', () => {
+describe("an index entry without its pet (what a kill between dynalite's two writes leaves)", () => {
   let api: LocalApi | undefined;
   afterEach(async () => {
     await api?.close();
@@ -117,8 +135,16 @@ describe('an index entry without its pet (what a kill between dynalite\'s two wr
   });
 
   it.each([
-    ['after an unclean stop (its endpoint file left behind)', true, /did not stop cleanly; repaired 1 index entries without their pet and 0 pets missing from their status listing in \d+ ms/],
-    ['once, in a store kept from before repairs (stopped cleanly since)', false, /first check of a store kept from before repairs; repaired 1 index entries/],
+    [
+      'after an unclean stop (its endpoint file left behind)',
+      true,
+      /did not stop cleanly; repaired 1 index entries without their pet and 0 pets missing from their status listing in \d+ ms/,
+    ],
+    [
+      'once, in a store kept from before repairs (stopped cleanly since)',
+      false,
+      /first check of a store kept from before repairs; repaired 1 index entries/,
+    ],
   ])('is rolled forward at the start %s', async (_case, unclean, notice) => {
     const pet: Pet = { id: 4_242_424_242, name: 'Half-written', categoryId: 7, status: 'pending' };
     // The item removed behind the index's back, as a kill after the index write and before the item's leaves it.
@@ -155,7 +181,9 @@ describe('a pet without its index entry (what a damaged log kept with PETSTORE_K
     let said: string;
     ({ api, said } = await startOn(dataDir));
 
-    expect(said).toMatch(/did not stop cleanly; repaired 0 index entries without their pet and 1 pets missing from their status listing/);
+    expect(said).toMatch(
+      /did not stop cleanly; repaired 0 index entries without their pet and 1 pets missing from their status listing/,
+    );
     expect(await listAll(`${api.url}/pets?limit=100&status=sold`)).toEqual([pet]);
     expect(await listAll(`${api.url}/pets?limit=100`)).toEqual([pet]);
   });
@@ -172,9 +200,17 @@ interface Running {
 
 /** `npm start`'s process (without npm) on a free port, persisting under `dataDir`. */
 async function startServer(dataDir: string): Promise<Running> {
-  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    PETSTORE_DATA_DIR: dataDir,
+    PETSTORE_API_KEYS: KEY,
+  };
   for (const name of ['DYNAMODB_ENDPOINT', 'PETSTORE_IN_MEMORY', 'TABLE_NAME', 'CONTROL_TABLE_NAME']) delete env[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/server.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   let errors = '';
@@ -207,7 +243,11 @@ async function burstUntilKilled(server: Running, cycle: number): Promise<Pet[]> 
   const connection = async () => {
     for (;;) {
       const n = sent++;
-      const body = { name: `Pet ${cycle}.${n}`, categoryId: 1 + (n % 5), status: PET_STATUSES[n % PET_STATUSES.length] };
+      const body = {
+        name: `Pet ${cycle}.${n}`,
+        categoryId: 1 + (n % 5),
+        status: PET_STATUSES[n % PET_STATUSES.length],
+      };
       let res: Response;
       try {
         res = await fetch(`${server.url}/pets`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -229,7 +269,9 @@ async function burstUntilKilled(server: Running, cycle: number): Promise<Pet[]> 
 }
 
 describe('kill -9 of the persisted local API during a burst of creates', () => {
-  it(`keeps every acknowledged pet and shows no phantom at the next start, ${CYCLES} times`, { timeout: 360_000 }, async () => {
+  it(`keeps every acknowledged pet and shows no phantom at the next start, ${CYCLES} times`, {
+    timeout: 360_000,
+  }, async () => {
     const dataDir = tempDir();
     const acknowledged = new Map<number, Pet>();
     const alreadyRead = new Set<number>();
@@ -241,7 +283,9 @@ describe('kill -9 of the persisted local API during a burst of creates', () => {
       for (const pet of acked) acknowledged.set(pet.id, pet);
       server = await startServer(dataDir);
       const { listed, phantoms, unreadable } = await findPhantoms(server.url, alreadyRead);
-      const lost = [...acknowledged.values()].filter((pet) => JSON.stringify(listed.get(pet.id)) !== JSON.stringify(pet));
+      const lost = [...acknowledged.values()].filter(
+        (pet) => JSON.stringify(listed.get(pet.id)) !== JSON.stringify(pet),
+      );
       await inParallel(acked, 16, async (pet) => {
         const res = await getRetrying(`${server.url}/pets/${pet.id}`);
         if (res.status !== 200 || JSON.stringify(await res.json()) !== JSON.stringify(pet)) lost.push(pet);

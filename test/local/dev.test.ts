@@ -58,7 +58,9 @@ class Dev {
     while (!(await probe())) {
       if (performance.now() > deadline || this.process.exitCode !== null) {
         const printed = this.lines.filter((line) => !line.startsWith('{') && !/ -> \d{3} \(/.test(line)); // without the request log
-        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${this.stderr}`);
+        throw new Error(
+          `${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${this.stderr}`,
+        );
       }
       await sleep(50);
     }
@@ -96,14 +98,20 @@ describe('npm run dev', () => {
     expect(readFileSync(join(copy, '.data', 'api-key'), 'utf8').trim()).toBe(key);
     const url = `http://127.0.0.1:${port}${API_BASE_PATH}`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const created = await fetchApi(`${url}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }) });
+    const created = await fetchApi(`${url}/pets`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }),
+    });
     expect(created.status).toBe(201);
     expect((await fetchApi(`${url}/pets/${MISSING_ID}`, { headers })).body.message).toBe(messageOf(OLD_TEMPLATE));
 
     const file = join(copy, 'functions', 'getPet.ts');
     const timings = await saveEveryWay(file, OLD_TEMPLATE, nextTemplate, async (template, label) => {
       // Requests during the restart are refused (connection refused): the poll asks again.
-      const served = async () => (await fetchApi(`${url}/pets/${MISSING_ID}`, { headers }).catch(() => undefined))?.body.message === messageOf(template);
+      const served = async () =>
+        (await fetchApi(`${url}/pets/${MISSING_ID}`, { headers }).catch(() => undefined))?.body.message ===
+        messageOf(template);
       await dev!.until(`the answer after save ${label}`, served);
     });
 
@@ -113,9 +121,14 @@ describe('npm run dev', () => {
     expect(listed.body).toContainEqual(created.body);
     console.log(`npm run dev, save to new answer: ${timings.join('; ')}`);
     // At least one reload line per save (the line follows the restart that served it), so that no line at all fails.
-    await dev.until(`a reload line for each of the ${timings.length} saves`, () => dev!.reloads().length >= timings.length);
+    await dev.until(
+      `a reload line for each of the ${timings.length} saves`,
+      () => dev!.reloads().length >= timings.length,
+    );
     for (const line of dev.reloads()) {
-      expect(line).toMatch(/^reload: functions\/getPet\.ts changed; restarted the local API \(handlers, same port, data and key kept\) in \d+ ms$/);
+      expect(line).toMatch(
+        /^reload: functions\/getPet\.ts changed; restarted the local API \(handlers, same port, data and key kept\) in \d+ ms$/,
+      );
     }
     expect(existsSync(join(copy, '.data', 'dynalite'))).toBe(true);
   }, 180_000);
@@ -135,7 +148,11 @@ describe('npm run dev', () => {
     await dev!.until('the build failure line', () => aboutIt().length > 0);
     const line = aboutIt()[0]!;
     const brokenLine = source.split('\n').length;
-    expect(line).toMatch(new RegExp(`^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs: lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`));
+    expect(line).toMatch(
+      new RegExp(
+        `^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs: lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`,
+      ),
+    );
     expect(dev!.stderr).not.toMatch(/^\s+at /m);
     expect((await fetchApi(url, { headers })).body.message).toBe(before);
 
@@ -145,7 +162,9 @@ describe('npm run dev', () => {
     const restarted = (line: string) => /^reload: lib\/http\/responses\.ts changed; restarted the local API/.test(line);
     await dev!.until('the reload after the fix', () => aboutIt().some(restarted));
     const lines = aboutIt();
-    expect(lines.slice(0, lines.findIndex(restarted)).every((line) => line.includes(`responses.ts:${brokenLine}:`))).toBe(true);
+    expect(
+      lines.slice(0, lines.findIndex(restarted)).every((line) => line.includes(`responses.ts:${brokenLine}:`)),
+    ).toBe(true);
     expect((await fetchApi(url, { headers })).body.message).toBe(before);
     expect(await dev!.stop()).toBe(0);
   }, 120_000);
@@ -158,7 +177,9 @@ describe('npm run dev', () => {
       const refused = new Dev(copy, port);
       const code = await refused.exited;
       expect(code).not.toBe(0);
-      expect(refused.stderr.trim().split('\n'), refused.stderr).toEqual([expect.stringMatching(new RegExp(`^Port ${port} .*already in use.*: PORT=${port + 1} npm run dev$`))]);
+      expect(refused.stderr.trim().split('\n'), refused.stderr).toEqual([
+        expect.stringMatching(new RegExp(`^Port ${port} .*already in use.*: PORT=${port + 1} npm run dev$`)),
+      ]);
       expect(refused.lines.filter((line) => line.startsWith('Watching '))).toEqual([]);
     } finally {
       taken.close();

@@ -9,11 +9,15 @@ import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { commandEnvironment } from '../support/cli.ts';
 
 it('ends the run with the skipped browser test and the command that installs chromium', () => {
-  const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/local/docs.test.ts'], {
-    cwd: PROJECT_ROOT,
-    encoding: 'utf8',
-    env: commandEnvironment({ CHROMIUM_PATH: '/nonexistent/chromium' }),
-  });
+  const run = spawnSync(
+    process.execPath,
+    [join(PROJECT_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/local/docs.test.ts'],
+    {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: commandEnvironment({ CHROMIUM_PATH: '/nonexistent/chromium' }),
+    },
+  );
   expect(run.status, run.stderr).toBe(0);
   const lines = run.stdout.trimEnd().split('\n');
   expect(lines.at(-1)).toMatch(/^Tests: \d+ passed, 0 failed, 1 skipped$/);

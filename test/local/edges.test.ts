@@ -14,7 +14,10 @@ const local = useTestApi(KEY);
 const auth = { Authorization: `Bearer ${KEY}` };
 
 /** Sends raw bytes and reads until the server closes (bounded by a timeout). */
-function raw(request: string, to: number = local.port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
+function raw(
+  request: string,
+  to: number = local.port,
+): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(to, '127.0.0.1', () => socket.write(request));
     let data = '';
@@ -28,17 +31,22 @@ function raw(request: string, to: number = local.port): Promise<{ status: number
       clearTimeout(timer);
       const [head = '', body = ''] = data.split('\r\n\r\n', 2);
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.split(':')[0]!.toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.split(':')[0]!.toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body, closed: true });
     });
   });
 }
 
 describe('requests Node refuses before any handler', () => {
-  it.each(PARSER_EDGE_REQUESTS)('answers %s with a JSON Error and an X-Request-Id, declared in openapi.json, and closes', async (_, request, status, code) => {
-    const res = await raw(request);
-    expectEdgeError(res, status, code);
-  });
+  it.each(PARSER_EDGE_REQUESTS)(
+    'answers %s with a JSON Error and an X-Request-Id, declared in openapi.json, and closes',
+    async (_, request, status, code) => {
+      const res = await raw(request);
+      expectEdgeError(res, status, code);
+    },
+  );
 });
 
 /** An edge answer: the JSON Error of `code`, with a request id, as openapi.json declares it, and the connection closed. */
@@ -63,7 +71,7 @@ describe('a client that sends its headers too slowly', () => {
     await slow?.close();
   });
 
-  it('gets 408 REQUEST_TIMEOUT in the Error shape once the server\'s headers timeout passes, and the connection closes', async () => {
+  it("gets 408 REQUEST_TIMEOUT in the Error shape once the server's headers timeout passes, and the connection closes", async () => {
     const started = Date.now();
     // The request line and one header, then nothing: the blank line that ends the headers never comes.
     const res = await raw('GET /v1/pets HTTP/1.1\r\nHost: x\r\n', Number(new URL(slow.url).port));
@@ -73,7 +81,10 @@ describe('a client that sends its headers too slowly', () => {
 });
 
 /** Sends raw bytes, reads until the server closes, and splits what came into its answers, in order. */
-async function answers(request: string, { halfClose = false } = {}): Promise<{ status: number; body: unknown; connection?: string }[]> {
+async function answers(
+  request: string,
+  { halfClose = false } = {},
+): Promise<{ status: number; body: unknown; connection?: string }[]> {
   const data = await new Promise<Buffer>((resolve, reject) => {
     // `halfClose`: the client ends its side (FIN) right after the request, as `nc -N` does.
     const socket = connect(local.port, '127.0.0.1', () => (halfClose ? socket.end(request) : socket.write(request)));
@@ -95,10 +106,16 @@ async function answers(request: string, { halfClose = false } = {}): Promise<{ s
     const headEnd = rest.indexOf('\r\n\r\n');
     expect(headEnd, `an answer head in ${JSON.stringify(rest)}`).toBeGreaterThan(0);
     const [statusLine = '', ...lines] = rest.slice(0, headEnd).split('\r\n');
-    const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const headers = new Map(
+      lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
     const length = Number(headers.get('content-length'));
     const body = rest.slice(headEnd + 4, headEnd + 4 + length);
-    parsed.push({ status: Number(statusLine.split(' ')[1]), body: JSON.parse(body) as unknown, connection: headers.get('connection') });
+    parsed.push({
+      status: Number(statusLine.split(' ')[1]),
+      body: JSON.parse(body) as unknown,
+      connection: headers.get('connection'),
+    });
     rest = rest.slice(headEnd + 4 + length);
   }
   return parsed;
@@ -114,7 +131,12 @@ describe('answers on one connection', () => {
     expect(got[0]).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED', status: 400 } });
     // Then, if anything, a 400 for bytes that are not a request line, and the connection closes.
     expect(got.length).toBeLessThanOrEqual(2);
-    if (got[1]) expect(got[1]).toEqual({ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 }, connection: 'close' });
+    if (got[1])
+      expect(got[1]).toEqual({
+        status: 400,
+        body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 },
+        connection: 'close',
+      });
   });
 
   it('answers pipelined requests in order, an unknown method last with 501', async () => {
@@ -127,19 +149,22 @@ describe('answers on one connection', () => {
     expect(got[2]).toMatchObject({ body: { code: 'NOT_IMPLEMENTED' }, connection: 'close' });
   });
 
-  it.each([false, true])('answers Content-Length with Transfer-Encoding, pipelined behind pending answers, with 400 after them (client half-closed: %s)', async (halfClose) => {
-    for (let round = 0; round < 5; round++) {
-      const got = await answers(
-        `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`.repeat(2) +
-          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
-        { halfClose },
-      );
-      expect(got.map((answer) => answer.status)).toEqual([200, 200, 400]);
-      expect(got[2]).toMatchObject({ body: { code: 'VALIDATION_FAILED' }, connection: 'close' });
-    }
-  });
+  it.each([false, true])(
+    'answers Content-Length with Transfer-Encoding, pipelined behind pending answers, with 400 after them (client half-closed: %s)',
+    async (halfClose) => {
+      for (let round = 0; round < 5; round++) {
+        const got = await answers(
+          `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`.repeat(2) +
+            `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+          { halfClose },
+        );
+        expect(got.map((answer) => answer.status)).toEqual([200, 200, 400]);
+        expect(got[2]).toMatchObject({ body: { code: 'VALIDATION_FAILED' }, connection: 'close' });
+      }
+    },
+  );
 
-  it('answers an unknown method right after a complete body with 501, after the body\'s own answer', async () => {
+  it("answers an unknown method right after a complete body with 501, after the body's own answer", async () => {
     const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
     const got = await answers(
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
@@ -148,18 +173,30 @@ describe('answers on one connection', () => {
     expect(got.map((answer) => answer.status)).toEqual([201, 501]);
   });
 
-  it.each(['hello\r\n\r\n', '{"name":"Rex"}\r\n\r\n', 'GET\r\n\r\n'])('answers bytes that are not a request line (%j) with 400', async (bytes) => {
-    const got = await answers(bytes);
-    expect(got).toEqual([{ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 }, connection: 'close' }]);
-  });
+  it.each(['hello\r\n\r\n', '{"name":"Rex"}\r\n\r\n', 'GET\r\n\r\n'])(
+    'answers bytes that are not a request line (%j) with 400',
+    async (bytes) => {
+      const got = await answers(bytes);
+      expect(got).toEqual([
+        {
+          status: 400,
+          body: { code: 'VALIDATION_FAILED', message: expect.any(String), status: 400 },
+          connection: 'close',
+        },
+      ]);
+    },
+  );
 });
 
 describe('doubled and trailing slashes, routed as API Gateway routes them (local/requestTarget.ts routingSegments)', () => {
-  it.each(['/v1/pets/', '/v1//pets', '/v1/pets//', '//v1/pets', '/v1///pets///'])('serves GET %s as GET /v1/pets', async (path) => {
-    const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(Array.isArray(res.body)).toBe(true);
-  });
+  it.each(['/v1/pets/', '/v1//pets', '/v1/pets//', '//v1/pets', '/v1///pets///'])(
+    'serves GET %s as GET /v1/pets',
+    async (path) => {
+      const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(Array.isArray(res.body)).toBe(true);
+    },
+  );
 
   it('serves GET /v1/pets/{petId}/ and /v1//pets//{petId} as GET /v1/pets/{petId}', async () => {
     const created = await fetchApi(`${local.api.url}/pets`, {
@@ -175,7 +212,7 @@ describe('doubled and trailing slashes, routed as API Gateway routes them (local
     }
   });
 
-  it('answers another method on /v1/pets/ 405 with the deployed API\'s message, and an unknown path 404 with its message', async () => {
+  it("answers another method on /v1/pets/ 405 with the deployed API's message, and an unknown path 404 with its message", async () => {
     const refused = await fetchApi(`http://127.0.0.1:${local.port}/v1/pets/`, { method: 'DELETE', headers: auth });
     expect(refused.status).toBe(405);
     expect(refused.headers.get('allow')).toBe('GET, POST');
@@ -188,17 +225,26 @@ describe('doubled and trailing slashes, routed as API Gateway routes them (local
 });
 
 describe('paths and links', () => {
-  it.each(['/v1/pets/%', '/v1/pets/%zz', '/v1/pets/%E0%A4%A', '/v1/pets/%C0%AF'])('answers 400, not 5xx, for %s', async (path) => {
-    const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('VALIDATION_FAILED');
-  });
+  it.each(['/v1/pets/%', '/v1/pets/%zz', '/v1/pets/%E0%A4%A', '/v1/pets/%C0%AF'])(
+    'answers 400, not 5xx, for %s',
+    async (path) => {
+      const res = await fetchApi(`http://127.0.0.1:${local.port}${path}`, { headers: auth });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_FAILED');
+    },
+  );
 
   it('builds the next link on the listen address whatever Host the client sends', async () => {
     for (let i = 0; i < 2; i++) {
-      await fetchApi(`${local.api.url}/pets`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: `L${i}`, categoryId: 1 }) });
+      await fetchApi(`${local.api.url}/pets`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: `L${i}`, categoryId: 1 }),
+      });
     }
-    const res = await raw(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`);
+    const res = await raw(
+      `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`,
+    );
     expect(res.status).toBe(200);
     expect(res.headers['link']).toMatch(new RegExp(`^<${local.api.url}/pets\\?limit=1&cursor=`));
   });
@@ -210,8 +256,12 @@ describe('commands', () => {
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
       const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
       delete childEnv.DYNAMODB_ENDPOINT;
-      execFile(process.execPath, ['--import', 'tsx', ...args], { env: childEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', ...args],
+        { env: childEnv, timeout: 60_000 },
+        (error, stdout, stderr) =>
+          resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
       );
     });
 

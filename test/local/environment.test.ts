@@ -14,10 +14,17 @@ describe('the local environment', () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-data-'));
     const first = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
     expect(first.store).toMatchObject({ embedded: true, persistent: true });
-    await documents(first.store.endpoint).send(new PutCommand({ TableName: 'pets', Item: { id: 1, name: 'Kept', categoryId: 1 } }));
+    await documents(first.store.endpoint).send(
+      new PutCommand({ TableName: 'pets', Item: { id: 1, name: 'Kept', categoryId: 1 } }),
+    );
 
     const second = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
-    expect(second.store).toEqual({ endpoint: first.store.endpoint, embedded: false, persistent: true, sharedWith: resolve(dir) });
+    expect(second.store).toEqual({
+      endpoint: first.store.endpoint,
+      embedded: false,
+      persistent: true,
+      sharedWith: resolve(dir),
+    });
     expect(second.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
     expect(first.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
     expect(first.apiKeyFile).toBe(join(dir, 'api-key'));
@@ -27,7 +34,9 @@ describe('the local environment', () => {
     expect(existsSync(join(dir, 'endpoint'))).toBe(false);
 
     const restarted = await prepareLocalEnvironment({ PETSTORE_DATA_DIR: dir });
-    const { Item } = await documents(restarted.store.endpoint).send(new GetCommand({ TableName: 'pets', Key: { id: 1 } }));
+    const { Item } = await documents(restarted.store.endpoint).send(
+      new GetCommand({ TableName: 'pets', Key: { id: 1 } }),
+    );
     expect(Item).toEqual({ id: 1, name: 'Kept', categoryId: 1 });
     expect(restarted.env.PETSTORE_CURSOR_SECRET).toBe(first.env.PETSTORE_CURSOR_SECRET);
     expect(restarted.generatedApiKey).toBe(first.generatedApiKey);
@@ -60,12 +69,18 @@ describe('the local environment', () => {
     const other = await startEmbeddedStore();
     // A data folder that does not exist yet, as on a fresh clone: the kept cursor secret creates it.
     const dataDir = join(mkdtempSync(join(tmpdir(), 'petstore-data-')), 'not-yet');
-    const local = await prepareLocalEnvironment({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere', PETSTORE_DATA_DIR: dataDir });
+    const local = await prepareLocalEnvironment({
+      DYNAMODB_ENDPOINT: other.endpoint,
+      TABLE_NAME: 'elsewhere',
+      PETSTORE_DATA_DIR: dataDir,
+    });
     expect(local.store).toMatchObject({ endpoint: other.endpoint, embedded: false });
     expect(local.env).toMatchObject({ DYNAMODB_ENDPOINT: other.endpoint, TABLE_NAME: 'elsewhere' });
     expect(local.generatedApiKey).toMatch(/^local_[\w-]{32}$/);
     expect(existsSync(join(dataDir, 'cursor-secret'))).toBe(true);
-    await documents(other.endpoint).send(new PutCommand({ TableName: 'elsewhere', Item: { id: 2, name: 'There', categoryId: 1, status: 'sold' } }));
+    await documents(other.endpoint).send(
+      new PutCommand({ TableName: 'elsewhere', Item: { id: 2, name: 'There', categoryId: 1, status: 'sold' } }),
+    );
     await local.close();
     await other.close();
   });

@@ -20,7 +20,10 @@ it('hands on a file deleted and created again 100 ms later once, with the file t
   const file = join(folder, 'handler.ts');
   writeFileSync(file, 'export const a = 1;\n');
   const bursts: { files: string[]; present: boolean }[] = [];
-  const watch = watchSettled([folder], async (files) => void bursts.push({ files, present: files.every((changed) => existsSync(changed)) }));
+  const watch = watchSettled(
+    [folder],
+    async (files) => void bursts.push({ files, present: files.every((changed) => existsSync(changed)) }),
+  );
   try {
     rmSync(file);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -25,7 +25,9 @@ interface LambdaResult {
 async function invokeCli(args: string[], extraEnv: Record<string, string> = {}): Promise<LambdaResult> {
   const env: Record<string, string | undefined> = { ...process.env, PETSTORE_DATA_DIR: dataDir };
   for (const name of ['PETSTORE_API_KEYS', 'PETSTORE_IN_MEMORY', 'DYNAMODB_ENDPOINT', 'PORT']) delete env[name];
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/invoke.ts', ...args], { env: { ...env, ...extraEnv } });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/invoke.ts', ...args], {
+    env: { ...env, ...extraEnv },
+  });
   return JSON.parse(stdout) as LambdaResult;
 }
 
@@ -50,7 +52,10 @@ it('refuses an unknown operation or a missing event with its usage', async () =>
 });
 
 it('refuses a cursor secret under 16 bytes in one line, exit 1, as npm start does', async () => {
-  const refused = await runCli('scripts/invoke.ts', ['listPets', '--event', 'events/listPets.json'], { PETSTORE_IN_MEMORY: '1', PETSTORE_CURSOR_SECRET: 'abc' });
+  const refused = await runCli('scripts/invoke.ts', ['listPets', '--event', 'events/listPets.json'], {
+    PETSTORE_IN_MEMORY: '1',
+    PETSTORE_CURSOR_SECRET: 'abc',
+  });
   expectOneLineRefusal(refused, /^PETSTORE_CURSOR_SECRET is 3 bytes: give one of at least 16/);
   expect(refused).toMatchObject({ code: 1, stdout: '' });
 });
@@ -75,7 +80,8 @@ describe('the Link of a page is absolute under invoke, and the typed client foll
     client = petStoreClient({ baseUrl: api.url, apiKey: KEY, fetch: validatingFetch });
     stored = [];
     // More available pets than the sample event's limit (20).
-    for (let i = 0; i < 25; i++) stored.push((await client.createPet({ name: `Listed ${i}`, categoryId: 1, status: 'available' })).pet);
+    for (let i = 0; i < 25; i++)
+      stored.push((await client.createPet({ name: `Listed ${i}`, categoryId: 1, status: 'available' })).pet);
 
     const first = await invokeOnApiStore(['listPets', '--event', 'events/listPets.json']);
     expect(first.statusCode).toBe(200);
@@ -102,6 +108,8 @@ describe('the Link of a page is absolute under invoke, and the typed client foll
     expect(new URL(next).origin).toBe(new URL(api.url).origin);
     const rest = await fetchApi(next, { headers: { Authorization: `Bearer ${KEY}` } });
     expect(rest.status).toBe(200);
-    expect([...JSON.parse(first.body), ...rest.body].map((pet: Pet) => pet.id)).toEqual(stored.map((pet) => pet.id).sort((a, b) => a - b));
+    expect([...JSON.parse(first.body), ...rest.body].map((pet: Pet) => pet.id)).toEqual(
+      stored.map((pet) => pet.id).sort((a, b) => a - b),
+    );
   });
 });

@@ -32,11 +32,41 @@ const rex = JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' });
 const CORPUS: ParityRequest[] = [
   // Happy paths, in an order that creates what the later requests read.
   { name: 'createPet', method: 'POST', path: '/v1/pets', headers: json, body: rex },
-  { name: 'createPet without status', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'Tom', categoryId: 2 }) },
-  { name: 'createPet pending', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'Kit', categoryId: 2, status: 'pending' }) },
-  { name: 'createPet with a key', method: 'POST', path: '/v1/pets', headers: { ...json, 'Idempotency-Key': 'parity-1' }, body: rex },
-  { name: 'createPet replayed', method: 'POST', path: '/v1/pets', headers: { ...json, 'Idempotency-Key': 'parity-1' }, body: rex },
-  { name: 'createPet key reused for another body', method: 'POST', path: '/v1/pets', headers: { ...json, 'Idempotency-Key': 'parity-1' }, body: JSON.stringify({ name: 'Other', categoryId: 1 }) },
+  {
+    name: 'createPet without status',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'Tom', categoryId: 2 }),
+  },
+  {
+    name: 'createPet pending',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'Kit', categoryId: 2, status: 'pending' }),
+  },
+  {
+    name: 'createPet with a key',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: { ...json, 'Idempotency-Key': 'parity-1' },
+    body: rex,
+  },
+  {
+    name: 'createPet replayed',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: { ...json, 'Idempotency-Key': 'parity-1' },
+    body: rex,
+  },
+  {
+    name: 'createPet key reused for another body',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: { ...json, 'Idempotency-Key': 'parity-1' },
+    body: JSON.stringify({ name: 'Other', categoryId: 1 }),
+  },
   { name: 'listPets', method: 'GET', path: '/v1/pets' },
   { name: 'listPets available, limit 1 (a next link)', method: 'GET', path: '/v1/pets?status=available&limit=1' },
   { name: 'listPets pending', method: 'GET', path: '/v1/pets?status=pending' },
@@ -45,9 +75,27 @@ const CORPUS: ParityRequest[] = [
   { name: 'getPet unknown id', method: 'GET', path: '/v1/pets/12345' },
   // Authentication.
   { name: 'no Authorization', method: 'GET', path: '/v1/pets', anonymous: true },
-  { name: 'unknown key', method: 'GET', path: '/v1/pets', anonymous: true, headers: { Authorization: 'Bearer psk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } },
-  { name: 'Basic scheme', method: 'GET', path: '/v1/pets', anonymous: true, headers: { Authorization: 'Basic dXNlcjpwYXNz' } },
-  { name: 'unknown key on getPet', method: 'GET', path: '/v1/pets/{id0}', anonymous: true, headers: { Authorization: 'Bearer psk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } },
+  {
+    name: 'unknown key',
+    method: 'GET',
+    path: '/v1/pets',
+    anonymous: true,
+    headers: { Authorization: 'Bearer psk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+  },
+  {
+    name: 'Basic scheme',
+    method: 'GET',
+    path: '/v1/pets',
+    anonymous: true,
+    headers: { Authorization: 'Basic dXNlcjpwYXNz' },
+  },
+  {
+    name: 'unknown key on getPet',
+    method: 'GET',
+    path: '/v1/pets/{id0}',
+    anonymous: true,
+    headers: { Authorization: 'Bearer psk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+  },
   { name: 'no Authorization on an unknown path', method: 'GET', path: '/v1/nope', anonymous: true },
   // Query parameters.
   { name: 'limit 0', method: 'GET', path: '/v1/pets?limit=0' },
@@ -70,15 +118,57 @@ const CORPUS: ParityRequest[] = [
   { name: 'a JSON array', method: 'POST', path: '/v1/pets', headers: json, body: '[]' },
   { name: 'empty body', method: 'POST', path: '/v1/pets', headers: json, body: '' },
   { name: 'no name', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ categoryId: 1 }) },
-  { name: 'name of 257 characters', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'x'.repeat(257), categoryId: 1 }) },
-  { name: 'categoryId a string', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'Rex', categoryId: '1' }) },
-  { name: 'status bogus in the body', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'lost' }) },
-  { name: 'an id in the body', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ id: 7, name: 'Rex', categoryId: 1 }) },
+  {
+    name: 'name of 257 characters',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'x'.repeat(257), categoryId: 1 }),
+  },
+  {
+    name: 'categoryId a string',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'Rex', categoryId: '1' }),
+  },
+  {
+    name: 'status bogus in the body',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'lost' }),
+  },
+  {
+    name: 'an id in the body',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ id: 7, name: 'Rex', categoryId: 1 }),
+  },
   { name: 'text/plain', method: 'POST', path: '/v1/pets', headers: { 'Content-Type': 'text/plain' }, body: rex },
   { name: 'no Content-Type', method: 'POST', path: '/v1/pets', body: rex },
-  { name: 'Content-Encoding gzip', method: 'POST', path: '/v1/pets', headers: { ...json, 'Content-Encoding': 'gzip' }, body: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0]) },
-  { name: 'invalid UTF-8 in a name', method: 'POST', path: '/v1/pets', headers: json, body: Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xff]), Buffer.from('x","categoryId":1}')]) },
-  { name: 'a body over the limit', method: 'POST', path: '/v1/pets', headers: json, body: JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(MAX_BODY_BYTES) }) },
+  {
+    name: 'Content-Encoding gzip',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: { ...json, 'Content-Encoding': 'gzip' },
+    body: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+  },
+  {
+    name: 'invalid UTF-8 in a name',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xff]), Buffer.from('x","categoryId":1}')]),
+  },
+  {
+    name: 'a body over the limit',
+    method: 'POST',
+    path: '/v1/pets',
+    headers: json,
+    body: JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(MAX_BODY_BYTES) }),
+  },
   { name: 'a body on a GET', method: 'GET', path: '/v1/pets', headers: json, body: '{}' },
   // Routing: unknown paths and methods, slashes, case.
   { name: 'unknown path', method: 'GET', path: '/v1/nope' },
@@ -121,11 +211,12 @@ const GATEWAY_RESPONSE_HAS_NO_REQUEST_ID =
   'API Gateway answers it with a gateway response, whose headers may map only request parameters and static values ' +
   '("x-amazon-apigateway-gateway-responses.responseParameters"), not $context.requestId: it carries API Gateway\'s ' +
   'own x-amzn-RequestId (the same id) instead of X-Request-Id. Its body is the Error shape with the same code and message.';
-const ALLOWED_DIFFERENCES: { case: string; field: string; side: 'staging' | 'production' | 'both'; reason: string }[] = [
-  // A path outside the stage's /v1 reaches no method of the API (MISSING_AUTHENTICATION_TOKEN gateway response).
-  { case: 'another version', field: 'x-request-id', side: 'both', reason: GATEWAY_RESPONSE_HAS_NO_REQUEST_ID },
-  { case: 'upper-case path', field: 'x-request-id', side: 'both', reason: GATEWAY_RESPONSE_HAS_NO_REQUEST_ID },
-];
+const ALLOWED_DIFFERENCES: { case: string; field: string; side: 'staging' | 'production' | 'both'; reason: string }[] =
+  [
+    // A path outside the stage's /v1 reaches no method of the API (MISSING_AUTHENTICATION_TOKEN gateway response).
+    { case: 'another version', field: 'x-request-id', side: 'both', reason: GATEWAY_RESPONSE_HAS_NO_REQUEST_ID },
+    { case: 'upper-case path', field: 'x-request-id', side: 'both', reason: GATEWAY_RESPONSE_HAS_NO_REQUEST_ID },
+  ];
 
 interface Answer {
   status: number;
@@ -147,14 +238,24 @@ function send(side: Side, entry: ParityRequest, ids: number[]): Promise<Answer> 
   const body = entry.body === undefined ? undefined : Buffer.from(entry.body);
   if (body) headers['Content-Length'] = String(body.length);
   return new Promise((resolve, reject) => {
-    const outgoing = request({ host: side.base.hostname, port: side.base.port, method: entry.method, path, headers }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => {
-        const picked = Object.fromEntries(COMPARED_HEADERS.map((name) => [name, answer.headers[name] as string | undefined]));
-        resolve({ status: answer.statusCode ?? 0, headers: picked, requestId: typeof answer.headers['x-request-id'] === 'string', body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
+    const outgoing = request(
+      { host: side.base.hostname, port: side.base.port, method: entry.method, path, headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const picked = Object.fromEntries(
+            COMPARED_HEADERS.map((name) => [name, answer.headers[name] as string | undefined]),
+          );
+          resolve({
+            status: answer.statusCode ?? 0,
+            headers: picked,
+            requestId: typeof answer.headers['x-request-id'] === 'string',
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+      },
+    );
     outgoing.on('error', reject);
     outgoing.setTimeout(30_000, () => outgoing.destroy(new Error(`${side.name}: ${entry.name}: no answer in 30 s`)));
     outgoing.end(body);
@@ -182,8 +283,12 @@ function normalise(answer: Answer, side: Side, ids: number[]): Record<string, st
     ids.forEach((id, index) => (out = out.split(String(id)).join(`<id${index}>`)));
     return out;
   };
-  const fields: Record<string, string> = { status: String(answer.status), 'x-request-id': answer.requestId ? 'present' : 'absent' };
-  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) fields[name] = placeholders(value);
+  const fields: Record<string, string> = {
+    status: String(answer.status),
+    'x-request-id': answer.requestId ? 'present' : 'absent',
+  };
+  for (const [name, value] of Object.entries(answer.headers))
+    if (value !== undefined) fields[name] = placeholders(value);
   fields.body = unordered(answer.body, placeholders);
   return fields;
 }
@@ -219,13 +324,17 @@ async function runCorpus(side: Side): Promise<Map<string, Record<string, string>
   return answers;
 }
 
-function differences(local: Map<string, Record<string, string>>, stage: Map<string, Record<string, string>>): { case: string; field: string; local?: string; stage?: string }[] {
+function differences(
+  local: Map<string, Record<string, string>>,
+  stage: Map<string, Record<string, string>>,
+): { case: string; field: string; local?: string; stage?: string }[] {
   const found = [];
   for (const entry of CORPUS) {
     const ours = local.get(entry.name)!;
     const theirs = stage.get(entry.name)!;
     for (const field of new Set([...Object.keys(ours), ...Object.keys(theirs)])) {
-      if (ours[field] !== theirs[field]) found.push({ case: entry.name, field, local: ours[field], stage: theirs[field] });
+      if (ours[field] !== theirs[field])
+        found.push({ case: entry.name, field, local: ours[field], stage: theirs[field] });
     }
   }
   return found;
@@ -238,7 +347,8 @@ const localAnswers = new Map<string, Record<string, string>>();
 
 beforeAll(async () => {
   local = await startTestApi(KEY);
-  for (const [name, answer] of await runCorpus({ name: 'local', base: new URL(local.url), key: KEY })) localAnswers.set(name, answer);
+  for (const [name, answer] of await runCorpus({ name: 'local', base: new URL(local.url), key: KEY }))
+    localAnswers.set(name, answer);
 }, 60_000);
 afterAll(async () => {
   await local?.close();
@@ -255,15 +365,27 @@ describe('the local API and the stages run as deployed answer the corpus alike',
     expect(localAnswers.get('getPet')!.status).toBe('200');
   });
 
-  it.each(['staging', 'production'] as const)('%s: no difference beyond the listed ones', async (stageName) => {
-    const stage = await startStage(stageName);
-    stages.push(stage);
-    const stageAnswers = await runCorpus({ name: stageName, base: new URL(stage.api.url), key: stage.key });
-    const allowed = ALLOWED_DIFFERENCES.filter((difference) => difference.side === stageName || difference.side === 'both');
-    const found = differences(localAnswers, stageAnswers);
-    const unexplained = found.filter((difference) => !allowed.some((entry) => entry.case === difference.case && entry.field === difference.field));
-    const stale = allowed.filter((entry) => !found.some((difference) => difference.case === entry.case && difference.field === entry.field));
-    expect(unexplained).toEqual([]);
-    expect(stale, 'listed as allowed differences but answered alike: remove them from ALLOWED_DIFFERENCES').toEqual([]);
-  }, 180_000);
+  it.each(['staging', 'production'] as const)(
+    '%s: no difference beyond the listed ones',
+    async (stageName) => {
+      const stage = await startStage(stageName);
+      stages.push(stage);
+      const stageAnswers = await runCorpus({ name: stageName, base: new URL(stage.api.url), key: stage.key });
+      const allowed = ALLOWED_DIFFERENCES.filter(
+        (difference) => difference.side === stageName || difference.side === 'both',
+      );
+      const found = differences(localAnswers, stageAnswers);
+      const unexplained = found.filter(
+        (difference) => !allowed.some((entry) => entry.case === difference.case && entry.field === difference.field),
+      );
+      const stale = allowed.filter(
+        (entry) => !found.some((difference) => difference.case === entry.case && difference.field === entry.field),
+      );
+      expect(unexplained).toEqual([]);
+      expect(stale, 'listed as allowed differences but answered alike: remove them from ALLOWED_DIFFERENCES').toEqual(
+        [],
+      );
+    },
+    180_000,
+  );
 });

@@ -47,24 +47,50 @@ describe('any request target, any method', () => {
     ['GET /docs/toString', 'GET /docs/toString HTTP/1.1\r\nHost: x\r\n\r\n', 404, 'NOT_FOUND'],
     ['GET //', 'GET // HTTP/1.1\r\nHost: x\r\n\r\n', 404, 'NOT_FOUND'],
     // A target is a path, not a reference resolved against one: `//x/v1/pets` is no route.
-    ['GET //x/v1/pets', `GET //x/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`, 404, 'NOT_FOUND'],
+    [
+      'GET //x/v1/pets',
+      `GET //x/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`,
+      404,
+      'NOT_FOUND',
+    ],
     ['GET http://[', 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'VALIDATION_FAILED'],
     ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['POST //[ with a body', 'POST //[ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 404, 'NOT_FOUND'],
-    ['CONNECT example.com:443', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'VALIDATION_FAILED'],
-    ['Upgrade: websocket', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n', 404, 'NOT_FOUND'],
+    [
+      'POST //[ with a body',
+      'POST //[ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      404,
+      'NOT_FOUND',
+    ],
+    [
+      'CONNECT example.com:443',
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      400,
+      'VALIDATION_FAILED',
+    ],
+    [
+      'Upgrade: websocket',
+      'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      404,
+      'NOT_FOUND',
+    ],
   ])('answers %s with an Error, and serves on', async (_, request, status, code) => {
     expectError(await rawExchange(local.port, request), status, code);
     await expectStillServing();
   });
 
   it('serves an absolute-form target by its path, as HTTP/1.1 servers must accept it', async () => {
-    const answer = await rawExchange(local.port, `GET http://elsewhere.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
+    const answer = await rawExchange(
+      local.port,
+      `GET http://elsewhere.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`,
+    );
     expect(answer.status, answer.body).toBe(200);
   });
 
   it('serves a request with an Upgrade header as a plain request', async () => {
-    const answer = await rawExchange(local.port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    const answer = await rawExchange(
+      local.port,
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+    );
     expect(answer.status, answer.body).toBe(200);
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -78,7 +104,12 @@ describe('a bug of the local API itself', () => {
       expect(answer.status, answer.body).toBe(500);
       const requestId = answer.headers['x-request-id'];
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(JSON.parse(answer.body)).toEqual({ code: 'INTERNAL', message: expect.any(String), status: 500, requestId });
+      expect(JSON.parse(answer.body)).toEqual({
+        code: 'INTERNAL',
+        message: expect.any(String),
+        status: 500,
+        requestId,
+      });
       expect(answer.body).not.toContain('a bug of the local API');
       expect(logged).toHaveBeenCalledTimes(1);
       const line = String(logged.mock.calls[0]?.[0]);

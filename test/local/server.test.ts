@@ -33,7 +33,9 @@ describe('local API over HTTP', () => {
     const unauthenticated = await request('/pets');
     expect(unauthenticated.headers.get('x-request-id')).toBeNull();
     expect(unauthenticated.headers.get('x-amzn-errortype')).toBe('UnauthorizedException');
-    const ids = [created, unknownPath].map((res) => res.headers.get('x-request-id')).concat(unauthenticated.headers.get('x-amzn-requestid'));
+    const ids = [created, unknownPath]
+      .map((res) => res.headers.get('x-request-id'))
+      .concat(unauthenticated.headers.get('x-amzn-requestid'));
     expect([created.status, unknownPath.status, unauthenticated.status]).toEqual([201, 404, 401]);
     for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(ids).size).toBe(3);
@@ -65,7 +67,12 @@ describe('local API over HTTP', () => {
   });
 
   it.each([
-    ['/', 'GET'], ['/pets', 'GET'], ['/v2/pets', 'GET'], ['/v1', 'GET'], ['/v1/', 'GET'], ['/v1/orders', 'GET'],
+    ['/', 'GET'],
+    ['/pets', 'GET'],
+    ['/v2/pets', 'GET'],
+    ['/v1', 'GET'],
+    ['/v1/', 'GET'],
+    ['/v1/orders', 'GET'],
     ['/v1/pets/1/photos', 'GET'],
   ])('answers 404 NOT_FOUND for %s', async (path, method) => {
     const res = await fetchApi(new URL(path, api.url), { method, headers: auth });
@@ -106,7 +113,11 @@ describe('local API over HTTP', () => {
 
   it('answers 413 for a body over the limit, and stores nothing', async () => {
     const before = (await request('/pets?limit=100', { headers: auth })).body.length;
-    const res = await request('/pets', { method: 'POST', headers: json, body: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }) });
+    const res = await request('/pets', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }),
+    });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
     expect((await request('/pets?limit=100', { headers: auth })).body.length).toBe(before);
@@ -115,12 +126,22 @@ describe('local API over HTTP', () => {
   it('refuses a body by its size before reading it or checking the key, as the production web ACL does', async () => {
     const port = Number(new URL(api.url).port);
     // 5 MB announced, none of it sent, and no key: the answer comes without waiting for the body.
-    const big = await rawExchange(port, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`);
+    const big = await rawExchange(
+      port,
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`,
+    );
     expect(big.status).toBe(413);
-    expect(JSON.parse(big.body)).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: BODY_REFUSALS.PayloadTooLarge.message, status: 413 });
+    expect(JSON.parse(big.body)).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: BODY_REFUSALS.PayloadTooLarge.message,
+      status: 413,
+    });
     const withBodyOnGet = await rawExchange(port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`);
     expect(withBodyOnGet.status).toBe(400);
-    expect(JSON.parse(withBodyOnGet.body)).toMatchObject({ code: 'VALIDATION_FAILED', message: BODY_REFUSALS.BodyOnGet.message });
+    expect(JSON.parse(withBodyOnGet.body)).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: BODY_REFUSALS.BodyOnGet.message,
+    });
     expect(withBodyOnGet.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -135,7 +156,10 @@ describe('CORS by default (no origins configured)', () => {
   it('adds no CORS header and answers OPTIONS 405 like any other method', async () => {
     const res = await request('/pets', { headers: { ...auth, Origin: 'https://app.example' } });
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await request('/pets', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+    const preflight = await request('/pets', {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+    });
     expect(preflight.status).toBe(405);
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });

@@ -96,34 +96,39 @@ afterEach(() => {
 });
 
 describe('npm start under a signal', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process stops everything it started and frees the port', async (signal) => {
-    const port = await freePort();
-    const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), PETSTORE_IN_MEMORY: '1' };
-    delete env.DYNAMODB_ENDPOINT;
-    const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    npm.stdout.on('data', (chunk) => (output += String(chunk)));
-    npm.stderr.on('data', (chunk) => (output += String(chunk)));
-    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
-    started.push(identify(npm.pid as number));
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process stops everything it started and frees the port',
+    async (signal) => {
+      const port = await freePort();
+      const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), PETSTORE_IN_MEMORY: '1' };
+      delete env.DYNAMODB_ENDPOINT;
+      const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      npm.stdout.on('data', (chunk) => (output += String(chunk)));
+      npm.stderr.on('data', (chunk) => (output += String(chunk)));
+      const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+      started.push(identify(npm.pid as number));
 
-    expect(await holdsBy(Date.now() + 30_000, () => output.includes('Docs:'))).toBe(true);
-    const tree = [npm.pid as number, ...descendants(npm.pid as number)].map(identify);
-    started.push(...tree);
-    // One process serves, on the Node 22 that npm scripts run on (node_modules/.bin/node), not a wrapper.
-    const servers = tree.filter(({ pid }) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('local/server.ts'));
-    expect(servers).toHaveLength(1);
-    expect(realpathSync(`/proc/${servers[0]!.pid}/exe`)).toBe(realpathSync('node_modules/.bin/node'));
-    const key = /generated API key for this run: (\S+)/.exec(output)?.[1] as string;
-    const idle = await idleKeepAliveConnection(port, key);
+      expect(await holdsBy(Date.now() + 30_000, () => output.includes('Docs:'))).toBe(true);
+      const tree = [npm.pid as number, ...descendants(npm.pid as number)].map(identify);
+      started.push(...tree);
+      // One process serves, on the Node 22 that npm scripts run on (node_modules/.bin/node), not a wrapper.
+      const servers = tree.filter(({ pid }) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('local/server.ts'),
+      );
+      expect(servers).toHaveLength(1);
+      expect(realpathSync(`/proc/${servers[0]!.pid}/exe`)).toBe(realpathSync('node_modules/.bin/node'));
+      const key = /generated API key for this run: (\S+)/.exec(output)?.[1] as string;
+      const idle = await idleKeepAliveConnection(port, key);
 
-    npm.kill(signal);
-    const deadline = Date.now() + STOP_BOUND_MS;
-    expect(await holdsBy(deadline, () => refuses(port))).toBe(true);
-    expect(await holdsBy(deadline, () => tree.every((id) => !alive(id)))).toBe(true);
-    idle.destroy();
-    // Stopped by closing everything, not by the stop deadline (which exits 1).
-    expect(await exited).toBe(0);
-    expect(output).toContain(`${signal}: stopping`);
-  });
+      npm.kill(signal);
+      const deadline = Date.now() + STOP_BOUND_MS;
+      expect(await holdsBy(deadline, () => refuses(port))).toBe(true);
+      expect(await holdsBy(deadline, () => tree.every((id) => !alive(id)))).toBe(true);
+      idle.destroy();
+      // Stopped by closing everything, not by the stop deadline (which exits 1).
+      expect(await exited).toBe(0);
+      expect(output).toContain(`${signal}: stopping`);
+    },
+  );
 });

@@ -21,7 +21,10 @@ function start(env: Record<string, string>): Promise<Started> {
   const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', ...env };
   delete childEnv.PETSTORE_API_KEYS;
   delete childEnv.DYNAMODB_ENDPOINT;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/server.ts'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/server.ts'], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {

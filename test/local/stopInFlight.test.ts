@@ -26,7 +26,9 @@ function heldCreate(port: number, name: string): { finish: () => void; answer: P
   const body = JSON.stringify({ name, categoryId: 1 });
   const half = Math.floor(body.length / 2);
   const socket = connect(port, '127.0.0.1');
-  socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, half)}`);
+  socket.write(
+    `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, half)}`,
+  );
   let data = '';
   socket.on('data', (chunk) => (data += String(chunk)));
   const answer = new Promise<string>((resolve) => {
@@ -43,7 +45,9 @@ async function createPet(base: string, name: string): Promise<Pet> {
 }
 
 describe('SIGTERM with requests in flight', () => {
-  it(`answers them, closes idle connections and exits 0 within ${STOP_BOUND_MS} ms, ${CYCLES} times in a row`, { timeout: 180_000 }, async () => {
+  it(`answers them, closes idle connections and exits 0 within ${STOP_BOUND_MS} ms, ${CYCLES} times in a row`, {
+    timeout: 180_000,
+  }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'petstore-stop-'));
     let acknowledged: Pet[] = [];
     const stopTimes: number[] = [];
@@ -81,7 +85,8 @@ describe('SIGTERM with requests in flight', () => {
         if (!expected.test(answer)) failures.push(`cycle ${cycle}: answered ${JSON.stringify(answer.slice(0, 80))}`);
         else acknowledged.push(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Pet);
       });
-      if (code !== 0 || at - signalled > STOP_BOUND_MS) failures.push(`cycle ${cycle}: exit ${code} after ${at - signalled} ms: ${server.stderr().trim()}`);
+      if (code !== 0 || at - signalled > STOP_BOUND_MS)
+        failures.push(`cycle ${cycle}: exit ${code} after ${at - signalled} ms: ${server.stderr().trim()}`);
     }
     console.log(`stop times (ms): ${stopTimes.join(', ')}`);
     expect(failures).toEqual([]);

@@ -30,10 +30,18 @@ async function storeOfPets(): Promise<{ dataDir: string; env: Record<string, str
   const dataDir = mkdtempSync(join(tmpdir(), 'petstore-damage-'));
   const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
   const server = await startServer(env);
-  await inParallel(Array.from({ length: PETS }, (_, n) => n), 8, async (n) => {
-    const res = await fetch(`${server.base}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Pet ${n}`, categoryId: 1 }) });
-    expect(res.status).toBe(201);
-  });
+  await inParallel(
+    Array.from({ length: PETS }, (_, n) => n),
+    8,
+    async (n) => {
+      const res = await fetch(`${server.base}/pets`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `Pet ${n}`, categoryId: 1 }),
+      });
+      expect(res.status).toBe(201);
+    },
+  );
   await stopCleanly(server);
   return { dataDir, env };
 }
@@ -41,12 +49,18 @@ async function storeOfPets(): Promise<{ dataDir: string; env: Record<string, str
 /** The store's largest write-ahead log: where the pets written since the last compaction are. */
 function largestLog(dataDir: string): string {
   const folder = join(dataDir, 'dynalite');
-  const logs = readdirSync(folder).filter((name) => name.endsWith('.log')).map((name) => join(folder, name));
+  const logs = readdirSync(folder)
+    .filter((name) => name.endsWith('.log'))
+    .map((name) => join(folder, name));
   return logs.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
 }
 
 const DAMAGE: ReadonlyArray<[string, (log: string) => void, RegExp]> = [
-  ['cut in half', (log) => truncateSync(log, Math.floor(statSync(log).size / 2)), /\d+\.log is cut from \d+ to \d+ bytes/],
+  [
+    'cut in half',
+    (log) => truncateSync(log, Math.floor(statSync(log).size / 2)),
+    /\d+\.log is cut from \d+ to \d+ bytes/,
+  ],
   [
     'with 20 bytes flipped',
     (log) => {
@@ -60,31 +74,46 @@ const DAMAGE: ReadonlyArray<[string, (log: string) => void, RegExp]> = [
 ];
 
 describe('a write-ahead log damaged after a clean stop', () => {
-  it.each(DAMAGE)('%s: the start refuses in one line; PETSTORE_KEEP_DAMAGED_STORE=1 says it and serves what is readable', { timeout: 90_000 }, async (_case, damage, says) => {
-    const { dataDir, env } = await storeOfPets();
-    damage(largestLog(dataDir));
+  it.each(DAMAGE)(
+    '%s: the start refuses in one line; PETSTORE_KEEP_DAMAGED_STORE=1 says it and serves what is readable',
+    { timeout: 90_000 },
+    async (_case, damage, says) => {
+      const { dataDir, env } = await storeOfPets();
+      damage(largestLog(dataDir));
 
-    const refused = await runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000);
-    expectOneLineRefusal(refused, new RegExp(`^The local store ${join(dataDir, 'dynalite')} was damaged since its last clean stop \\(${says.source}\\): .* set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable\\.$`));
-    // Refused again until the user decides: the refusal removed nothing.
-    expect((await runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000)).code).toBe(1);
+      const refused = await runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000);
+      expectOneLineRefusal(
+        refused,
+        new RegExp(
+          `^The local store ${join(dataDir, 'dynalite')} was damaged since its last clean stop \\(${says.source}\\): .* set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable\\.$`,
+        ),
+      );
+      // Refused again until the user decides: the refusal removed nothing.
+      expect((await runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000)).code).toBe(1);
 
-    const kept = await startServer({ ...env, PETSTORE_KEEP_DAMAGED_STORE: '1' });
-    const said = kept.stderr().trimEnd().split('\n');
-    expect(said).toEqual([expect.stringMatching(new RegExp(`^Store: The local store .* \\(${says.source}\\).*; serving the \\d+ pets readable \\(PETSTORE_KEEP_DAMAGED_STORE=1\\), repaired \\d+ index entries .* in \\d+ ms\\.$`))]);
-    const readable = await listAll(kept.base);
-    expect(readable.length).toBeLessThan(PETS);
-    // The count said is the count served.
-    expect(said[0]).toContain(`serving the ${readable.length} pets readable`);
-    await stopCleanly(kept);
+      const kept = await startServer({ ...env, PETSTORE_KEEP_DAMAGED_STORE: '1' });
+      const said = kept.stderr().trimEnd().split('\n');
+      expect(said).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^Store: The local store .* \\(${says.source}\\).*; serving the \\d+ pets readable \\(PETSTORE_KEEP_DAMAGED_STORE=1\\), repaired \\d+ index entries .* in \\d+ ms\\.$`,
+          ),
+        ),
+      ]);
+      const readable = await listAll(kept.base);
+      expect(readable.length).toBeLessThan(PETS);
+      // The count said is the count served.
+      expect(said[0]).toContain(`serving the ${readable.length} pets readable`);
+      await stopCleanly(kept);
 
-    // What the user kept is the new clean state: the next start says nothing.
-    const next = await startServer(env);
-    expect(next.stderr()).toBe('');
-    expect((await listAll(next.base)).length).toBe(readable.length);
-    next.child.kill('SIGTERM');
-    await next.exited;
-  });
+      // What the user kept is the new clean state: the next start says nothing.
+      const next = await startServer(env);
+      expect(next.stderr()).toBe('');
+      expect((await listAll(next.base)).length).toBe(readable.length);
+      next.child.kill('SIGTERM');
+      await next.exited;
+    },
+  );
 
   it('a clean stop and start says nothing and serves every pet', { timeout: 60_000 }, async () => {
     const { env } = await storeOfPets();

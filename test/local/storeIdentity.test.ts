@@ -24,7 +24,11 @@ afterEach(async () => {
 async function createPets(base: string, count: number, prefix: string): Promise<Pet[]> {
   const pets: Pet[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await fetch(`${base}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `${prefix} ${i}`, categoryId: 1 }) });
+    const res = await fetch(`${base}/pets`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: `${prefix} ${i}`, categoryId: 1 }),
+    });
     expect(res.status).toBe(201);
     pets.push((await res.json()) as Pet);
   }
@@ -60,41 +64,49 @@ describe('a stale .data/endpoint whose port another server took after a kill -9'
     ['another dynalite, a live process recorded as holder (its id reused)', 'dynalite', true],
     ['a plain HTTP server, the killed holder recorded', 'http', false],
     ['a plain HTTP server, a live process recorded as holder', 'http', true],
-  ] as const)('%s: not used, said in one line; every acknowledged pet is in the data folder', { timeout: 60_000 }, async (_case, kind, live) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'petstore-identity-'));
-    const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
-    const first = await startServer(env);
-    const before = await createPets(first.base, 5, 'Before');
-    const endpointFile = join(dataDir, 'endpoint');
-    const endpoint = recordedEndpoint(endpointFile);
-    first.child.kill('SIGKILL');
-    await first.exited;
-    if (live) claimLiveHolder(endpointFile);
-    const port = Number(new URL(endpoint).port);
-    const thief = kind === 'dynalite' ? dynalite({ createTableMs: 0 }) : createServer((_req, res) => res.end('hello'));
-    await listenOn(thief, port);
+  ] as const)(
+    '%s: not used, said in one line; every acknowledged pet is in the data folder',
+    { timeout: 60_000 },
+    async (_case, kind, live) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'petstore-identity-'));
+      const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
+      const first = await startServer(env);
+      const before = await createPets(first.base, 5, 'Before');
+      const endpointFile = join(dataDir, 'endpoint');
+      const endpoint = recordedEndpoint(endpointFile);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      if (live) claimLiveHolder(endpointFile);
+      const port = Number(new URL(endpoint).port);
+      const thief =
+        kind === 'dynalite' ? dynalite({ createTableMs: 0 }) : createServer((_req, res) => res.end('hello'));
+      await listenOn(thief, port);
 
-    const second = await startServer(env);
-    const listed = (await (await fetch(`${second.base}/pets?limit=100`, { headers })).json()) as Pet[];
-    const after = await createPets(second.base, 10, 'After');
-    await stopCleanly(second);
-    expect(second.stdout()).toMatch(/^Store: embedded dynalite http:\/\/127\.0\.0\.1:\d+$/m);
-    expect(second.stdout()).not.toContain(endpoint);
-    const said = second.stderr().trimEnd().split('\n');
-    expect(said[0]).toBe(`Store: ${endpointFile} names ${endpoint}, but ${live ? "the store there is not this data folder's" : `its process ${first.child.pid} is gone and another server answers there`}; it is not used.`);
-    expect(said[1]).toMatch(/^Store: the last run did not stop cleanly; repaired 0 index entries/);
-    expect(said).toHaveLength(2);
-    expect(listed.map((pet) => pet.id).sort()).toEqual(before.map((pet) => pet.id).sort());
+      const second = await startServer(env);
+      const listed = (await (await fetch(`${second.base}/pets?limit=100`, { headers })).json()) as Pet[];
+      const after = await createPets(second.base, 10, 'After');
+      await stopCleanly(second);
+      expect(second.stdout()).toMatch(/^Store: embedded dynalite http:\/\/127\.0\.0\.1:\d+$/m);
+      expect(second.stdout()).not.toContain(endpoint);
+      const said = second.stderr().trimEnd().split('\n');
+      expect(said[0]).toBe(
+        `Store: ${endpointFile} names ${endpoint}, but ${live ? "the store there is not this data folder's" : `its process ${first.child.pid} is gone and another server answers there`}; it is not used.`,
+      );
+      expect(said[1]).toMatch(/^Store: the last run did not stop cleanly; repaired 0 index entries/);
+      expect(said).toHaveLength(2);
+      expect(listed.map((pet) => pet.id).sort()).toEqual(before.map((pet) => pet.id).sort());
 
-    // The next start, on the data folder's own store, has all 15; the other store got no table.
-    const third = await startServer(env);
-    for (const pet of [...before, ...after]) expect(await (await fetch(`${third.base}/pets/${pet.id}`, { headers })).json()).toEqual(pet);
-    third.child.kill('SIGTERM');
-    await third.exited;
-    if (kind === 'dynalite') {
-      const client = createDynamoClient({ endpoint });
-      expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
-      client.destroy();
-    }
-  });
+      // The next start, on the data folder's own store, has all 15; the other store got no table.
+      const third = await startServer(env);
+      for (const pet of [...before, ...after])
+        expect(await (await fetch(`${third.base}/pets/${pet.id}`, { headers })).json()).toEqual(pet);
+      third.child.kill('SIGTERM');
+      await third.exited;
+      if (kind === 'dynalite') {
+        const client = createDynamoClient({ endpoint });
+        expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        client.destroy();
+      }
+    },
+  );
 });

@@ -62,7 +62,13 @@ describe('killing the store under the local API', () => {
         headers: { ...headers, 'Idempotency-Key': `pet-${i}` },
         body: JSON.stringify({ name: `Pet ${i}`, categoryId: 1 }),
       });
-      return { i, status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Pet, ms: Date.now() - started };
+      return {
+        i,
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as Pet,
+        ms: Date.now() - started,
+      };
     };
 
     const answers = [];
@@ -75,7 +81,8 @@ describe('killing the store under the local API', () => {
 
     for (const answer of answers) {
       expect(answer.ms).toBeLessThan(BOUND_MS);
-      if (answer.status !== 201) expect(answer).toMatchObject({ status: 503, retryAfter: '1', body: { code: 'SERVICE_UNAVAILABLE' } });
+      if (answer.status !== 201)
+        expect(answer).toMatchObject({ status: 503, retryAfter: '1', body: { code: 'SERVICE_UNAVAILABLE' } });
     }
     expect(during.every((answer) => answer.status === 503)).toBe(true);
     const acknowledged = answers.filter((answer) => answer.status === 201);
@@ -86,7 +93,9 @@ describe('killing the store under the local API', () => {
       expect(await res.json()).toEqual(body);
     }
     const listed = (await (await fetch(`${url}/pets?limit=100`, { headers })).json()) as Pet[];
-    expect([...listed].sort((a, b) => a.id - b.id)).toEqual(acknowledged.map((a) => a.body).sort((a, b) => a.id - b.id));
+    expect([...listed].sort((a, b) => a.id - b.id)).toEqual(
+      acknowledged.map((a) => a.body).sort((a, b) => a.id - b.id),
+    );
 
     // The creates refused while the store was down succeed on retry with their key, once each.
     const retried = await Promise.all(during.map((answer) => create(answer.i)));

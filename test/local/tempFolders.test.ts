@@ -13,11 +13,21 @@ it('leaves the temporary folder as it found it, after tests that make folders an
     const env = { ...commandEnvironment({ TMPDIR: temporary }) };
     delete env.PETSTORE_TEST_RUN_TMPDIR;
     // Two refusals whose tests make data folders and start `npm start` on them.
-    const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/local/mistakes.test.ts', '-t', 'PETSTORE_DATA_DIR'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env,
-    });
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(PROJECT_ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        'test/local/mistakes.test.ts',
+        '-t',
+        'PETSTORE_DATA_DIR',
+      ],
+      {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        env,
+      },
+    );
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^Tests: [1-9]\d* passed, 0 failed/m);
     expect(readdirSync(temporary)).toEqual([]);

@@ -69,7 +69,15 @@ async function startApi(newId: IdGenerator, { faults = false } = {}): Promise<Re
 afterEach(async () => {
   await api?.close();
   api = undefined;
-  for (const name of ['PETSTORE_API_KEYS', 'PETSTORE_CURSOR_SECRET', 'DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CONTROL_TABLE_NAME', 'STORE_BUDGET_MS', 'DYNAMODB_ATTEMPT_TIMEOUT_MS']) {
+  for (const name of [
+    'PETSTORE_API_KEYS',
+    'PETSTORE_CURSOR_SECRET',
+    'DYNAMODB_ENDPOINT',
+    'TABLE_NAME',
+    'CONTROL_TABLE_NAME',
+    'STORE_BUDGET_MS',
+    'DYNAMODB_ATTEMPT_TIMEOUT_MS',
+  ]) {
     delete process.env[name];
   }
 });
@@ -130,7 +138,10 @@ describe('forced id collisions, on the local API', { timeout: BURST_TIMEOUT_MS }
 describe('half-closed connections, on the local API', () => {
   it('answers every create whose client half-closes: nothing stored goes unacknowledged', async () => {
     const client = await startApi(collidingIds());
-    const creates = Array.from({ length: 60 }, (_, i) => ({ pet: { ...rex, name: `Half ${i}` }, key: i % 2 === 0 ? `half-${i}` : undefined }));
+    const creates = Array.from({ length: 60 }, (_, i) => ({
+      pet: { ...rex, name: `Half ${i}` },
+      key: i % 2 === 0 ? `half-${i}` : undefined,
+    }));
     await inParallel(creates, 8, ({ pet, key }) => client.create(pet, key, { halfClose: true }));
     await client.walk(undefined, 9);
     const summary = client.history.summary();
@@ -147,10 +158,18 @@ type Step =
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('create' as const),
-    pet: fc.record({ name: fc.constantFrom('Rex', 'Max', 'Rex Max'), categoryId: fc.constantFrom(1, 2), status: fc.constantFrom(...PET_STATUSES) }),
+    pet: fc.record({
+      name: fc.constantFrom('Rex', 'Max', 'Rex Max'),
+      categoryId: fc.constantFrom(1, 2),
+      status: fc.constantFrom(...PET_STATUSES),
+    }),
     key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }),
   }),
-  fc.record({ kind: fc.constant('walk' as const), status: fc.option(fc.constantFrom(...PET_STATUSES), { nil: undefined }), limit: fc.integer({ min: 1, max: 5 }) }),
+  fc.record({
+    kind: fc.constant('walk' as const),
+    status: fc.option(fc.constantFrom(...PET_STATUSES), { nil: undefined }),
+    limit: fc.integer({ min: 1, max: 5 }),
+  }),
 );
 
 describe('interleavings chosen by fast-check, on the local API', () => {
@@ -158,18 +177,23 @@ describe('interleavings chosen by fast-check, on the local API', () => {
     const client = await startApi(collidingIds(3, 200));
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(stepArbitrary, { minLength: 5, maxLength: 25 }), async (scheduler, steps) => {
-        run++;
-        // Keys are per run (a key's body is one pet); bodies differ per key so a reuse is a 422, not a merge.
-        const tasks = steps.map(async (step) => {
-          await scheduler.schedule(Promise.resolve(), `${step.kind}`);
-          if (step.kind === 'walk') return client.walk(step.status, step.limit, () => scheduler.schedule(Promise.resolve(), 'next page'));
-          const pet = step.key ? { ...step.pet, name: `${step.pet.name}-${step.key}` } : step.pet;
-          return client.create(pet, step.key && `run${run}-${step.key}`);
-        });
-        await scheduler.waitFor(Promise.all(tasks));
-        expect(await violations(client)).toEqual([]);
-      }),
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(stepArbitrary, { minLength: 5, maxLength: 25 }),
+        async (scheduler, steps) => {
+          run++;
+          // Keys are per run (a key's body is one pet); bodies differ per key so a reuse is a 422, not a merge.
+          const tasks = steps.map(async (step) => {
+            await scheduler.schedule(Promise.resolve(), `${step.kind}`);
+            if (step.kind === 'walk')
+              return client.walk(step.status, step.limit, () => scheduler.schedule(Promise.resolve(), 'next page'));
+            const pet = step.key ? { ...step.pet, name: `${step.pet.name}-${step.key}` } : step.pet;
+            return client.create(pet, step.key && `run${run}-${step.key}`);
+          });
+          await scheduler.waitFor(Promise.all(tasks));
+          expect(await violations(client)).toEqual([]);
+        },
+      ),
       { numRuns: 12 },
     );
     const summary = client.history.summary();
@@ -186,24 +210,34 @@ describe('store faults through the fault proxy, on the local API', () => {
     ['hang', ['PutItem']],
     ['reset', ['PutItem', 'UpdateItem']],
     ['error500', ['PutItem', 'GetItem']],
-  ])('%s: keyed creates retried until answered end in one pet each; nothing acknowledged is lost', async (kind, operations) => {
-    const client = await startApi(collidingIds(), { faults: true });
-    const creates = Array.from({ length: 40 }, (_, i) => ({ pet: { ...rex, name: `Pet ${i}` }, key: i % 2 === 0 ? `key-${i}` : undefined }));
-    proxy().fault = { kind, operations, times: 30 };
-    await inParallel(creates, 8, ({ pet, key }) => client.create(pet, key));
-    const injected = proxy().injected;
-    proxy().fault = undefined;
-    // A client with a key retries until it is answered; one without cannot know, and does not.
-    for (const { pet, key } of creates.filter(({ key }) => key !== undefined)) {
-      for (let attempt = 0; attempt < 5 && (await client.create(pet, key)).status !== 201; attempt++);
-    }
-    await client.walk(undefined, 7);
-    await client.walk('available', 3);
-    const summary = client.history.summary();
-    console.log(`${kind}: ${injected} requests faulted, ${JSON.stringify(summary)}`);
-    expect(injected).toBeGreaterThan(0);
-    expect(await violations(client)).toEqual([]);
-    const keys = new Set(client.history.creates.filter((event) => event.status === 201 && event.idempotencyKey).map((event) => event.idempotencyKey));
-    expect(keys.size).toBe(20);
-  });
+  ])(
+    '%s: keyed creates retried until answered end in one pet each; nothing acknowledged is lost',
+    async (kind, operations) => {
+      const client = await startApi(collidingIds(), { faults: true });
+      const creates = Array.from({ length: 40 }, (_, i) => ({
+        pet: { ...rex, name: `Pet ${i}` },
+        key: i % 2 === 0 ? `key-${i}` : undefined,
+      }));
+      proxy().fault = { kind, operations, times: 30 };
+      await inParallel(creates, 8, ({ pet, key }) => client.create(pet, key));
+      const injected = proxy().injected;
+      proxy().fault = undefined;
+      // A client with a key retries until it is answered; one without cannot know, and does not.
+      for (const { pet, key } of creates.filter(({ key }) => key !== undefined)) {
+        for (let attempt = 0; attempt < 5 && (await client.create(pet, key)).status !== 201; attempt++);
+      }
+      await client.walk(undefined, 7);
+      await client.walk('available', 3);
+      const summary = client.history.summary();
+      console.log(`${kind}: ${injected} requests faulted, ${JSON.stringify(summary)}`);
+      expect(injected).toBeGreaterThan(0);
+      expect(await violations(client)).toEqual([]);
+      const keys = new Set(
+        client.history.creates
+          .filter((event) => event.status === 201 && event.idempotencyKey)
+          .map((event) => event.idempotencyKey),
+      );
+      expect(keys.size).toBe(20);
+    },
+  );
 });

@@ -24,7 +24,10 @@ describe('the import graph', () => {
   it('has the product import no tool, no local API, no script and no test', () => {
     const product = ['functions', 'lib', 'infra', 'contract'];
     const outside = ['tools', 'local', 'scripts', 'test'];
-    const found = edges.filter(({ from, to }) => product.some((folder) => inFolder(from, folder)) && outside.some((folder) => inFolder(to, folder)));
+    const found = edges.filter(
+      ({ from, to }) =>
+        product.some((folder) => inFolder(from, folder)) && outside.some((folder) => inFolder(to, folder)),
+    );
     expect(found.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
   });
 
@@ -33,8 +36,14 @@ describe('the import graph', () => {
   });
 
   it('has the stage emulator imported only by the scripts that run it and by tests', () => {
-    const importers = edges.filter(({ from, to }) => inFolder(to, 'tools/stage-emulator') && !inFolder(from, 'tools/stage-emulator'));
-    expect(importers.filter(({ from }) => !inFolder(from, 'scripts') && !inFolder(from, 'test')).map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+    const importers = edges.filter(
+      ({ from, to }) => inFolder(to, 'tools/stage-emulator') && !inFolder(from, 'tools/stage-emulator'),
+    );
+    expect(
+      importers
+        .filter(({ from }) => !inFolder(from, 'scripts') && !inFolder(from, 'test'))
+        .map(({ from, to }) => `${from} -> ${to}`),
+    ).toEqual([]);
   });
 
   it('has no cycle', () => {
@@ -42,6 +51,15 @@ describe('the import graph', () => {
   });
 
   it('finds a cycle where there is one', () => {
-    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c', 'a']]);
+    expect(
+      cyclesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c', 'a']]);
   });
 });

@@ -17,9 +17,12 @@ function fencedBlockUnder(document: string, heading: string): string {
 }
 
 const unnamed = (files: readonly string[], text: string) =>
-  files.filter((file) => !new RegExp(`(^|[\\s(/])${posix.basename(file).replaceAll('.', '\\.')}(?=[\\s),]|$)`, 'm').test(text));
+  files.filter(
+    (file) => !new RegExp(`(^|[\\s(/])${posix.basename(file).replaceAll('.', '\\.')}(?=[\\s),]|$)`, 'm').test(text),
+  );
 
-const MAPPED = /^(functions|lib|infra|local|contract|scripts|tools\/(?!stage-emulator\/|openapi-types\/node_modules)[^/]+|client\/src)\//;
+const MAPPED =
+  /^(functions|lib|infra|local|contract|scripts|tools\/(?!stage-emulator\/|openapi-types\/node_modules)[^/]+|client\/src)\//;
 
 describe('the maps of the code', () => {
   it('docs/architecture.md names every module of the product and its tools', () => {
@@ -27,5 +30,4 @@ describe('the maps of the code', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(unnamed(files, fencedBlockUnder('docs/architecture.md', '## Layout'))).toEqual([]);
   });
-
 });

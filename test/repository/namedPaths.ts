@@ -21,12 +21,16 @@ export interface NamedPath {
 /** Extensions of the files a path may name. */
 const FILE = String.raw`[\w.-]+\.(?:ts|mts|mjs|cjs|js|json|md|yml|yaml|sh|txt|html|d\.ts)`;
 /** A path from the root, or beside the file when it starts with a dot. */
-const PATH = new RegExp(String.raw`(?<![\w@.:/$<{*-])((?:\.\.?\/)*(?:[a-z][\w.-]*\/)+(?:${FILE})?|\.\.?\/${FILE}|(?:\.\.\/)+(?:[\w.-]+\/)*${FILE})(?![\w/*<{-])`, 'g');
+const PATH = new RegExp(
+  String.raw`(?<![\w@.:/$<{*-])((?:\.\.?\/)*(?:[a-z][\w.-]*\/)+(?:${FILE})?|\.\.?\/${FILE}|(?:\.\.\/)+(?:[\w.-]+\/)*${FILE})(?![\w/*<{-])`,
+  'g',
+);
 /** A Markdown link's target. */
 const LINK = /\]\(([^)\s#]+)(?:#[^)]*)?\)/g;
 
 /** Where a path may point outside the repository: installed packages and what runs write. */
-const ELSEWHERE = /^(node_modules|cdk\.out|dist|\.data|\.watch|\.inspect|coverage|reports|test-output|tmp|proc|dev|usr|etc|home|root|var|opt|sys)\//;
+const ELSEWHERE =
+  /^(node_modules|cdk\.out|dist|\.data|\.watch|\.inspect|coverage|reports|test-output|tmp|proc|dev|usr|etc|home|root|var|opt|sys)\//;
 
 /** The folders `file` is in, nearest first, the root's excluded. */
 function foldersAbove(file: string): string[] {
@@ -64,15 +68,23 @@ function pathsIn(file: string, text: string): NamedPath[] {
   const lines = text.split('\n');
   lines.forEach((line, index) => {
     const where = `${file}:${index + 1}`;
-    const links = file.endsWith('.md') ? [...line.matchAll(LINK)].map((m) => m[1]!).filter((target) => !/^[a-z]+:/.test(target)) : [];
-    for (const target of links) found.push({ where, named: target, path: posix.normalize(posix.join(posix.dirname(file), target)) });
+    const links = file.endsWith('.md')
+      ? [...line.matchAll(LINK)].map((m) => m[1]!).filter((target) => !/^[a-z]+:/.test(target))
+      : [];
+    for (const target of links)
+      found.push({ where, named: target, path: posix.normalize(posix.join(posix.dirname(file), target)) });
     for (const match of line.matchAll(PATH)) {
       const named = match[1]!;
       const relative = named.startsWith('./') || named.startsWith('../');
       // A bare path is the root's, or that of a folder the file is in (`constructs/x.ts` in infra/,
       // a package's src/ named from its test/).
       const beside = posix.normalize(posix.join(posix.dirname(file), named));
-      const above = relative || existsSync(join(ROOT, named)) ? undefined : foldersAbove(file).map((folder) => posix.join(folder, named)).find((path) => existsSync(join(ROOT, path)));
+      const above =
+        relative || existsSync(join(ROOT, named))
+          ? undefined
+          : foldersAbove(file)
+              .map((folder) => posix.join(folder, named))
+              .find((path) => existsSync(join(ROOT, path)));
       const path = relative ? beside : (above ?? named);
       // A lone folder (`src/`) says too little to check; a package's own file is not ours.
       if (/^[\w.-]+\/$/.test(named) || ELSEWHERE.test(path) || path.startsWith('../') || isPackagePath(path)) continue;
@@ -102,8 +114,13 @@ export function exists({ path }: NamedPath): boolean {
 
 /** The paths git ignores: what a run writes (`tools/bench/results.json`), named before it exists. */
 function ignoredByGit(paths: readonly string[]): Set<string> {
-  const run = spawnSync('git', ['check-ignore', '--no-index', '--stdin'], { cwd: ROOT, input: paths.join('\n'), encoding: 'utf8' });
-  if (run.error || (run.status !== 0 && run.status !== 1)) throw new Error(`git check-ignore failed: ${run.error?.message ?? run.stderr}`);
+  const run = spawnSync('git', ['check-ignore', '--no-index', '--stdin'], {
+    cwd: ROOT,
+    input: paths.join('\n'),
+    encoding: 'utf8',
+  });
+  if (run.error || (run.status !== 0 && run.status !== 1))
+    throw new Error(`git check-ignore failed: ${run.error?.message ?? run.stderr}`);
   return new Set(run.stdout.split('\n').filter(Boolean));
 }
 

@@ -3,7 +3,14 @@
  * excluded: test/repository/sizes.ts says which), so each can be read whole.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_FILE_LINES, MAX_FUNCTION_LINES, functionSizes, oversizedFiles, oversizedFunctions, sizedSources } from './sizes.ts';
+import {
+  MAX_FILE_LINES,
+  MAX_FUNCTION_LINES,
+  functionSizes,
+  oversizedFiles,
+  oversizedFunctions,
+  sizedSources,
+} from './sizes.ts';
 
 describe('the sizes of the sources', () => {
   it('reads every source, and every function in it', () => {
@@ -34,6 +41,11 @@ describe('the sizes of the sources', () => {
       '}',
       'const o = { f() { return 2; } };',
     ].join('\n');
-    expect(functionSizes('x.ts', source).map(({ name, lines }) => `${name} ${lines}`)).toEqual(['outer 6', 'inner 3', 'method 1', 'f 1']);
+    expect(functionSizes('x.ts', source).map(({ name, lines }) => `${name} ${lines}`)).toEqual([
+      'outer 6',
+      'inner 3',
+      'method 1',
+      'f 1',
+    ]);
   });
 });

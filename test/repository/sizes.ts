@@ -11,7 +11,8 @@ export const MAX_FUNCTION_LINES = 80;
 /** Tests, and what a tool writes: the client's types, generated from openapi.json by `npm run openapi`. */
 const NOT_SOURCE = [/(^|\/)test\//, /\.test\.ts$/, /^client\/src\/schema\.ts$/, /\.d\.ts$/];
 
-export const sizedSources = (): string[] => sourceFiles().filter((path) => !NOT_SOURCE.some((pattern) => pattern.test(path)));
+export const sizedSources = (): string[] =>
+  sourceFiles().filter((path) => !NOT_SOURCE.some((pattern) => pattern.test(path)));
 
 export interface FunctionSize {
   where: string;
@@ -19,7 +20,14 @@ export interface FunctionSize {
   lines: number;
 }
 
-const FUNCTION_TYPES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'ClassPrivateMethod', 'ObjectMethod']);
+const FUNCTION_TYPES = new Set([
+  'FunctionDeclaration',
+  'FunctionExpression',
+  'ArrowFunctionExpression',
+  'ClassMethod',
+  'ClassPrivateMethod',
+  'ObjectMethod',
+]);
 
 interface Node {
   type: string;
@@ -38,10 +46,18 @@ export function functionSizes(file: string, source: string): FunctionSize[] {
     const current = node as Node & Record<string, unknown>;
     const ownName = current.id?.name ?? current.key?.name ?? name;
     if (FUNCTION_TYPES.has(current.type) && current.loc) {
-      found.push({ where: `${file}:${current.loc.start.line}`, name: ownName, lines: current.loc.end.line - current.loc.start.line + 1 });
+      found.push({
+        where: `${file}:${current.loc.start.line}`,
+        name: ownName,
+        lines: current.loc.end.line - current.loc.start.line + 1,
+      });
     }
-    const declared = current.type === 'VariableDeclarator' || current.type === 'ClassProperty' || current.type === 'ObjectProperty' ? ownName : name;
-    for (const [key, child] of Object.entries(current)) if (key !== 'loc' && key !== 'leadingComments' && key !== 'trailingComments') walk(child, declared);
+    const declared =
+      current.type === 'VariableDeclarator' || current.type === 'ClassProperty' || current.type === 'ObjectProperty'
+        ? ownName
+        : name;
+    for (const [key, child] of Object.entries(current))
+      if (key !== 'loc' && key !== 'leadingComments' && key !== 'trailingComments') walk(child, declared);
   };
   walk(ast.program, '(anonymous)');
   return found;

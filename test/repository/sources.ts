@@ -8,7 +8,18 @@ import { join, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Folders no repository file lives in: installed packages and what builds and runs write. */
-const NOT_OURS = new Set(['node_modules', 'cdk.out', 'dist', 'coverage', 'reports', 'test-output', '.git', '.data', '.watch', '.inspect']);
+const NOT_OURS = new Set([
+  'node_modules',
+  'cdk.out',
+  'dist',
+  'coverage',
+  'reports',
+  'test-output',
+  '.git',
+  '.data',
+  '.watch',
+  '.inspect',
+]);
 
 /** Every repository file's path relative to the root, with `/` separators. */
 export function repositoryFiles(): string[] {

@@ -11,7 +11,10 @@ import { ROOT, read, repositoryFiles } from './sources.ts';
 
 /** `[tier] file` for every test file, as vitest itself lists them. */
 function listed(): Array<{ tier: string; file: string }> {
-  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'list', '--filesOnly'], { cwd: ROOT, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'list', '--filesOnly'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   expect(run.status, run.stderr).toBe(0);
   return run.stdout
     .split('\n')

@@ -12,8 +12,16 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('a CLI given an argument it does not take', () => {
   it.each([
-    ['bench', ['--bogus'], /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\] \[--paired <dir>\]\)$/],
-    ['bench', ['--paired', 'no-such-folder'], /^npm run bench: --paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/],
+    [
+      'bench',
+      ['--bogus'],
+      /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\] \[--paired <dir>\]\)$/,
+    ],
+    [
+      'bench',
+      ['--paired', 'no-such-folder'],
+      /^npm run bench: --paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/,
+    ],
     ['bench', ['--paired'], /^npm run bench: Option '--paired <value>' argument missing/],
     ['bench', ['extra'], /^npm run bench: Unexpected argument 'extra'.*Usage: npm run bench/],
     ['bench', ['--quick=yes'], /^npm run bench: Option '--quick' does not take an argument/],
@@ -22,7 +30,11 @@ describe('a CLI given an argument it does not take', () => {
     ['load', ['--bogus'], /^npm run load: Unknown option '--bogus'/],
     ['load', ['--scenario', 'nope'], /^npm run load: unknown scenario 'nope' \(known: mixed, index-throttle\)$/],
   ])('npm run %s -- %j: one line, exit 2', (script, args, line) => {
-    const run = spawnSync('npm', ['run', '-s', script, '--', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync('npm', ['run', '-s', script, '--', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const lines = run.stderr.trim().split('\n');
     expect(lines, run.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(line);

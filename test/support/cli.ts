@@ -17,7 +17,16 @@ export interface CliRun {
 }
 
 /** Variables of the test's own environment a command must not inherit (they would choose its store or keys). */
-const CONFIGURATION = ['PORT', 'DYNAMODB_ENDPOINT', 'PETSTORE_API_KEYS', 'PETSTORE_API_KEY', 'PETSTORE_CURSOR_SECRET', 'PETSTORE_DATA_DIR', 'PETSTORE_IN_MEMORY', 'PETSTORE_KEEP_DAMAGED_STORE'];
+const CONFIGURATION = [
+  'PORT',
+  'DYNAMODB_ENDPOINT',
+  'PETSTORE_API_KEYS',
+  'PETSTORE_API_KEY',
+  'PETSTORE_CURSOR_SECRET',
+  'PETSTORE_DATA_DIR',
+  'PETSTORE_IN_MEMORY',
+  'PETSTORE_KEEP_DAMAGED_STORE',
+];
 
 /** A command's environment: `env` over the test's own minus CONFIGURATION. */
 export function commandEnvironment(env: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -27,7 +36,12 @@ export function commandEnvironment(env: Record<string, string> = {}): NodeJS.Pro
 }
 
 /** `node --import tsx <script> ...args` on PROJECT_NODE, with commandEnvironment(env); killed after `timeoutMs`. */
-export function runCli(script: string, args: readonly string[] = [], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
+export function runCli(
+  script: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       PROJECT_NODE,

@@ -77,19 +77,25 @@ export function assertDocumented(method: string, resourcePath: string | undefine
     declared = document[UNROUTED_RESPONSES][String(response.status)];
     base = pointer(UNROUTED_RESPONSES, String(response.status));
   }
-  if (!declared) throw new Error(`openapi.json declares no ${response.status} for ${where}: ${JSON.stringify(response.body)}`);
+  if (!declared)
+    throw new Error(`openapi.json declares no ${response.status} for ${where}: ${JSON.stringify(response.body)}`);
   for (const [name, header] of Object.entries(declared.headers ?? {})) {
     if (headerOf(header).required && response.headers[name.toLowerCase()] === undefined) {
       throw new Error(`${where}: the required header ${name} is missing`);
     }
   }
-  if (response.status === 401 && !CHALLENGE_HEADERS.some((name) => response.headers[name.toLowerCase()] !== undefined)) {
+  if (
+    response.status === 401 &&
+    !CHALLENGE_HEADERS.some((name) => response.headers[name.toLowerCase()] !== undefined)
+  ) {
     throw new Error(`${where}: the challenge is missing (${CHALLENGE_HEADERS.join(' or ')})`);
   }
   if (response.headers['content-type'] !== 'application/json') throw new Error(`${where}: not application/json`);
   const validate = validatorAt(`${base}${pointer('content', 'application/json', 'schema')}`);
   if (!validate(response.body)) {
-    throw new Error(`${where}: the body does not match openapi.json: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(response.body)}`);
+    throw new Error(
+      `${where}: the body does not match openapi.json: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(response.body)}`,
+    );
   }
 }
 

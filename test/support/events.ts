@@ -53,13 +53,19 @@ export const routeOf = (operation: Route['operation']): Route => {
   return route;
 };
 
-type Handler = (event: APIGatewayProxyEvent, context: ReturnType<typeof localContext>) => Promise<APIGatewayProxyResult>;
+type Handler = (
+  event: APIGatewayProxyEvent,
+  context: ReturnType<typeof localContext>,
+) => Promise<APIGatewayProxyResult>;
 
 /** Invokes a handler and parses its JSON body, checking the answer against openapi.json. */
 export async function call(handler: Handler, event: APIGatewayProxyEvent) {
   const result = await handler(event, localContext('test'));
-  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
-  if (headers['content-type'] !== 'application/json') throw new Error(`no JSON content type: ${JSON.stringify(result)}`);
+  const headers = Object.fromEntries(
+    Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+  );
+  if (headers['content-type'] !== 'application/json')
+    throw new Error(`no JSON content type: ${JSON.stringify(result)}`);
   const response = { status: result.statusCode, headers, body: JSON.parse(result.body) as any };
   assertDocumented(event.httpMethod, event.resource, response);
   return response;

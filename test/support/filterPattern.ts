@@ -43,7 +43,9 @@ function termsMatch(pattern: string, event: string): boolean {
   const quoted = /^"(.*)"$/.exec(pattern);
   if (quoted) return event.includes(quoted[1]!.replace(/\\"/g, '"'));
   if (/["{}[\]]/.test(pattern)) throw new Error(`unsupported term pattern: ${pattern}`);
-  return pattern.split(/\s+/).every((term) => (term.startsWith('-') ? !event.includes(term.slice(1)) : event.includes(term)));
+  return pattern
+    .split(/\s+/)
+    .every((term) => (term.startsWith('-') ? !event.includes(term.slice(1)) : event.includes(term)));
 }
 
 type Test = (json: Json) => boolean;
@@ -87,7 +89,11 @@ class Parser {
     if (!selector) throw new Error(`expected a selector at "${this.text.slice(this.#at)}"`);
     this.#at += selector.length;
     const path = selector.slice(2).split('.');
-    const read = (json: Json) => path.reduce<Json>((value, key) => (value && typeof value === 'object' ? (value as Record<string, Json>)[key] : undefined), json);
+    const read = (json: Json) =>
+      path.reduce<Json>(
+        (value, key) => (value && typeof value === 'object' ? (value as Record<string, Json>)[key] : undefined),
+        json,
+      );
     if (this.#eat('IS TRUE')) return (json) => read(json) === true;
     if (this.#eat('IS FALSE')) return (json) => read(json) === false;
     if (this.#eat('IS NULL')) return (json) => read(json) === null;
@@ -97,7 +103,8 @@ class Parser {
     const expected = this.#value();
     return (json) => {
       const value = read(json);
-      const equal = typeof expected === 'number' ? value === expected : typeof value === 'string' && wildcard(expected).test(value);
+      const equal =
+        typeof expected === 'number' ? value === expected : typeof value === 'string' && wildcard(expected).test(value);
       return negated ? value !== undefined && !equal : equal;
     };
   }
@@ -131,4 +138,11 @@ class Parser {
 }
 
 /** A pattern string's wildcards as a whole-string regular expression. */
-const wildcard = (expected: string): RegExp => new RegExp(`^${expected.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+const wildcard = (expected: string): RegExp =>
+  new RegExp(
+    `^${expected
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );

@@ -57,10 +57,18 @@ export class History {
   readonly walks: WalkEvent[] = [];
 
   /** Counts by outcome, for the test's report line. */
-  summary(): { creates: number; acknowledged: number; replayed: number; failed: number; walks: number; failures: Record<string, number> } {
+  summary(): {
+    creates: number;
+    acknowledged: number;
+    replayed: number;
+    failed: number;
+    walks: number;
+    failures: Record<string, number>;
+  } {
     const acknowledged = this.creates.filter((event) => event.status === 201);
     const failures: Record<string, number> = {};
-    for (const event of this.creates) if (event.status !== 201) failures[event.status] = (failures[event.status] ?? 0) + 1;
+    for (const event of this.creates)
+      if (event.status !== 201) failures[event.status] = (failures[event.status] ?? 0) + 1;
     return {
       creates: this.creates.length,
       acknowledged: acknowledged.length,
@@ -85,7 +93,11 @@ export async function checkHistory(history: History, state: StoredState): Promis
   const violations: string[] = [];
   const acknowledged = history.creates.filter((event) => event.status === 201 && event.pet);
   violations.push(...(await unreadable(acknowledged, state)));
-  violations.push(...merged(acknowledged), ...splitKeys(acknowledged), ...extraPets(history, acknowledged, state.stored));
+  violations.push(
+    ...merged(acknowledged),
+    ...splitKeys(acknowledged),
+    ...extraPets(history, acknowledged, state.stored),
+  );
   violations.push(...badWalks(history, acknowledged, state.stored));
   for (const event of history.creates) {
     if (!event.faulted && (event.status >= 500 || event.status === 0)) {
@@ -93,7 +105,8 @@ export async function checkHistory(history: History, state: StoredState): Promis
     }
   }
   for (const walk of history.walks) {
-    if (!walk.faulted && walk.failedStatus !== undefined) violations.push(`walk of ${walk.status ?? 'all'} answered ${walk.failedStatus} with no fault injected`);
+    if (!walk.faulted && walk.failedStatus !== undefined)
+      violations.push(`walk of ${walk.status ?? 'all'} answered ${walk.failedStatus} with no fault injected`);
   }
   return violations;
 }
@@ -102,13 +115,21 @@ async function unreadable(acknowledged: CreateEvent[], state: StoredState): Prom
   const violations: string[] = [];
   for (const event of acknowledged) {
     const pet = event.pet as Pet;
-    const expected = { id: pet.id, name: event.sent.name, categoryId: event.sent.categoryId, ...(event.sent.status ? { status: event.sent.status } : {}) };
-    if (!samePet(pet, expected)) violations.push(`create ${describe(event)} acknowledged ${JSON.stringify(pet)}, not what was sent`);
+    const expected = {
+      id: pet.id,
+      name: event.sent.name,
+      categoryId: event.sent.categoryId,
+      ...(event.sent.status ? { status: event.sent.status } : {}),
+    };
+    if (!samePet(pet, expected))
+      violations.push(`create ${describe(event)} acknowledged ${JSON.stringify(pet)}, not what was sent`);
     const extra = Object.keys(pet).filter((field) => !PET_FIELDS.has(field));
-    if (extra.length > 0) violations.push(`create ${describe(event)} was answered fields beyond Pet: ${extra.join(', ')}`);
+    if (extra.length > 0)
+      violations.push(`create ${describe(event)} was answered fields beyond Pet: ${extra.join(', ')}`);
     const read = await state.read(pet.id);
     if (!read) violations.push(`pet ${pet.id} acknowledged to ${describe(event)} is not readable`);
-    else if (!samePet(read, pet)) violations.push(`pet ${pet.id} reads ${JSON.stringify(read)}, acknowledged ${JSON.stringify(pet)}`);
+    else if (!samePet(read, pet))
+      violations.push(`pet ${pet.id} reads ${JSON.stringify(read)}, acknowledged ${JSON.stringify(pet)}`);
   }
   return violations;
 }
@@ -118,29 +139,49 @@ function merged(acknowledged: CreateEvent[]): string[] {
   const violations: string[] = [];
   for (const [id, events] of byId) {
     const owners = new Set(events.map(ownerOf));
-    if (owners.size > 1 || events.some((event) => event.idempotencyKey === undefined) && events.length > 1) {
-      violations.push(`pet ${id} was acknowledged to ${events.length} creates that are not one key's: ${events.map(describe).join('; ')}`);
+    if (owners.size > 1 || (events.some((event) => event.idempotencyKey === undefined) && events.length > 1)) {
+      violations.push(
+        `pet ${id} was acknowledged to ${events.length} creates that are not one key's: ${events.map(describe).join('; ')}`,
+      );
     }
   }
   return violations;
 }
 
 function splitKeys(acknowledged: CreateEvent[]): string[] {
-  const keyed = groupBy(acknowledged.filter((event) => event.idempotencyKey !== undefined), ownerOf);
+  const keyed = groupBy(
+    acknowledged.filter((event) => event.idempotencyKey !== undefined),
+    ownerOf,
+  );
   return [...keyed]
     .filter(([, events]) => new Set(events.map((event) => event.pet?.id)).size > 1)
-    .map(([owner, events]) => `key ${owner} was answered ${[...new Set(events.map((event) => event.pet?.id))].join(' and ')}`);
+    .map(
+      ([owner, events]) =>
+        `key ${owner} was answered ${[...new Set(events.map((event) => event.pet?.id))].join(' and ')}`,
+    );
 }
 
 function extraPets(history: History, acknowledged: CreateEvent[], stored: Pet[]): string[] {
   const named = new Set(acknowledged.map((event) => event.pet?.id));
   const unnamed = stored.filter((pet) => !named.has(pet.id));
-  const keylessUnanswered = history.creates.filter((event) => event.idempotencyKey === undefined && event.status !== 201).length;
+  const keylessUnanswered = history.creates.filter(
+    (event) => event.idempotencyKey === undefined && event.status !== 201,
+  ).length;
   const keysAnswered = new Set(acknowledged.filter((event) => event.idempotencyKey !== undefined).map(ownerOf));
-  const keysUnanswered = new Set(history.creates.filter((event) => event.idempotencyKey !== undefined).map(ownerOf).filter((owner) => !keysAnswered.has(owner)));
+  const keysUnanswered = new Set(
+    history.creates
+      .filter((event) => event.idempotencyKey !== undefined)
+      .map(ownerOf)
+      .filter((owner) => !keysAnswered.has(owner)),
+  );
   const allowed = keylessUnanswered + keysUnanswered.size;
   return unnamed.length > allowed
-    ? [`${unnamed.length} stored pets were acknowledged to no one, but only ${allowed} creates could have stored them unanswered (e.g. ${unnamed.slice(0, 3).map((pet) => JSON.stringify(pet)).join(', ')})`]
+    ? [
+        `${unnamed.length} stored pets were acknowledged to no one, but only ${allowed} creates could have stored them unanswered (e.g. ${unnamed
+          .slice(0, 3)
+          .map((pet) => JSON.stringify(pet))
+          .join(', ')})`,
+      ]
     : [];
 }
 
@@ -156,9 +197,14 @@ function badWalks(history: History, acknowledged: CreateEvent[], stored: Pet[]):
       if (!storedIds.has(id)) violations.push(`${name} showed pet ${id}, which is not stored (a phantom)`);
     }
     if (!walk.finished) continue;
-    const before = acknowledged.filter((event) => event.answeredAt < walk.startedAt && (walk.status === undefined || event.pet?.status === walk.status));
+    const before = acknowledged.filter(
+      (event) => event.answeredAt < walk.startedAt && (walk.status === undefined || event.pet?.status === walk.status),
+    );
     const skipped = before.map((event) => event.pet?.id as number).filter((id) => !seen.has(id));
-    if (skipped.length > 0) violations.push(`${name} skipped ${skipped.length} pets acknowledged before it began (e.g. ${skipped.slice(0, 3).join(', ')})`);
+    if (skipped.length > 0)
+      violations.push(
+        `${name} skipped ${skipped.length} pets acknowledged before it began (e.g. ${skipped.slice(0, 3).join(', ')})`,
+      );
   }
   return violations;
 }
@@ -199,9 +245,19 @@ export class RecordingClient {
     const faulted = this.faulted();
     const headers: Record<string, string> = { ...this.#auth(), 'Content-Type': 'application/json' };
     if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
-    const event: CreateEvent = { apiKey: this.apiKey, idempotencyKey, sent, status: 0, replayed: false, faulted, answeredAt: 0 };
+    const event: CreateEvent = {
+      apiKey: this.apiKey,
+      idempotencyKey,
+      sent,
+      status: 0,
+      replayed: false,
+      faulted,
+      answeredAt: 0,
+    };
     try {
-      const answer = halfClose ? await this.#halfClosedPost(headers, JSON.stringify(sent)) : await this.#post(headers, JSON.stringify(sent));
+      const answer = halfClose
+        ? await this.#halfClosedPost(headers, JSON.stringify(sent))
+        : await this.#post(headers, JSON.stringify(sent));
       event.status = answer.status;
       if (answer.status === 201) event.pet = answer.body as Pet;
       event.replayed = answer.replayed;
@@ -263,25 +319,52 @@ export class RecordingClient {
    * Retry-After. API Gateway throttles before any function runs, so the 429 stored nothing; the
    * create's recorded answer is the last one.
    */
-  async #post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
+  async #post(
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ status: number; body: unknown; replayed: boolean }> {
     for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${this.base}/pets`, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const response = await fetch(`${this.base}/pets`, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
       if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
         await response.body?.cancel();
         await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
         continue;
       }
-      return { status: response.status, body: await response.json(), replayed: response.headers.get('idempotent-replayed') === 'true' };
+      return {
+        status: response.status,
+        body: await response.json(),
+        replayed: response.headers.get('idempotent-replayed') === 'true',
+      };
     }
   }
 
-  async #halfClosedPost(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; replayed: boolean }> {
+  async #halfClosedPost(
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ status: number; body: unknown; replayed: boolean }> {
     const url = new URL(`${this.base}/pets`);
-    const head = Object.entries({ ...headers, Host: url.host, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' })
+    const head = Object.entries({
+      ...headers,
+      Host: url.host,
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    })
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('');
-    const answer = await rawExchange(Number(url.port), `POST ${url.pathname} HTTP/1.1\r\n${head}\r\n${body}`, { halfClose: true, timeoutMs: REQUEST_TIMEOUT_MS });
-    return { status: answer.status, body: JSON.parse(answer.body) as unknown, replayed: answer.headers['idempotent-replayed'] === 'true' };
+    const answer = await rawExchange(Number(url.port), `POST ${url.pathname} HTTP/1.1\r\n${head}\r\n${body}`, {
+      halfClose: true,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
+    return {
+      status: answer.status,
+      body: JSON.parse(answer.body) as unknown,
+      replayed: answer.headers['idempotent-replayed'] === 'true',
+    };
   }
 
   #auth = () => ({ Authorization: `Bearer ${this.apiKey}` });

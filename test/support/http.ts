@@ -33,7 +33,11 @@ export async function validatingFetch(request: Request): Promise<Response> {
   const text = await response.clone().text();
   const headers = Object.fromEntries([...response.headers].map(([name, value]) => [name.toLowerCase(), value]));
   const { pathname } = new URL(request.url);
-  assertDocumented(request.method, resourcePathOf(request.method, pathname), { status: response.status, headers, body: JSON.parse(text) });
+  assertDocumented(request.method, resourcePathOf(request.method, pathname), {
+    status: response.status,
+    headers,
+    body: JSON.parse(text),
+  });
   return response;
 }
 

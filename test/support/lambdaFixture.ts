@@ -5,9 +5,17 @@
  */
 import type { FunctionDefinition } from '../../tools/stage-emulator/src/lambdaFunction.ts';
 
-export const FIXTURE_CREDENTIALS = { accessKeyId: 'AKIAFIXTURE', secretAccessKey: 'fixture-secret', sessionToken: 'fixture-token' };
+export const FIXTURE_CREDENTIALS = {
+  accessKeyId: 'AKIAFIXTURE',
+  secretAccessKey: 'fixture-secret',
+  sessionToken: 'fixture-token',
+};
 
-export function fixtureFunction(name: string, assetDir: string, overrides: Partial<FunctionDefinition> = {}): FunctionDefinition {
+export function fixtureFunction(
+  name: string,
+  assetDir: string,
+  overrides: Partial<FunctionDefinition> = {},
+): FunctionDefinition {
   const functionName = `PetStore-${name}`;
   return {
     functionName,

@@ -31,7 +31,9 @@ export function spawnServer(env: Record<string, string>, wrapper: readonly strin
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, at: Date.now() })),
+  );
   const url = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       stdout += String(chunk);
@@ -39,14 +41,19 @@ export function spawnServer(env: Record<string, string>, wrapper: readonly strin
       const found = /listening on (\S+)/.exec(stdout)?.[1];
       if (found && stdout.includes('\nDocs:')) resolve(found);
     });
-    void exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+    void exited.then(({ code }) =>
+      reject(new Error(`server exited (${code}) before listening:\n${stdout}\n${stderr}`)),
+    );
   });
   url.catch(() => {});
   return { child, url, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** A started server, with its base URL once it listens. */
-export async function startServer(env: Record<string, string>, wrapper: readonly string[] = []): Promise<ServerProcess & { base: string }> {
+export async function startServer(
+  env: Record<string, string>,
+  wrapper: readonly string[] = [],
+): Promise<ServerProcess & { base: string }> {
   const server = spawnServer(env, wrapper);
   return { ...server, base: await server.url };
 }

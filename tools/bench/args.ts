@@ -11,7 +11,8 @@ import { routes } from '../../lib/domain/routes.ts';
 import { STAGE_SETTINGS } from '../../infra/stages.ts';
 import { lambdaNodeArgs, type ProcessLaunch } from './coldRequest.ts';
 
-export const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core] [--paired <dir>]';
+export const USAGE =
+  'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core] [--paired <dir>]';
 
 /** A mistake in the bench's arguments: `scripts/bench.ts` prints its message alone and exits 2. */
 export class BenchUsageError extends Error {}
@@ -37,7 +38,13 @@ export interface BenchSettings {
 }
 
 const BOOLEAN = { type: 'boolean' } as const;
-const OPTIONS = { quick: BOOLEAN, 'cold-only': BOOLEAN, 'lambda-node-args': BOOLEAN, 'one-core': BOOLEAN, paired: { type: 'string' } } as const;
+const OPTIONS = {
+  quick: BOOLEAN,
+  'cold-only': BOOLEAN,
+  'lambda-node-args': BOOLEAN,
+  'one-core': BOOLEAN,
+  paired: { type: 'string' },
+} as const;
 
 /** The settings `argv` asks for; a `BenchUsageError` for anything else (a positional too: the bench takes none). */
 export function benchSettings(argv: string[]): BenchSettings {
@@ -78,7 +85,10 @@ function pairedBuilds(given: string): { dir: string; files: Map<string, string> 
   const files = new Map<string, string>();
   for (const { operation } of routes) {
     const file = ['index.js', 'index.mjs'].map((name) => join(dir, operation, name)).find((each) => existsSync(each));
-    if (!file) throw new BenchUsageError(`--paired ${given}: no ${operation}/index.js (or index.mjs) there; write one with npm run build at the commit to compare with`);
+    if (!file)
+      throw new BenchUsageError(
+        `--paired ${given}: no ${operation}/index.js (or index.mjs) there; write one with npm run build at the commit to compare with`,
+      );
     files.set(operation, file);
   }
   return { dir: given, files };
@@ -96,7 +106,14 @@ function processLaunch(lambdaArgs: boolean, oneCore: boolean): ProcessLaunch {
   if (!oneCore) return { nodeArgs };
   const cpus = availableParallelism();
   const cpu = cpus - 1;
-  const pinned = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus > 1 ? `0-${cpu - 1}` : '0', String(process.pid)], { encoding: 'utf8' });
-  if (pinned.status !== 0) throw new BenchUsageError(`--one-core needs taskset (util-linux): ${pinned.error?.message ?? pinned.stderr.trim()}`);
+  const pinned = spawnSync(
+    'taskset',
+    ['--all-tasks', '--cpu-list', '--pid', cpus > 1 ? `0-${cpu - 1}` : '0', String(process.pid)],
+    { encoding: 'utf8' },
+  );
+  if (pinned.status !== 0)
+    throw new BenchUsageError(
+      `--one-core needs taskset (util-linux): ${pinned.error?.message ?? pinned.stderr.trim()}`,
+    );
   return { nodeArgs, cpu };
 }

@@ -41,12 +41,16 @@ export const RESULTS_FILE = join(PROJECT_ROOT, 'tools', 'bench', 'results.json')
 
 function printHeader(settings: BenchSettings, started: Date): void {
   const { launch, paired } = settings;
-  console.log(`npm run bench${settings.given ? ` ${settings.given}` : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`);
+  console.log(
+    `npm run bench${settings.given ? ` ${settings.given}` : ''}: Node ${process.version} ${process.platform}/${process.arch}, ${started.toISOString()}`,
+  );
   console.log(
     `Timed processes: node ${launch.nodeArgs.length > 0 ? `${launch.nodeArgs.join(' ')} (Lambda's runtime, ${FUNCTION_MEMORY_MIB} MiB)` : 'without arguments'}, ` +
       `${launch.cpu === undefined ? `free to use all ${availableParallelism()} CPUs` : `confined to CPU ${launch.cpu}`}.`,
   );
-  console.log(`Functions and Lambda floor as deployed (CommonJS, ${BUNDLE_FILE}); default floor an ES module${paired ? `; each function also as built in ${paired.dir}` : ''}.`);
+  console.log(
+    `Functions and Lambda floor as deployed (CommonJS, ${BUNDLE_FILE}); default floor an ES module${paired ? `; each function also as built in ${paired.dir}` : ''}.`,
+  );
   console.log(
     `NODE_OPTIONS of the functions: ${FUNCTION_NODE_OPTIONS || '(none)'}. Targets: bytes <= ${TARGETS.bytes.toFixed(2)}x, import <= ` +
       `${TARGETS.importMedian.toFixed(2)}x, cold request <= ${TARGETS.coldRequest.toFixed(2)}x and first invocation <= ` +

@@ -28,7 +28,8 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
 export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), format: 'esm', alias: {} });
 
 /** The file a bundle is written to: `index.mjs` for an ES module (the default floor), else as deployed. */
-export const bundleFileOf = (bundle: Pick<BuiltBundle, 'format'>) => (bundle.format === 'esm' ? 'index.mjs' : BUNDLE_FILE);
+export const bundleFileOf = (bundle: Pick<BuiltBundle, 'format'>) =>
+  bundle.format === 'esm' ? 'index.mjs' : BUNDLE_FILE;
 
 export interface BuiltBundle {
   name: OperationName | FloorName;
@@ -49,7 +50,11 @@ export interface BuiltBundle {
   dynamicImports: string[];
 }
 
-export async function buildBundle(name: BuiltBundle['name'], entry: string, options: BuildOptions = deployedBundleOptions()): Promise<BuiltBundle> {
+export async function buildBundle(
+  name: BuiltBundle['name'],
+  entry: string,
+  options: BuildOptions = deployedBundleOptions(),
+): Promise<BuiltBundle> {
   const format = options.format;
   const result = await build({
     ...options,
@@ -62,12 +67,28 @@ export async function buildBundle(name: BuiltBundle['name'], entry: string, opti
   const output = result.outputFiles[0];
   const meta = Object.values(result.metafile.outputs)[0];
   if (!output || !meta) throw new Error(`${entry}: esbuild wrote nothing`);
-  const inputs = Object.fromEntries(Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]));
-  const loaded = (kind: string) => [...new Set(meta.imports.filter((each) => each.kind === kind).map((each) => each.path))];
-  const dynamicImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
-    input.imports.filter((each) => each.kind === 'dynamic-import' && each.external).map((each) => `${importer} -> ${each.original ?? each.path}`),
+  const inputs = Object.fromEntries(
+    Object.entries(meta.inputs).map(([file, { bytesInOutput }]) => [file, bytesInOutput]),
   );
-  return { name, format, entry, code: output.contents, bytes: output.contents.length, inputs, esImports: loaded('import-statement'), requires: loaded('require-call'), dynamicImports };
+  const loaded = (kind: string) => [
+    ...new Set(meta.imports.filter((each) => each.kind === kind).map((each) => each.path)),
+  ];
+  const dynamicImports = Object.entries(result.metafile.inputs).flatMap(([importer, input]) =>
+    input.imports
+      .filter((each) => each.kind === 'dynamic-import' && each.external)
+      .map((each) => `${importer} -> ${each.original ?? each.path}`),
+  );
+  return {
+    name,
+    format,
+    entry,
+    code: output.contents,
+    bytes: output.contents.length,
+    inputs,
+    esImports: loaded('import-statement'),
+    requires: loaded('require-call'),
+    dynamicImports,
+  };
 }
 
 /** Both floors and one bundle per route. */
@@ -96,7 +117,8 @@ export function sourceOf(input: string): string {
 /** Output bytes per package or project file, largest first. */
 export function breakdown(bundle: BuiltBundle): [string, number][] {
   const bySource = new Map<string, number>();
-  for (const [input, bytes] of Object.entries(bundle.inputs)) bySource.set(sourceOf(input), (bySource.get(sourceOf(input)) ?? 0) + bytes);
+  for (const [input, bytes] of Object.entries(bundle.inputs))
+    bySource.set(sourceOf(input), (bySource.get(sourceOf(input)) ?? 0) + bytes);
   return [...bySource].sort((a, b) => b[1] - a[1]);
 }
 

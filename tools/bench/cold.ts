@@ -71,13 +71,28 @@ const figuresOf = (samples: ColdSample[]): ColdFigures => ({
 });
 
 /** The code cache's directory beside a bundle's file. */
-const cacheEnvironment = (file: string) => ({ NODE_OPTIONS: FUNCTION_NODE_OPTIONS, NODE_COMPILE_CACHE: join(dirname(file), 'compile-cache') });
+const cacheEnvironment = (file: string) => ({
+  NODE_OPTIONS: FUNCTION_NODE_OPTIONS,
+  NODE_COMPILE_CACHE: join(dirname(file), 'compile-cache'),
+});
 
 /** Every variant the run times: both floors, each function as built, and each either with the compile cache or as `paired` has it. */
-function variantsOf({ floor, lambdaFloor, functions }: BundleSet, files: Map<BuiltBundle, string>, paired?: Map<string, string>): Variant[] {
-  const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({ bundle, run: 'as built', file: files.get(bundle)! }));
+function variantsOf(
+  { floor, lambdaFloor, functions }: BundleSet,
+  files: Map<BuiltBundle, string>,
+  paired?: Map<string, string>,
+): Variant[] {
+  const variants: Variant[] = [floor, lambdaFloor, ...functions].map((bundle) => ({
+    bundle,
+    run: 'as built',
+    file: files.get(bundle)!,
+  }));
   for (const bundle of functions) {
-    variants.push(paired ? { bundle, run: 'paired', file: paired.get(bundle.name)! } : { bundle, run: 'compile cache', file: files.get(bundle)! });
+    variants.push(
+      paired
+        ? { bundle, run: 'paired', file: paired.get(bundle.name)! }
+        : { bundle, run: 'compile cache', file: files.get(bundle)! },
+    );
   }
   return variants;
 }
@@ -87,20 +102,32 @@ function variantsOf({ floor, lambdaFloor, functions }: BundleSet, files: Map<Bui
  * floors, one fresh process each. Without `paired`, the compile cache's variant has its cache
  * written first by one untimed run.
  */
-export async function measureColdRequests(set: BundleSet, files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch, paired?: Map<string, string>): Promise<ColdResults> {
+export async function measureColdRequests(
+  set: BundleSet,
+  files: Map<BuiltBundle, string>,
+  runs: number,
+  launch: ProcessLaunch,
+  paired?: Map<string, string>,
+): Promise<ColdResults> {
   const standIn = await startStandInDynamo(benchKeyItem(new Date().toISOString()));
   try {
     const invocations = coldInvocations();
     const variants = variantsOf(set, files, paired);
-    const environmentOf = (variant: Variant) => (variant.run === 'compile cache' ? cacheEnvironment(variant.file) : { NODE_OPTIONS: FUNCTION_NODE_OPTIONS });
-    for (const variant of variants.filter((v) => v.run === 'compile cache')) await coldRequest(variant.file, invocations[variant.bundle.name], standIn, environmentOf(variant), launch);
+    const environmentOf = (variant: Variant) =>
+      variant.run === 'compile cache' ? cacheEnvironment(variant.file) : { NODE_OPTIONS: FUNCTION_NODE_OPTIONS };
+    for (const variant of variants.filter((v) => v.run === 'compile cache'))
+      await coldRequest(variant.file, invocations[variant.bundle.name], standIn, environmentOf(variant), launch);
     const samples = new Map<Variant, ColdSample[]>(variants.map((v) => [v, []]));
     for (let run = 0; run < runs; run++) {
       for (const bundle of set.functions) {
-        const order = variants.filter((v) => v.bundle === bundle || v.bundle === set.floor || v.bundle === set.lambdaFloor);
+        const order = variants.filter(
+          (v) => v.bundle === bundle || v.bundle === set.floor || v.bundle === set.lambdaFloor,
+        );
         for (let i = 0; i < order.length; i++) {
           const next = order[(run + i) % order.length]!;
-          samples.get(next)!.push(await coldRequest(next.file, invocations[next.bundle.name], standIn, environmentOf(next), launch));
+          samples
+            .get(next)!
+            .push(await coldRequest(next.file, invocations[next.bundle.name], standIn, environmentOf(next), launch));
         }
       }
     }
@@ -150,11 +177,23 @@ function pairedComparisons(variants: Variant[], samples: Map<Variant, ColdSample
 export function printColdRequests(rows: ColdRow[], runs: number): void {
   const functions = rows.filter((row) => row.name !== 'floor' && row.name !== 'lambdaFloor' && row.run === 'as built');
   const label = (row: ColdRow) =>
-    row.name in FLOOR_LABELS ? FLOOR_LABELS[row.name as FloorName] : `${row.name}${{ 'as built': '', 'compile cache': ' + compile cache (not deployed)', paired: ' (--paired)' }[row.run]}`;
+    row.name in FLOOR_LABELS
+      ? FLOOR_LABELS[row.name as FloorName]
+      : `${row.name}${{ 'as built': '', 'compile cache': ' + compile cache (not deployed)', paired: ' (--paired)' }[row.run]}`;
   table(
     `Cold request: a fresh process imports the bundle and serves its first invocation against an instant stand-in DynamoDB ` +
       `(median of ${runs} each, 90% interval of the cold request's median; the floors' of all ${runs * functions.length}, interleaved)`,
-    ['bundle', 'import', 'first invocation', 'cold request', 'interval', 'x floor cold', 'first x floor first', 'cold CPU', 'x floor CPU'],
+    [
+      'bundle',
+      'import',
+      'first invocation',
+      'cold request',
+      'interval',
+      'x floor cold',
+      'first x floor first',
+      'cold CPU',
+      'x floor CPU',
+    ],
     rows.map((row) => [
       label(row),
       ms(row.importMs),

@@ -24,7 +24,13 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { controlKeys, controlTable, petsTable, statusShardOf, DEFAULT_STATUS_INDEX_SHARDS } from '../../lib/store/table.ts';
+import {
+  controlKeys,
+  controlTable,
+  petsTable,
+  statusShardOf,
+  DEFAULT_STATUS_INDEX_SHARDS,
+} from '../../lib/store/table.ts';
 
 const run = promisify(execFile);
 
@@ -62,12 +68,20 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
     if (control && operation === 'Query') keyReads += 1;
     switch (operation) {
       case 'Query':
-        return control ? { Items: [marshall(apiKeyItem)], Count: 1, ScannedCount: 1 } : { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
+        return control
+          ? { Items: [marshall(apiKeyItem)], Count: 1, ScannedCount: 1 }
+          : { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
       case 'Scan':
         return { Items: PETS.map((p) => marshall(petItem(p))), Count: PETS.length, ScannedCount: PETS.length };
       case 'GetItem':
         return control
-          ? { Item: marshall({ [controlTable.partitionKey.name]: controlKeys.cursorSecret.pk, [controlTable.sortKey.name]: controlKeys.cursorSecret.sk, value: 'bench-cursor-secret-0123456789' }) }
+          ? {
+              Item: marshall({
+                [controlTable.partitionKey.name]: controlKeys.cursorSecret.pk,
+                [controlTable.sortKey.name]: controlKeys.cursorSecret.sk,
+                value: 'bench-cursor-secret-0123456789',
+              }),
+            }
           : { Item: marshall(petItem(PETS[0]!)) };
       case 'PutItem':
       case 'UpdateItem':
@@ -77,19 +91,34 @@ export async function startStandInDynamo(apiKeyItem: Record<string, unknown>): P
     }
   };
   const tls = loopbackCertificate();
-  const server: Server = createServer({ key: readFileSync(tls.key), cert: readFileSync(tls.certificate) }, (request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const operation = String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-      calls.push(operation);
-      const body = answer(operation, JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { TableName?: string });
-      const status = body === undefined ? 400 : 200;
-      const text = JSON.stringify(body ?? { __type: 'com.amazon.coral.validate#ValidationException', message: `The stand-in does not answer ${operation}` });
-      response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': 'stand-in' });
-      response.end(text);
-    });
-  });
+  const server: Server = createServer(
+    { key: readFileSync(tls.key), cert: readFileSync(tls.certificate) },
+    (request: IncomingMessage, response: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const operation = String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+        calls.push(operation);
+        const body = answer(
+          operation,
+          JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { TableName?: string },
+        );
+        const status = body === undefined ? 400 : 200;
+        const text = JSON.stringify(
+          body ?? {
+            __type: 'com.amazon.coral.validate#ValidationException',
+            message: `The stand-in does not answer ${operation}`,
+          },
+        );
+        response.writeHead(status, {
+          'Content-Type': 'application/x-amz-json-1.0',
+          'Content-Length': Buffer.byteLength(text),
+          'x-amzn-RequestId': 'stand-in',
+        });
+        response.end(text);
+      });
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -113,10 +142,14 @@ function loopbackCertificate(): { key: string; certificate: string } {
   try {
     const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
     const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key];
-    execFileSync('openssl', ['req', '-x509', ...newKey, '-days', '1', ...subject, '-out', certificate], { stdio: 'pipe' });
+    execFileSync('openssl', ['req', '-x509', ...newKey, '-days', '1', ...subject, '-out', certificate], {
+      stdio: 'pipe',
+    });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`the stand-in DynamoDB needs openssl for its certificate: ${(error as Error).message.split('\n')[0]}`);
+    throw new Error(
+      `the stand-in DynamoDB needs openssl for its certificate: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   return { key, certificate };
 }
@@ -151,13 +184,21 @@ export const PLAIN_LAUNCH: ProcessLaunch = { nodeArgs: [] };
  */
 export function lambdaNodeArgs(memoryMiB: number): string[] {
   const newSpace = Math.floor(memoryMiB / 10);
-  return ['--expose-gc', '--max-http-header-size', '81920', `--max-semi-space-size=${Math.floor(newSpace / 2)}`, `--max-old-space-size=${memoryMiB - newSpace}`];
+  return [
+    '--expose-gc',
+    '--max-http-header-size',
+    '81920',
+    `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
+    `--max-old-space-size=${memoryMiB - newSpace}`,
+  ];
 }
 
 /** The command that starts `node` with `args` as `launch` says (confined by `taskset` to its CPU, if any). */
 export function nodeCommand(launch: ProcessLaunch, args: readonly string[]): [string, string[]] {
   const node = [...launch.nodeArgs, ...args];
-  return launch.cpu === undefined ? [process.execPath, node] : ['taskset', ['--cpu-list', String(launch.cpu), process.execPath, ...node]];
+  return launch.cpu === undefined
+    ? [process.execPath, node]
+    : ['taskset', ['--cpu-list', String(launch.cpu), process.execPath, ...node]];
 }
 
 /** What a timed process reports of how it ran: node's own arguments, and the CPUs it may run on. */
@@ -176,8 +217,12 @@ export const launchReport = `({
 /** Refuses a sample whose process did not run as `launch` says: its figures would be of another set-up. */
 export function checkLaunch(file: string, launch: ProcessLaunch, seen: LaunchReport): void {
   const missing = launch.nodeArgs.filter((arg) => !seen.execArgv.includes(arg));
-  if (missing.length > 0) throw new Error(`${file}: the process ran without ${missing.join(' ')} (its arguments: ${seen.execArgv.join(' ')})`);
-  if (launch.cpu !== undefined && seen.cpuList !== String(launch.cpu)) throw new Error(`${file}: the process could run on CPUs ${seen.cpuList}, not on CPU ${launch.cpu} alone`);
+  if (missing.length > 0)
+    throw new Error(
+      `${file}: the process ran without ${missing.join(' ')} (its arguments: ${seen.execArgv.join(' ')})`,
+    );
+  if (launch.cpu !== undefined && seen.cpuList !== String(launch.cpu))
+    throw new Error(`${file}: the process could run on CPUs ${seen.cpuList}, not on CPU ${launch.cpu} alone`);
 }
 
 /** What to invoke: the event, and the answer that proves it was served (a status code, or a floor's item). */
@@ -215,7 +260,15 @@ for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug:
  * `import` of one of them still pays for its namespace, as on Lambda), so neither the floors nor
  * the functions are charged for loading them.
  */
-export const LAMBDA_RUNTIME_PRELOADED = ['node:module', 'node:http', 'node:net', 'node:util', 'node:fs', 'node:path', 'node:assert'] as const;
+export const LAMBDA_RUNTIME_PRELOADED = [
+  'node:module',
+  'node:http',
+  'node:net',
+  'node:util',
+  'node:fs',
+  'node:path',
+  'node:assert',
+] as const;
 
 /**
  * The start of every fresh process the bench times (an ES module given with `--input-type=module`):
@@ -233,7 +286,9 @@ for (const builtin of ${JSON.stringify(LAMBDA_RUNTIME_PRELOADED)}) require(built
  * `lambdaRuntimePrelude`, which defines it).
  */
 export const loadHandlerModule = (file: string): string =>
-  file.endsWith('.mjs') ? `await import(${JSON.stringify(pathToFileURL(file).href)})` : `require(${JSON.stringify(file)})`;
+  file.endsWith('.mjs')
+    ? `await import(${JSON.stringify(pathToFileURL(file).href)})`
+    : `require(${JSON.stringify(file)})`;
 
 /**
  * The fresh process: times the import, then the first invocation, and prints both on its last line.
@@ -262,7 +317,13 @@ process.stdout.write('\\nCOLD ' + JSON.stringify({ importMs: imported - started,
 `;
 
 /** A fresh process's import + first invocation of `file`, with the functions' environment plus `env`. */
-export async function coldRequest(file: string, invocation: Invocation, standIn: StandIn, env: Record<string, string>, launch: ProcessLaunch = PLAIN_LAUNCH): Promise<ColdSample> {
+export async function coldRequest(
+  file: string,
+  invocation: Invocation,
+  standIn: StandIn,
+  env: Record<string, string>,
+  launch: ProcessLaunch = PLAIN_LAUNCH,
+): Promise<ColdSample> {
   const before = standIn.calls.length;
   const keyReadsBefore = standIn.keyReads;
   const logFile = join(mkdtempSync(join(tmpdir(), 'petstore-cold-')), 'log');
@@ -289,15 +350,23 @@ export async function coldRequest(file: string, invocation: Invocation, standIn:
   });
   const line = stdout.split('\n').findLast((each) => each.startsWith('COLD '));
   if (!line) throw new Error(`${file}: the cold process printed no figures:\n${stdout}`);
-  const { importMs, firstMs, importCpuMs, firstCpuMs, execArgv, cpuList, result } = JSON.parse(line.slice('COLD '.length)) as ColdSample & { result: unknown };
+  const { importMs, firstMs, importCpuMs, firstCpuMs, execArgv, cpuList, result } = JSON.parse(
+    line.slice('COLD '.length),
+  ) as ColdSample & { result: unknown };
   checkLaunch(file, launch, { execArgv, cpuList });
-  if (standIn.calls.length === before) throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
-  if (!invocation.expect(result)) throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
+  if (standIn.calls.length === before)
+    throw new Error(`${file}: the first invocation never reached the stand-in DynamoDB`);
+  if (!invocation.expect(result))
+    throw new Error(`${file}: unexpected answer to the first invocation: ${JSON.stringify(result)}`);
   const keyReads = standIn.keyReads - keyReadsBefore;
-  if (keyReads !== invocation.keyReads) throw new Error(`${file}: the first invocation read the API keys ${keyReads} time(s), not ${invocation.keyReads}`);
+  if (keyReads !== invocation.keyReads)
+    throw new Error(`${file}: the first invocation read the API keys ${keyReads} time(s), not ${invocation.keyReads}`);
   const log = readFileSync(logFile, 'utf8');
   rmSync(dirname(logFile), { recursive: true, force: true });
-  if (typeof (result as { statusCode?: unknown } | null)?.statusCode === 'number' && !log.includes('"message":"request"')) {
+  if (
+    typeof (result as { statusCode?: unknown } | null)?.statusCode === 'number' &&
+    !log.includes('"message":"request"')
+  ) {
     throw new Error(`${file}: the first invocation wrote no request log line through the console:\n${log}`);
   }
   return { importMs, firstMs, importCpuMs, firstCpuMs, execArgv, cpuList };

@@ -40,7 +40,11 @@ function countIndexReads(documents: ReturnType<typeof createDocumentClient>) {
 }
 
 /** Full walks of `pets` available pets, for each page size; throws if a walk lists another number of pets. */
-async function walks(table: PetsTable, pets: number, reads: { items: number; queries: number }): Promise<ReadCostRow[]> {
+async function walks(
+  table: PetsTable,
+  pets: number,
+  reads: { items: number; queries: number },
+): Promise<ReadCostRow[]> {
   const rows: ReadCostRow[] = [];
   for (const limit of PAGE_SIZES) {
     Object.assign(reads, { items: 0, queries: 0 });
@@ -53,8 +57,17 @@ async function walks(table: PetsTable, pets: number, reads: { items: number; que
       pages++;
       afterId = page.lastId;
     } while (afterId !== undefined);
-    if (listed !== pets) throw new Error(`walk of ${table.statusIndexShards} shards, limit ${limit}: ${listed} pets listed of ${pets}`);
-    rows.push({ shards: table.statusIndexShards, limit, pets: listed, pages, itemsRead: reads.items, queries: reads.queries, itemsPerPet: reads.items / listed });
+    if (listed !== pets)
+      throw new Error(`walk of ${table.statusIndexShards} shards, limit ${limit}: ${listed} pets listed of ${pets}`);
+    rows.push({
+      shards: table.statusIndexShards,
+      limit,
+      pets: listed,
+      pages,
+      itemsRead: reads.items,
+      queries: reads.queries,
+      itemsPerPet: reads.items / listed,
+    });
   }
   return rows;
 }
@@ -69,7 +82,11 @@ export async function measureReadCost(pets: number): Promise<ReadCostRow[]> {
       const petsTable: PetsTable = { documents, tableName: `read-cost-${shards}`, statusIndexShards: shards };
       await ensurePetsTable(store.endpoint, petsTable.tableName);
       for (let i = 0; i < pets; i += 25) {
-        const batch = Array.from({ length: Math.min(25, pets - i) }, (_, j) => ({ name: `Pet ${i + j}`, categoryId: 1, status: 'available' as const }));
+        const batch = Array.from({ length: Math.min(25, pets - i) }, (_, j) => ({
+          name: `Pet ${i + j}`,
+          categoryId: 1,
+          status: 'available' as const,
+        }));
         await Promise.all(batch.map((pet) => createPet(petsTable, pet)));
       }
       rows.push(...(await walks(petsTable, pets, reads)));

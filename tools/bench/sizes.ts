@@ -6,7 +6,15 @@
 import { execFileSync } from 'node:child_process';
 import { FUNCTION_NODE_OPTIONS } from '../../infra/bundle/bundling.ts';
 import { FLOOR_LABELS, beyondFloor, type BuiltBundle, type BundleSet, type FloorName } from './bundles.ts';
-import { checkLaunch, launchReport, lambdaRuntimePrelude, loadHandlerModule, nodeCommand, type LaunchReport, type ProcessLaunch } from './coldRequest.ts';
+import {
+  checkLaunch,
+  launchReport,
+  lambdaRuntimePrelude,
+  loadHandlerModule,
+  nodeCommand,
+  type LaunchReport,
+  type ProcessLaunch,
+} from './coldRequest.ts';
 import { kb, ms, ratio, table, times } from './print.ts';
 import { median } from './stats.ts';
 
@@ -61,26 +69,43 @@ function coldImport(file: string, launch: ProcessLaunch): number {
     CONTROL_TABLE_NAME: 'petstore-control',
   };
   const [command, args] = nodeCommand(launch, ['--input-type=module', '-e', script]);
-  const { ms: importMs, ...seen } = JSON.parse(execFileSync(command, args, { env, encoding: 'utf8' })) as LaunchReport & { ms: number };
+  const { ms: importMs, ...seen } = JSON.parse(
+    execFileSync(command, args, { env, encoding: 'utf8' }),
+  ) as LaunchReport & { ms: number };
   checkLaunch(file, launch, seen);
   return importMs;
 }
 
 const against = (bytes: number, importMedianMs: number, floor: BuiltBundle, floorTimes: number[]): AgainstFloor => {
   const floorImportMedianMs = median(floorTimes);
-  return { bytes: floor.bytes, importMedianMs: floorImportMedianMs, bytesRatio: bytes / floor.bytes, importRatio: importMedianMs / floorImportMedianMs };
+  return {
+    bytes: floor.bytes,
+    importMedianMs: floorImportMedianMs,
+    bytesRatio: bytes / floor.bytes,
+    importRatio: importMedianMs / floorImportMedianMs,
+  };
 };
 
 /** Every function's imports beside both floors', `runs` times, in a rotating order. */
-export function measureSizes({ floor, lambdaFloor, functions }: BundleSet, files: Map<BuiltBundle, string>, runs: number, launch: ProcessLaunch): Sizes {
+export function measureSizes(
+  { floor, lambdaFloor, functions }: BundleSet,
+  files: Map<BuiltBundle, string>,
+  runs: number,
+  launch: ProcessLaunch,
+): Sizes {
   // Per function: its own import times and both floors' beside it.
-  const importTimes = new Map(functions.map((bundle) => [bundle, new Map([bundle, floor, lambdaFloor].map((each) => [each, [] as number[]]))]));
+  const importTimes = new Map(
+    functions.map((bundle) => [bundle, new Map([bundle, floor, lambdaFloor].map((each) => [each, [] as number[]]))]),
+  );
   for (let run = 0; run < runs; run++) {
     for (const bundle of functions) {
       const order = [bundle, floor, lambdaFloor];
       for (let i = 0; i < order.length; i++) {
         const next = order[(run + i) % order.length]!;
-        importTimes.get(bundle)!.get(next)!.push(coldImport(files.get(next)!, launch));
+        importTimes
+          .get(bundle)!
+          .get(next)!
+          .push(coldImport(files.get(next)!, launch));
       }
     }
   }
@@ -110,11 +135,29 @@ export function printSizes({ floors, functions }: Sizes, runs: number): void {
   table(
     `Floors (tools/bench/floor.ts, one GetCommand; import: median of its ${runs * functions.length} fresh processes in this run)`,
     ['floor', 'bytes', 'ratio', 'import', 'ratio'],
-    floors.map((row) => [row.label, kb(row.bytes), ratio(row.bytes, base!.bytes), ms(row.importMedianMs), ratio(row.importMedianMs, base!.importMedianMs)]),
+    floors.map((row) => [
+      row.label,
+      kb(row.bytes),
+      ratio(row.bytes, base!.bytes),
+      ms(row.importMedianMs),
+      ratio(row.importMedianMs, base!.importMedianMs),
+    ]),
   );
   table(
     `Bundles and cold import (median of ${runs} fresh processes each, interleaved with as many of each floor's)`,
-    ['function', 'bytes', 'floor', 'ratio', 'Lambda floor', 'ratio', 'import', 'floor', 'ratio', 'Lambda floor', 'ratio'],
+    [
+      'function',
+      'bytes',
+      'floor',
+      'ratio',
+      'Lambda floor',
+      'ratio',
+      'import',
+      'floor',
+      'ratio',
+      'Lambda floor',
+      'ratio',
+    ],
     functions.map((row) => [
       row.name,
       kb(row.bytes),
@@ -130,5 +173,6 @@ export function printSizes({ floors, functions }: Sizes, runs: number): void {
     ]),
   );
   console.log('\nBeyond the Lambda floor (bytes each source adds):');
-  for (const row of functions) console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
+  for (const row of functions)
+    console.log(`  ${row.name}: ${row.beyondFloor.map(([source, bytes]) => `${source} +${bytes}`).join(', ')}`);
 }

@@ -42,7 +42,12 @@ export function estimate(values: readonly number[]): Estimate {
     medians.push(median(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!)));
   }
   const tail = ((1 - CONFIDENCE) / 2) * 100;
-  return { median: median(values), low: percentile(medians, tail), high: percentile(medians, 100 - tail), n: values.length };
+  return {
+    median: median(values),
+    low: percentile(medians, tail),
+    high: percentile(medians, 100 - tail),
+    n: values.length,
+  };
 }
 
 /**

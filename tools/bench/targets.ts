@@ -8,14 +8,24 @@ import { verdict } from './print.ts';
 import type { SizeRow } from './sizes.ts';
 import type { WarmRow } from './warm.ts';
 
-export const TARGETS = { bytes: 0.7, importMedian: 0.75, coldRequest: 0.8, firstInvocation: 1.0, warmP50: 1.1, warmP99: 1.2 } as const;
+export const TARGETS = {
+  bytes: 0.7,
+  importMedian: 0.75,
+  coldRequest: 0.8,
+  firstInvocation: 1.0,
+  warmP50: 1.1,
+  warmP99: 1.2,
+} as const;
 
 export type Met = Partial<Record<keyof typeof TARGETS, boolean>>;
 
 const DEFAULT_FLOOR = "the default floor's";
 
 /** Prints one verdict line per target under `title`; which were met. */
-function verdicts(title: string, checks: [keyof typeof TARGETS, string, { name: string; value: number }[], string?][]): Met {
+function verdicts(
+  title: string,
+  checks: [keyof typeof TARGETS, string, { name: string; value: number }[], string?][],
+): Met {
   console.log(`\n${title}`);
   const met: Met = {};
   for (const [target, what, rows, noun] of checks) {

@@ -44,12 +44,19 @@ interface WarmService {
 /** The service as deployed, on dynalite: no key or secret in the environment; both come from the control table. */
 async function warmService(): Promise<WarmService> {
   const store = await startEmbeddedStore();
-  const env = { TABLE_NAME: 'bench', CONTROL_TABLE_NAME: 'bench-control', DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: 'us-east-1' };
+  const env = {
+    TABLE_NAME: 'bench',
+    CONTROL_TABLE_NAME: 'bench-control',
+    DYNAMODB_ENDPOINT: store.endpoint,
+    AWS_REGION: 'us-east-1',
+  };
   await ensurePetsTable(store.endpoint, env.TABLE_NAME);
   await ensureControlTable(store.endpoint, env.CONTROL_TABLE_NAME);
   const service = serviceFromEnvironment(env);
   const documents = service.control.documents;
-  await documents.send(new PutCommand({ TableName: env.CONTROL_TABLE_NAME, Item: benchKeyItem(new Date().toISOString()) }));
+  await documents.send(
+    new PutCommand({ TableName: env.CONTROL_TABLE_NAME, Item: benchKeyItem(new Date().toISOString()) }),
+  );
   // Each request still formats and writes its log line, as on Lambda, but to /dev/null, not over the figures.
   const devNull = openSync('/dev/null', 'w');
   setRequestLogWriter((line) => void writeSync(devNull, `${line}\n`));
@@ -71,7 +78,11 @@ const expectStatus = (status: number) => (result: APIGatewayProxyResult) => {
 
 /** The four cases: createPet (whose ids the getPet case reads), getPet, and listPets by status and without. */
 function warmCases({ service, documents, tableName }: WarmService): WarmCase[] {
-  const handlers = { listPets: listPetsHandler(service), createPet: createPetHandler(service), getPet: getPetHandler(service) };
+  const handlers = {
+    listPets: listPetsHandler(service),
+    createPet: createPetHandler(service),
+    getPet: getPetHandler(service),
+  };
   const ids: number[] = [];
   const pet = (i: number) => ({ name: `Pet ${i}`, categoryId: 1, status: 'available' as const });
   const request = (name: keyof typeof handlers, event: ReturnType<typeof apiEvent>, status: number) => async () =>
@@ -79,7 +90,14 @@ function warmCases({ service, documents, tableName }: WarmService): WarmCase[] {
   return [
     [
       'createPet',
-      (i) => () => documents.send(new PutCommand({ TableName: tableName, Item: { id: 9_000_000_000 + i, ...pet(i) }, ConditionExpression: 'attribute_not_exists(id)' })),
+      (i) => () =>
+        documents.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { id: 9_000_000_000 + i, ...pet(i) },
+            ConditionExpression: 'attribute_not_exists(id)',
+          }),
+        ),
       (i) => {
         const created = request('createPet', apiEvent('POST', '/pets', pet(i)), 201);
         return async () => ids.push((JSON.parse((await created()).body) as { id: number }).id);
@@ -95,11 +113,18 @@ function warmCases({ service, documents, tableName }: WarmService): WarmCase[] {
       () => {
         // The first round listPets makes: every shard, a share of the 21 items each, in parallel.
         const shards = statusShardsOf('available', shardCountOf(service.pets));
-        return () => Promise.all(shards.map((shard) => documents.send(statusShardQuery(tableName, shard, shareOf(21, shards.length)))));
+        return () =>
+          Promise.all(
+            shards.map((shard) => documents.send(statusShardQuery(tableName, shard, shareOf(21, shards.length)))),
+          );
       },
       () => request('listPets', apiEvent('GET', '/pets?status=available&limit=20'), 200),
     ],
-    ['listPets ?limit=20', () => () => documents.send(new ScanCommand({ TableName: tableName, Limit: 21 })), () => request('listPets', apiEvent('GET', '/pets?limit=20'), 200)],
+    [
+      'listPets ?limit=20',
+      () => () => documents.send(new ScanCommand({ TableName: tableName, Limit: 21 })),
+      () => request('listPets', apiEvent('GET', '/pets?limit=20'), 200),
+    ],
   ];
 }
 
@@ -121,7 +146,15 @@ async function timeCase([name, raw, handler]: WarmCase, warmUp: number, requests
   }
   const [rawP50, handlerP50] = [percentile(samples.raw, 50), percentile(samples.handler, 50)];
   const [rawP99, handlerP99] = [percentile(samples.raw, 99), percentile(samples.handler, 99)];
-  return { case: name, rawP50, handlerP50, p50Ratio: handlerP50 / rawP50, rawP99, handlerP99, p99Ratio: handlerP99 / rawP99 };
+  return {
+    case: name,
+    rawP50,
+    handlerP50,
+    p50Ratio: handlerP50 / rawP50,
+    rawP99,
+    handlerP99,
+    p99Ratio: handlerP99 / rawP99,
+  };
 }
 
 export async function measureWarm(warmUp: number, requests: number): Promise<WarmRow[]> {
@@ -139,6 +172,14 @@ export function printWarm(rows: WarmRow[], warmUp: number, requests: number): vo
   table(
     `Warm, in-process on dynalite (${requests} requests each after ${warmUp} to warm up, interleaved with the raw call)`,
     ['case', 'raw p50', 'handler p50', 'ratio', 'raw p99', 'handler p99', 'ratio'],
-    rows.map((row) => [row.case, ms(row.rawP50), ms(row.handlerP50), times(row.p50Ratio), ms(row.rawP99), ms(row.handlerP99), times(row.p99Ratio)]),
+    rows.map((row) => [
+      row.case,
+      ms(row.rawP50),
+      ms(row.handlerP50),
+      times(row.p50Ratio),
+      ms(row.rawP99),
+      ms(row.handlerP99),
+      times(row.p99Ratio),
+    ]),
   );
 }

@@ -5,7 +5,12 @@
 import { parseArgs } from 'node:util';
 import { CONTROL_TABLE_OUTPUT, stackName } from '../../infra/names.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
-import { DEFAULT_KEY_LIFETIME_MS, MAX_KEY_LIFETIME_MS, MIN_KEY_LIFETIME_MS, ROTATION_OVERLAP_MS } from '../../lib/domain/keyLifetime.ts';
+import {
+  DEFAULT_KEY_LIFETIME_MS,
+  MAX_KEY_LIFETIME_MS,
+  MIN_KEY_LIFETIME_MS,
+  ROTATION_OVERLAP_MS,
+} from '../../lib/domain/keyLifetime.ts';
 import { STAGES, isStage, type Stage } from '../../lib/domain/stages.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS } from '../../lib/store/cursorSecret.ts';
@@ -22,12 +27,16 @@ export function describeDuration(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
   const seconds = Math.round((ms % 60_000) / 1000);
   const part = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
-  return [minutes ? part(minutes, 'minute') : '', seconds || !minutes ? part(seconds, 'second') : ''].filter(Boolean).join(' ');
+  return [minutes ? part(minutes, 'minute') : '', seconds || !minutes ? part(seconds, 'second') : '']
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** A lifetime in whole days when it is one ("90 days"), else in hours ("36 hours"). */
 export const describeLifetime = (ms: number): string =>
-  ms % DAY_MS === 0 ? `${ms / DAY_MS} day${ms === DAY_MS ? '' : 's'}` : `${Math.round(ms / HOUR_MS)} hour${ms === HOUR_MS ? '' : 's'}`;
+  ms % DAY_MS === 0
+    ? `${ms / DAY_MS} day${ms === DAY_MS ? '' : 's'}`
+    : `${Math.round(ms / HOUR_MS)} hour${ms === HOUR_MS ? '' : 's'}`;
 
 /** When a created or revoked key takes effect in every instance: docs/operating.md ("API keys") states the same words. */
 export const TAKES_EFFECT = `within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`;
@@ -136,14 +145,21 @@ export function parseCommand(argv: readonly string[], env: Record<string, string
 
   if (values.stage === undefined) throw new UsageError(`${name} needs --stage ${STAGES.join('|')}.`);
   if (!isStage(values.stage)) throw new UsageError(`--stage must be ${STAGES.join(' or ')}, not "${values.stage}".`);
-  for (const [option, commands] of [['description', ['create']], ['expires-in', ['create', 'rotate']], ['out', ['create', 'rotate']]] as const) {
-    if (values[option] !== undefined && !(commands as readonly string[]).includes(name)) throw new UsageError(`--${option} is only for ${commands.join(' and ')}.`);
+  for (const [option, commands] of [
+    ['description', ['create']],
+    ['expires-in', ['create', 'rotate']],
+    ['out', ['create', 'rotate']],
+  ] as const) {
+    if (values[option] !== undefined && !(commands as readonly string[]).includes(name))
+      throw new UsageError(`--${option} is only for ${commands.join(' and ')}.`);
   }
 
   const endpoint = values.endpoint ?? (env.AWS_ENDPOINT_URL_DYNAMODB || undefined);
   const table = values.table?.trim() || env.CONTROL_TABLE_NAME || undefined;
-  if (table !== undefined && !/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new UsageError(`"${table}" is not a DynamoDB table name.`);
-  if (endpoint !== undefined && !URL.canParse(endpoint)) throw new UsageError(`the endpoint "${endpoint}" is not a URL.`);
+  if (table !== undefined && !/^[A-Za-z0-9_.-]{3,255}$/.test(table))
+    throw new UsageError(`"${table}" is not a DynamoDB table name.`);
+  if (endpoint !== undefined && !URL.canParse(endpoint))
+    throw new UsageError(`the endpoint "${endpoint}" is not a URL.`);
   const command = commandOf(name, values.stage, rest, values);
   return { command, ...(table === undefined ? {} : { table }), ...(endpoint === undefined ? {} : { endpoint }) };
 }
@@ -156,7 +172,8 @@ function commandOf(name: CommandName, stage: Stage, rest: string[], values: Valu
   if (rest.length > 0) throw new UsageError(`${name} takes no arguments besides options; got "${rest.join(' ')}".`);
   if (name === 'create') {
     const description = values.description?.trim() || undefined;
-    if (description !== undefined && description.length > MAX_DESCRIPTION) throw new UsageError(`--description must be at most ${MAX_DESCRIPTION} characters.`);
+    if (description !== undefined && description.length > MAX_DESCRIPTION)
+      throw new UsageError(`--description must be at most ${MAX_DESCRIPTION} characters.`);
     return { name, stage, description, ...newKeyOptions(values) };
   }
   return { name, stage };

@@ -21,16 +21,25 @@ export interface KeyDelivery {
 export function keyDelivery(out: string | undefined, stdoutIsTerminal: boolean | undefined): KeyDelivery {
   if (out === undefined) {
     if (stdoutIsTerminal === false) {
-      throw new UsageError('standard output is not a terminal, so the key would land in a pipe, a file or a log: give --out <file> (written with mode 0600).');
+      throw new UsageError(
+        'standard output is not a terminal, so the key would land in a pipe, a file or a log: give --out <file> (written with mode 0600).',
+      );
     }
-    return { deliver: (key) => ['', `    ${key}`, '', 'WARNING: copy this key now and hand it over through a secure channel.'], abandon: () => {} };
+    return {
+      deliver: (key) => ['', `    ${key}`, '', 'WARNING: copy this key now and hand it over through a secure channel.'],
+      abandon: () => {},
+    };
   }
   let fd: number;
   try {
     fd = openSync(out, 'wx', 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(code === 'EEXIST' ? `--out ${out} exists: give a new file (a key is never written over another file).` : `--out ${out} cannot be created (${code ?? String(error)}).`);
+    throw new UsageError(
+      code === 'EEXIST'
+        ? `--out ${out} exists: give a new file (a key is never written over another file).`
+        : `--out ${out} cannot be created (${code ?? String(error)}).`,
+    );
   }
   let open = true;
   return {

@@ -6,7 +6,13 @@
  * in between, and the old one answers 401 after, as an unknown key does.
  */
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { gatewayKeyName } from '../../infra/names.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { ROTATION_OVERLAP_MS } from '../../lib/domain/keyLifetime.ts';
@@ -45,20 +51,37 @@ const instant = (ms: number) => new Date(ms).toISOString();
 
 export async function create(context: IssueContext, key: NewKey): Promise<void> {
   const issued = await issue(context, key);
-  announce(context, issued, key, `Created API key ${issued.keyId} for ${context.stage}${key.description === undefined ? '' : ` (${key.description})`}`);
+  announce(
+    context,
+    issued,
+    key,
+    `Created API key ${issued.keyId} for ${context.stage}${key.description === undefined ? '' : ` (${key.description})`}`,
+  );
 }
 
 /** Issues the successor of `keyId`, then shortens the old key's life; refuses a key that is gone or expired. */
 export async function rotate(context: IssueContext, keyId: string, key: Omit<NewKey, 'description'>): Promise<void> {
   const { client, stage, table, now } = context;
-  const found = (await client.send(new GetCommand({ TableName: table, Key: keyItemKey(keyId), ConsistentRead: true }))).Item;
+  const found = (await client.send(new GetCommand({ TableName: table, Key: keyItemKey(keyId), ConsistentRead: true })))
+    .Item;
   const old = found && parseKeyItem(found);
   if (!found) throw new KeysError(`rotate: there is no key ${keyId} for ${stage} (in ${table}); nothing was issued.`);
-  if (!old) throw new KeysError(`rotate: the item of key ${keyId} is unreadable (the service ignores it); revoke it and create a new key.`);
+  if (!old)
+    throw new KeysError(
+      `rotate: the item of key ${keyId} is unreadable (the service ignores it); revoke it and create a new key.`,
+    );
   const oldExpiry = expiryOf(old);
-  if (oldExpiry <= now.getTime()) throw new KeysError(`rotate: key ${keyId} expired at ${instant(oldExpiry)}; nothing was issued: create a new key instead.`);
+  if (oldExpiry <= now.getTime())
+    throw new KeysError(
+      `rotate: key ${keyId} expired at ${instant(oldExpiry)}; nothing was issued: create a new key instead.`,
+    );
   const issued = await issue(context, { ...key, description: old.description });
-  announce(context, issued, key, `Issued API key ${issued.keyId} for ${stage}, the successor of ${keyId}${old.description === undefined ? '' : ` (${old.description})`}`);
+  announce(
+    context,
+    issued,
+    key,
+    `Issued API key ${issued.keyId} for ${stage}, the successor of ${keyId}${old.description === undefined ? '' : ` (${old.description})`}`,
+  );
   const until = Math.min(oldExpiry, now.getTime() + ROTATION_OVERLAP_MS);
   if (until < oldExpiry) await shortenLife(context, old, until);
   context.out(
@@ -104,7 +127,13 @@ async function issue(context: IssueContext, { lifetimeMs, description }: Omit<Ne
       await client.send(
         new PutCommand({
           TableName: table,
-          Item: keyItem({ keyId, sha256: digestKey(key).toString('hex'), createdAt: now.toISOString(), expiresAt: instant(expiresAt), description }),
+          Item: keyItem({
+            keyId,
+            sha256: digestKey(key).toString('hex'),
+            createdAt: now.toISOString(),
+            expiresAt: instant(expiresAt),
+            description,
+          }),
           ConditionExpression: 'attribute_not_exists(#sk)',
           ExpressionAttributeNames: { '#sk': controlTable.sortKey.name },
         }),
@@ -120,7 +149,12 @@ async function issue(context: IssueContext, { lifetimeMs, description }: Omit<Ne
 }
 
 /** What `create` and `rotate` print: the key (or where it went), its expiry, how it takes effect, its limits. */
-function announce({ stage, gateway, out, now }: IssueContext, { keyId, key, expiresAt }: Issued, { lifetimeMs, delivery }: Omit<NewKey, 'description'>, headline: string): void {
+function announce(
+  { stage, gateway, out, now }: IssueContext,
+  { keyId, key, expiresAt }: Issued,
+  { lifetimeMs, delivery }: Omit<NewKey, 'description'>,
+  headline: string,
+): void {
   out(`${headline}; it expires ${instant(expiresAt)} (${describeLifetime(lifetimeMs)} from ${now.toISOString()}).`);
   for (const line of delivery.deliver(key)) out(line);
   out('It cannot be shown again: only its SHA-256 digest is stored, so it cannot be recovered, only revoked.');
@@ -136,12 +170,21 @@ function announce({ stage, gateway, out, now }: IssueContext, { keyId, key, expi
  * The key's API Gateway API key in the stage's usage plan; when that fails the item is deleted again,
  * since a key outside the plan would only ever be answered 403.
  */
-async function addToUsagePlan({ client, stage, table, gateway }: IssueContext, { keyId, key, description }: { keyId: string; key: string; description: string | undefined }): Promise<void> {
+async function addToUsagePlan(
+  { client, stage, table, gateway }: IssueContext,
+  { keyId, key, description }: { keyId: string; key: string; description: string | undefined },
+): Promise<void> {
   if (!gateway) return;
   try {
-    await gateway.keys.add(gateway.planId, { name: gatewayKeyName(stage, keyId), value: digestKey(key).toString('hex'), description });
+    await gateway.keys.add(gateway.planId, {
+      name: gatewayKeyName(stage, keyId),
+      value: digestKey(key).toString('hex'),
+      description,
+    });
   } catch (error) {
     await client.send(new DeleteCommand({ TableName: table, Key: keyItemKey(keyId) }));
-    throw new KeysError(`could not add the key to the ${stage} usage plan (${describeError(error)}); nothing was created.`);
+    throw new KeysError(
+      `could not add the key to the ${stage} usage plan (${describeError(error)}); nothing was created.`,
+    );
   }
 }

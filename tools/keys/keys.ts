@@ -28,7 +28,17 @@ import { rotateCursor } from './cursorSecret.ts';
 import { keyDelivery, type KeyDelivery } from './delivery.ts';
 import { create, rotate, type IssueContext } from './issue.ts';
 import { list, revoke } from './listing.ts';
-import { KeysError, awsRegion, describeError, errorName, gatewaySide, noCredentials, requiredOutput, stackOutputsOf, type StackOutputsReader } from './stage.ts';
+import {
+  KeysError,
+  awsRegion,
+  describeError,
+  errorName,
+  gatewaySide,
+  noCredentials,
+  requiredOutput,
+  stackOutputsOf,
+  type StackOutputsReader,
+} from './stage.ts';
 import type { UsagePlanKeys } from './usagePlanKeys.ts';
 
 export { API_KEY_FORMAT };
@@ -72,7 +82,8 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
     invocation = parseCommand(argv, io.env ?? process.env);
     const { command } = invocation;
     // Before anything is asked of AWS: where the new key will be shown.
-    if (command.name === 'create' || command.name === 'rotate') delivery = keyDelivery(command.out, io.stdoutIsTerminal);
+    if (command.name === 'create' || command.name === 'rotate')
+      delivery = keyDelivery(command.out, io.stdoutIsTerminal);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`keys: ${error.message} (npm run keys -- --help for usage)`);
@@ -87,9 +98,11 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
     return EXIT_OK;
   } catch (error) {
     io.err(
-      error instanceof KeysError ? `keys: ${error.message}`
-      : errorName(error) === 'CredentialsProviderError' ? `keys: ${noCredentials(error as Error)}`
-      : `keys ${invocation.command.name} failed: ${describeError(error)}`,
+      error instanceof KeysError
+        ? `keys: ${error.message}`
+        : errorName(error) === 'CredentialsProviderError'
+          ? `keys: ${noCredentials(error as Error)}`
+          : `keys ${invocation.command.name} failed: ${describeError(error)}`,
     );
     return EXIT_FAILED;
   } finally {
@@ -98,7 +111,11 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
 }
 
 /** One command, against the stage's table (and, for the commands that issue or revoke keys against AWS, its usage plan). */
-async function run({ command, table: givenTable, endpoint }: Invocation, io: KeysIo, delivery: KeyDelivery | undefined): Promise<void> {
+async function run(
+  { command, table: givenTable, endpoint }: Invocation,
+  io: KeysIo,
+  delivery: KeyDelivery | undefined,
+): Promise<void> {
   if (command.name === 'help') return;
   const env = io.env ?? process.env;
   const offline = endpoint !== undefined || (io.client !== undefined && io.usagePlanKeys === undefined);
@@ -106,7 +123,9 @@ async function run({ command, table: givenTable, endpoint }: Invocation, io: Key
   const needsRegion = !io.client || (!givenTable && !io.stacks) || (usesGateway && !io.usagePlanKeys);
   const region = needsRegion ? await awsRegion(env) : undefined;
   const outputs = givenTable && !usesGateway ? {} : await stackOutputsOf(command.stage, io.stacks, region);
-  const table = givenTable ?? requiredOutput(command.stage, outputs, CONTROL_TABLE_OUTPUT, 'is it still being created?); give --table.');
+  const table =
+    givenTable ??
+    requiredOutput(command.stage, outputs, CONTROL_TABLE_OUTPUT, 'is it still being created?); give --table.');
   const gateway = usesGateway ? gatewaySide(command.stage, outputs, io.usagePlanKeys, region) : undefined;
   const client = io.client ?? createDocumentClient({ region, endpoint });
   const now = io.now?.() ?? new Date();
@@ -114,7 +133,11 @@ async function run({ command, table: givenTable, endpoint }: Invocation, io: Key
     const context: IssueContext = { client, stage: command.stage, table, gateway, now, out: io.out };
     switch (command.name) {
       case 'create':
-        return await create(context, { lifetimeMs: command.lifetimeMs, description: command.description, delivery: delivery! });
+        return await create(context, {
+          lifetimeMs: command.lifetimeMs,
+          description: command.description,
+          delivery: delivery!,
+        });
       case 'rotate':
         return await rotate(context, command.keyId, { lifetimeMs: command.lifetimeMs, delivery: delivery! });
       case 'list':

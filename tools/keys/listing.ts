@@ -31,7 +31,13 @@ interface Row {
   description: string;
 }
 
-export async function list(client: DynamoDBDocumentClient, stage: Stage, table: string, now: Date, out: (line: string) => void): Promise<void> {
+export async function list(
+  client: DynamoDBDocumentClient,
+  stage: Stage,
+  table: string,
+  now: Date,
+  out: (line: string) => void,
+): Promise<void> {
   const items = await readKeyItems(client, table);
   if (items.length === 0) return out(`No API keys for ${stage} (${table}).`);
   const at = now.getTime();
@@ -53,10 +59,20 @@ export async function list(client: DynamoDBDocumentClient, stage: Stage, table: 
       };
     })
     .sort((a, b) => a.created.localeCompare(b.created) || a.keyId.localeCompare(b.keyId));
-  const header: Row = { keyId: 'KEY ID', created: 'CREATED', age: 'AGE', expires: 'EXPIRES', lastUsed: 'LAST USED', description: 'DESCRIPTION' };
+  const header: Row = {
+    keyId: 'KEY ID',
+    created: 'CREATED',
+    age: 'AGE',
+    expires: 'EXPIRES',
+    lastUsed: 'LAST USED',
+    description: 'DESCRIPTION',
+  };
   const columns = ['keyId', 'created', 'age', 'expires', 'lastUsed'] as const;
-  const widths = Object.fromEntries(columns.map((column) => [column, Math.max(...[header, ...rows].map((row) => row[column].length))]));
-  const line = (row: Row) => [...columns.map((column) => row[column].padEnd(widths[column]!)), row.description].join('  ').trimEnd();
+  const widths = Object.fromEntries(
+    columns.map((column) => [column, Math.max(...[header, ...rows].map((row) => row[column].length))]),
+  );
+  const line = (row: Row) =>
+    [...columns.map((column) => row[column].padEnd(widths[column]!)), row.description].join('  ').trimEnd();
   out(`${rows.length} API key${rows.length === 1 ? '' : 's'} for ${stage} (${table}):`);
   out(line(header));
   for (const row of rows) out(line(row));
@@ -64,7 +80,8 @@ export async function list(client: DynamoDBDocumentClient, stage: Stage, table: 
     `LAST USED is when the key authorizer last recorded a use: at most once every ${describeDuration(KEY_USE_RECORD_INTERVAL_MS)}, ` +
       `and a request may be answered from its ${AUTHORIZER_CACHE_TTL_SECONDS / 60}-minute cache first, so up to ${describeDuration(KEY_USE_RECORD_INTERVAL_MS + AUTHORIZER_CACHE_TTL_SECONDS * 1000)} late.`,
   );
-  if (rows.some((row) => row.expires.endsWith('*'))) out(`* created before keys expired: it expires ${describeLifetime(MAX_KEY_LIFETIME_MS)} after its creation.`);
+  if (rows.some((row) => row.expires.endsWith('*')))
+    out(`* created before keys expired: it expires ${describeLifetime(MAX_KEY_LIFETIME_MS)} after its creation.`);
 }
 
 export async function revoke(
@@ -85,8 +102,13 @@ export async function revoke(
     );
   } catch (error) {
     if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-    if (removed > 0) return out(`Revoked API key ${keyId} for ${stage}: its API Gateway API key is deleted (its control-table item was already gone).`);
-    throw new KeysError(`revoke: there is no key ${keyId} for ${stage} (in ${table}); nothing was revoked (npm run keys -- list --stage ${stage} shows the keys).`);
+    if (removed > 0)
+      return out(
+        `Revoked API key ${keyId} for ${stage}: its API Gateway API key is deleted (its control-table item was already gone).`,
+      );
+    throw new KeysError(
+      `revoke: there is no key ${keyId} for ${stage} (in ${table}); nothing was revoked (npm run keys -- list --stage ${stage} shows the keys).`,
+    );
   }
   out(`Revoked API key ${keyId} for ${stage}. The service stops accepting it ${TAKES_EFFECT}.`);
 }

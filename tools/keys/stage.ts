@@ -3,7 +3,11 @@
  * (one CloudFormation DescribeStacks: the control table, the usage plan), and the API Gateway side
  * of its keys (./usagePlanKeys.ts). A failure it can explain is a KeysError, answered in one line.
  */
-import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  type DescribeStacksCommandOutput,
+} from '@aws-sdk/client-cloudformation';
 import { USAGE_PLAN_OUTPUT, stackName } from '../../infra/names.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
 import { apiGatewayUsagePlanKeys, type UsagePlanKeys } from './usagePlanKeys.ts';
@@ -42,8 +46,18 @@ export interface GatewaySide {
   planId: string;
 }
 
-export function gatewaySide(stage: Stage, outputs: Record<string, string>, given: UsagePlanKeys | undefined, region: string | undefined): GatewaySide {
-  const planId = requiredOutput(stage, outputs, USAGE_PLAN_OUTPUT, 'deploy the stack first: its usage plan gives each key its limits).');
+export function gatewaySide(
+  stage: Stage,
+  outputs: Record<string, string>,
+  given: UsagePlanKeys | undefined,
+  region: string | undefined,
+): GatewaySide {
+  const planId = requiredOutput(
+    stage,
+    outputs,
+    USAGE_PLAN_OUTPUT,
+    'deploy the stack first: its usage plan gives each key its limits).',
+  );
   return { keys: given ?? apiGatewayUsagePlanKeys({ region: region ?? 'us-east-1' }), planId };
 }
 
@@ -54,7 +68,11 @@ export function requiredOutput(stage: Stage, outputs: Record<string, string>, na
 }
 
 /** The stage stack's outputs: one DescribeStacks. */
-export async function stackOutputsOf(stage: Stage, given: StackOutputsReader | undefined, region: string | undefined): Promise<Record<string, string>> {
+export async function stackOutputsOf(
+  stage: Stage,
+  given: StackOutputsReader | undefined,
+  region: string | undefined,
+): Promise<Record<string, string>> {
   const name = stackName(stage);
   const stacks = given ?? new CloudFormationClient({ region });
   let output: DescribeStacksCommandOutput;

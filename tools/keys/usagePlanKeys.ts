@@ -28,7 +28,12 @@ export function apiGatewayUsagePlanKeys({ region, endpoint, fetch }: ApiGatewayO
 
   return {
     async add(planId, { name, value, description }) {
-      const created = await call('POST', '/apikeys', { name, value, enabled: true, ...(description ? { description } : {}) });
+      const created = await call('POST', '/apikeys', {
+        name,
+        value,
+        enabled: true,
+        ...(description ? { description } : {}),
+      });
       try {
         await call('POST', `/usageplans/${encodeURIComponent(planId)}/keys`, { keyId: created.id, keyType: 'API_KEY' });
       } catch (error) {
@@ -40,7 +45,9 @@ export function apiGatewayUsagePlanKeys({ region, endpoint, fetch }: ApiGatewayO
     async remove(name) {
       // `name` filters by prefix; only the exact name is this key's.
       const listed = await call('GET', '/apikeys', undefined, { name, limit: '500' });
-      const items = ((listed.item ?? listed.items ?? []) as { id: string; name: string }[]).filter((item) => item.name === name);
+      const items = ((listed.item ?? listed.items ?? []) as { id: string; name: string }[]).filter(
+        (item) => item.name === name,
+      );
       for (const item of items) await call('DELETE', `/apikeys/${encodeURIComponent(item.id)}`);
       return items.length;
     },

@@ -18,7 +18,14 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type FaultKind = 'hang' | 'reset' | 'error500' | 'throttle' | 'throughput' | 'dropAnswer' | 'indexPartitionLimit';
+export type FaultKind =
+  | 'hang'
+  | 'reset'
+  | 'error500'
+  | 'throttle'
+  | 'throughput'
+  | 'dropAnswer'
+  | 'indexPartitionLimit';
 
 export interface Fault {
   kind: FaultKind;
@@ -57,7 +64,11 @@ interface TokenBucket {
 }
 
 /** Whether the write's index key value still has a token (taking it); writes without the key always pass. */
-function admitted({ keyAttribute, writesPerSecond = 1 }: Fault, body: Buffer, buckets: Map<string, TokenBucket>): boolean {
+function admitted(
+  { keyAttribute, writesPerSecond = 1 }: Fault,
+  body: Buffer,
+  buckets: Map<string, TokenBucket>,
+): boolean {
   const item = (JSON.parse(body.toString('utf8')) as { Item?: Record<string, { S?: string; N?: string }> }).Item ?? {};
   const key = keyAttribute ? item[keyAttribute] : undefined;
   const value = key?.S ?? key?.N;
@@ -93,7 +104,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     const operation = operationOf(request);
     if (fault.operations && !fault.operations.includes(operation)) return undefined;
     if (fault.bodyIncludes && !body.includes(fault.bodyIncludes)) return undefined;
-    if (fault.kind === 'indexPartitionLimit' && (operation !== 'PutItem' || admitted(fault, body, buckets))) return undefined;
+    if (fault.kind === 'indexPartitionLimit' && (operation !== 'PutItem' || admitted(fault, body, buckets)))
+      return undefined;
     if (fault.times !== undefined) fault.times--;
     proxy.injected++;
     return fault;
@@ -121,7 +133,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
   function forward(request: IncomingMessage, body: Buffer, response: ServerResponse | undefined): void {
     const outgoing = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+      },
       (answer) => {
         if (!response) return answer.resume();
         response.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -137,10 +155,16 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   return proxy;
 }
 
-const operationOf = (request: IncomingMessage): string => String(request.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '';
+const operationOf = (request: IncomingMessage): string =>
+  String(request.headers['x-amz-target'] ?? '')
+    .split('.')
+    .at(-1) ?? '';
 
 function answer(response: ServerResponse, status: number, type: string): void {
   const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: `injected ${type}` });
-  response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(body) });
+  response.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(body),
+  });
   response.end(body);
 }

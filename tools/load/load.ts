@@ -120,7 +120,9 @@ export function bareServer(endpoint: string, table: string, control: string, new
     for (let attempt = 1; ; attempt++) {
       const pet = { id: newId(), ...fields };
       try {
-        await documents.send(new PutCommand({ TableName: table, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+        await documents.send(
+          new PutCommand({ TableName: table, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }),
+        );
         return pet;
       } catch (error) {
         if (!isConditionFailed(error) || attempt >= ID_ATTEMPTS) throw error;
@@ -136,14 +138,30 @@ export function bareServer(endpoint: string, table: string, control: string, new
       const key = String(request.headers['idempotency-key']);
       const pk = `idempotency#${createHash('sha256').update(key).digest('hex')}`;
       const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
-      await documents.send(new PutCommand({ TableName: control, Item: { pk, sk: 'record', state: 'in_progress', expiresAt }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      await documents.send(
+        new PutCommand({
+          TableName: control,
+          Item: { pk, sk: 'record', state: 'in_progress', expiresAt },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
       const pet = await storePet(JSON.parse(body) as object);
-      await documents.send(new UpdateCommand({ TableName: control, Key: { pk, sk: 'record' }, UpdateExpression: 'SET #s = :c, pet = :p', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':c': 'completed', ':p': pet } }));
+      await documents.send(
+        new UpdateCommand({
+          TableName: control,
+          Key: { pk, sk: 'record' },
+          UpdateExpression: 'SET #s = :c, pet = :p',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':c': 'completed', ':p': pet },
+        }),
+      );
       return send(response, 201, pet);
     }
     const id = /\/pets\/(\d+)$/.exec(path)?.[1];
     if (id) {
-      const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { id: Number(id) }, ConsistentRead: true }));
+      const { Item } = await documents.send(
+        new GetCommand({ TableName: table, Key: { id: Number(id) }, ConsistentRead: true }),
+      );
       return send(response, Item ? 200 : 404, Item ?? {});
     }
     const { Items } = await documents.send(new ScanCommand({ TableName: table, Limit: 21 }));
@@ -155,7 +173,15 @@ export function bareServer(endpoint: string, table: string, control: string, new
     request.on('end', () => {
       handle(request, response, Buffer.concat(chunks).toString()).catch((error: unknown) => {
         const { name, message } = error as Error;
-        console.error(JSON.stringify({ level: 'ERROR', server: 'bare', method: request.method, path: request.url, error: `${name}: ${message}` }));
+        console.error(
+          JSON.stringify({
+            level: 'ERROR',
+            server: 'bare',
+            method: request.method,
+            path: request.url,
+            error: `${name}: ${message}`,
+          }),
+        );
         send(response, 503, {});
       });
     });
@@ -181,12 +207,17 @@ async function verify(endpoint: string, table: string, figures: Figures): Promis
     if (Item?.name === 'Load') readable++;
   }
   const failure =
-    figures.non2xx > 0 ? `${figures.non2xx} answers were not 2xx (${figures.notOk})`
-    : figures.errors > 0 ? `${figures.errors} requests failed or timed out`
-    : figures.created.length === 0 ? 'no pet was acknowledged'
-    : unique.size !== figures.created.length ? `${figures.created.length - unique.size} acknowledged ids were repeated`
-    : readable !== unique.size ? `${unique.size - readable} acknowledged pets were not stored`
-    : undefined;
+    figures.non2xx > 0
+      ? `${figures.non2xx} answers were not 2xx (${figures.notOk})`
+      : figures.errors > 0
+        ? `${figures.errors} requests failed or timed out`
+        : figures.created.length === 0
+          ? 'no pet was acknowledged'
+          : unique.size !== figures.created.length
+            ? `${figures.created.length - unique.size} acknowledged ids were repeated`
+            : readable !== unique.size
+              ? `${unique.size - readable} acknowledged pets were not stored`
+              : undefined;
   const counts = `${figures.created.length} acknowledged, ${unique.size} unique ids, ${readable} readable`;
   return { line: `${counts}: ${failure ? `FAILED (${failure})` : 'OK'}`, ...(failure ? { failure } : {}) };
 }
@@ -269,8 +300,13 @@ async function main(): Promise<void> {
   await store.close();
   requestLog.close();
   errorLog.close();
-  const failed = [['the local API', apiVerdict], ['the bare server', bareVerdict]] as const;
-  const failures = failed.filter(([, verdict]) => verdict.failure).map(([name, verdict]) => `${name}: ${verdict.failure}`);
+  const failed = [
+    ['the local API', apiVerdict],
+    ['the bare server', bareVerdict],
+  ] as const;
+  const failures = failed
+    .filter(([, verdict]) => verdict.failure)
+    .map(([name, verdict]) => `${name}: ${verdict.failure}`);
   if (failures.length) {
     console.error(`npm run load: FAILED, ${failures.join('; ')} (error lines: ${errorLog.path})`);
     process.exitCode = 1;
@@ -305,12 +341,22 @@ function createPetServer({ createHandler }: CreatePetModule, env: Record<string,
       const match = matchRoute(request.method ?? 'GET', path);
       if (!url.pathname.startsWith(API_BASE_PATH) || match.kind !== 'found') return void response.writeHead(404).end();
       const event = toProxyEvent(
-        { method: request.method ?? 'GET', path, query: url.searchParams, rawHeaders: request.rawHeaders, body: Buffer.concat(chunks), sourceIp: '127.0.0.1' },
+        {
+          method: request.method ?? 'GET',
+          path,
+          query: url.searchParams,
+          rawHeaders: request.rawHeaders,
+          body: Buffer.concat(chunks),
+          sourceIp: '127.0.0.1',
+        },
         match.route,
         match.pathParameters,
       );
       const call = handler(event, localContext('createPet'))
-        .then((result) => void response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body))
+        .then(
+          (result) =>
+            void response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body),
+        )
         .catch(() => void response.writeHead(500).end())
         .finally(() => inFlight.delete(call));
       inFlight.add(call);
@@ -330,8 +376,14 @@ async function indexCeiling(): Promise<void> {
   const store = await startEmbeddedStore();
   const proxy = await startFaultProxy(store.endpoint);
   const createPet: CreatePetModule = await import('../../functions/createPet.ts');
-  proxy.fault = { kind: 'indexPartitionLimit', keyAttribute: petsTable.statusIndex.partitionKey.name, writesPerSecond: rate };
-  console.log(`index-throttle: ${rate} writes/s per index key value (simulated), createPet only, all 'available', ${SECONDS} s each, ${connections} connections`);
+  proxy.fault = {
+    kind: 'indexPartitionLimit',
+    keyAttribute: petsTable.statusIndex.partitionKey.name,
+    writesPerSecond: rate,
+  };
+  console.log(
+    `index-throttle: ${rate} writes/s per index key value (simulated), createPet only, all 'available', ${SECONDS} s each, ${connections} connections`,
+  );
   const figures: CeilingFigures[] = [];
   for (const shards of [1, DEFAULT_STATUS_INDEX_SHARDS]) {
     const [pets, control] = [`pets-ceiling-${shards}`, `control-ceiling-${shards}`];
@@ -356,16 +408,26 @@ async function indexCeiling(): Promise<void> {
       timeout: 10,
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Load', categoryId: 1, status: 'available' }),
-      setupClient: (client) => client.on('response', (status: number) => void statuses.set(status, (statuses.get(status) ?? 0) + 1)),
+      setupClient: (client) =>
+        client.on('response', (status: number) => void statuses.set(status, (statuses.get(status) ?? 0) + 1)),
     });
     await drain();
     server.close();
     const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
     const created = statuses.get(201) ?? 0;
     const unavailable = statuses.get(503) ?? 0;
-    figures.push({ shards, requests, created, unavailable, other: requests - created - unavailable + result.errors + result.timeouts, seconds: result.duration });
+    figures.push({
+      shards,
+      requests,
+      created,
+      unavailable,
+      other: requests - created - unavailable + result.errors + result.timeouts,
+      seconds: result.duration,
+    });
   }
-  console.log(`\n${'shards'.padEnd(14)} ${'requests'.padStart(8)} ${'201/s'.padStart(7)} ${'503 rate'.padStart(8)} ${'other'.padStart(5)}  ceiling (shards x limit)`);
+  console.log(
+    `\n${'shards'.padEnd(14)} ${'requests'.padStart(8)} ${'201/s'.padStart(7)} ${'503 rate'.padStart(8)} ${'other'.padStart(5)}  ceiling (shards x limit)`,
+  );
   for (const f of figures) {
     const label = `${f.shards}${f.shards === 1 ? ' (unsharded)' : ' (default)'}`;
     console.log(

@@ -16,7 +16,15 @@ export const MIN_SCORE = 90;
 /** Stryker's default jsonReporter.fileName, which stryker.config.mjs keeps. */
 export const REPORT_FILE = 'reports/mutation/mutation.json';
 
-type MutantStatus = 'Killed' | 'Survived' | 'NoCoverage' | 'CompileError' | 'RuntimeError' | 'Timeout' | 'Ignored' | 'Pending';
+type MutantStatus =
+  | 'Killed'
+  | 'Survived'
+  | 'NoCoverage'
+  | 'CompileError'
+  | 'RuntimeError'
+  | 'Timeout'
+  | 'Ignored'
+  | 'Pending';
 
 interface Mutant {
   mutatorName: string;
@@ -49,9 +57,7 @@ export function scoreFiles(report: MutationReport, root = process.cwd()): FileSc
     .map(([name, { mutants }]) => {
       const file = relative(root, resolve(root, name));
       const detected = mutants.filter((m) => DETECTED.has(m.status)).length;
-      const undetected = mutants
-        .filter((m) => UNDETECTED.has(m.status))
-        .map((m) => describeMutant(m));
+      const undetected = mutants.filter((m) => UNDETECTED.has(m.status)).map((m) => describeMutant(m));
       const total = detected + undetected.length;
       const score = total === 0 ? Number.NaN : Math.floor((detected / total) * 1000) / 10;
       return { file, detected, total, undetected, score };
@@ -74,7 +80,9 @@ export function judge(scores: readonly FileScore[]): { lines: string[]; ok: bool
     const passes = s.total > 0 && s.score >= MIN_SCORE;
     ok &&= passes;
     const score = s.total === 0 ? 'no mutants' : `${s.score}%`;
-    lines.push(`mutation ${s.file}: ${score} (${s.detected}/${s.total}, ${s.undetected.length} survived)${passes ? '' : ` BELOW ${MIN_SCORE}%`}`);
+    lines.push(
+      `mutation ${s.file}: ${score} (${s.detected}/${s.total}, ${s.undetected.length} survived)${passes ? '' : ` BELOW ${MIN_SCORE}%`}`,
+    );
   }
   for (const s of scores) for (const mutant of s.undetected) lines.push(`  survived ${s.file}:${mutant}`);
   return { lines, ok };

@@ -17,6 +17,7 @@ export async function clientTypesText(documentText: string): Promise<string> {
 function basePathText(documentText: string): string {
   const { servers = [] } = JSON.parse(documentText) as { servers?: { url: string }[] };
   const paths = new Set(servers.map((server) => server.url.replace(/^[a-z]+:\/\/[^/]*/, '')));
-  if (paths.size !== 1) throw new Error(`the servers of openapi.json must share one base path, not ${[...paths].join(', ')}`);
+  if (paths.size !== 1)
+    throw new Error(`the servers of openapi.json must share one base path, not ${[...paths].join(', ')}`);
   return `/** The path every base URL of the API ends in. */\nexport const BASE_PATH = ${JSON.stringify([...paths][0])};\n`;
 }

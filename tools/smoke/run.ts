@@ -82,7 +82,9 @@ export class SmokeRun {
     this.result.failed++;
     if (byRefusedKey) {
       this.keyRefused = true;
-      return print(`FAIL  ${name}: the API refused the key (401): check ${SMOKE_KEY_VARIABLE}; the checks that need it are skipped`);
+      return print(
+        `FAIL  ${name}: the API refused the key (401): check ${SMOKE_KEY_VARIABLE}; the checks that need it are skipped`,
+      );
     }
     print(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -47,8 +47,12 @@ export async function runSmoke(base: string, key: string, options: SmokeOptions 
   const created = options.readOnly ? undefined : await creatingChecks(run);
   await readChecks(run, created);
   const { result } = run;
-  const skipped = result.skipped ? `, ${result.skipped} skipped${run.keyRefused ? ' (the API refused the key)' : ''}` : '';
-  print(`smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`);
+  const skipped = result.skipped
+    ? `, ${result.skipped} skipped${run.keyRefused ? ' (the API refused the key)' : ''}`
+    : '';
+  print(
+    `smoke ${base}${options.readOnly ? ' (read-only)' : ''}: ${result.passed} passed, ${result.failed} failed${skipped}`,
+  );
   return result;
 }
 
@@ -88,14 +92,21 @@ async function creatingChecks(run: SmokeRun): Promise<Pet | undefined> {
 /** The checks that create nothing; `created` (a creating run's pet) is the one getPet's deprecation is read on. */
 async function readChecks(run: SmokeRun, created: Pet | undefined): Promise<void> {
   const { client, anonymous } = run;
-  await run.check('401 without a key', async () => {
-    const error = await errorOf(anonymous.listPets({ limit: 1 }));
-    expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
-    // A deployed stage delivers the challenge as x-amzn-Remapped-WWW-Authenticate (API Gateway renames it).
-    const challenge = error.headers.get('www-authenticate') ?? error.headers.get('x-amzn-remapped-www-authenticate');
-    expect(challenge?.startsWith('Bearer') === true, 'no WWW-Authenticate (or x-amzn-Remapped-WWW-Authenticate): Bearer');
-    return '';
-  }, { withoutKey: true });
+  await run.check(
+    '401 without a key',
+    async () => {
+      const error = await errorOf(anonymous.listPets({ limit: 1 }));
+      expect(error.status === 401 && error.code === 'UNAUTHORIZED', error.message);
+      // A deployed stage delivers the challenge as x-amzn-Remapped-WWW-Authenticate (API Gateway renames it).
+      const challenge = error.headers.get('www-authenticate') ?? error.headers.get('x-amzn-remapped-www-authenticate');
+      expect(
+        challenge?.startsWith('Bearer') === true,
+        'no WWW-Authenticate (or x-amzn-Remapped-WWW-Authenticate): Bearer',
+      );
+      return '';
+    },
+    { withoutKey: true },
+  );
   await run.check('404 for an unknown id', async () => {
     const error = await errorOf(client.getPet(UNKNOWN_ID));
     expect(error.status === 404 && error.code === 'NOT_FOUND', error.message);
@@ -139,7 +150,10 @@ async function pagingCheck(run: SmokeRun): Promise<{ first: Pet | undefined; don
       }
       listing.first ??= page.pets[0];
       if (!page.next || pages === MAX_PAGES) break;
-      expect(page.pets.length === PAGE_LIMIT, `a page before the last holds ${page.pets.length} pets, not ${PAGE_LIMIT}`);
+      expect(
+        page.pets.length === PAGE_LIMIT,
+        `a page before the last holds ${page.pets.length} pets, not ${PAGE_LIMIT}`,
+      );
       page = await client.followNext(page.next);
       pages++;
     }
@@ -169,7 +183,10 @@ async function linkCheck(run: SmokeRun): Promise<void> {
     const next = nextLink(link);
     const url = URL.canParse(next ?? '') ? new URL(next as string) : undefined;
     expect(url !== undefined && /^https?:$/.test(url.protocol), `not absolute: Link: ${link}`);
-    expect(url.pathname.endsWith(`${BASE_PATH}/pets`) && url.searchParams.has('cursor'), `not a listPets page: ${next}`);
+    expect(
+      url.pathname.endsWith(`${BASE_PATH}/pets`) && url.searchParams.has('cursor'),
+      `not a listPets page: ${next}`,
+    );
     return url.origin + url.pathname;
   });
 }
@@ -218,14 +235,21 @@ export async function runSmokeCommand(argv: string[]): Promise<void> {
     usageError((error as Error).message);
   }
   if (values.help) return console.log(USAGE);
-  if (values.key !== undefined) usageError(`--key is refused: a key on the command line lands in shell history and ps; set ${SMOKE_KEY_VARIABLE} instead`);
+  if (values.key !== undefined)
+    usageError(
+      `--key is refused: a key on the command line lands in shell history and ps; set ${SMOKE_KEY_VARIABLE} instead`,
+    );
   if (!values.base) usageError('--base is required');
   const key = process.env[SMOKE_KEY_VARIABLE];
   if (!key) usageError(`no API key: set ${SMOKE_KEY_VARIABLE}`);
   const problem = baseProblem(values.base);
   if (problem) usageError(problem);
   const budget = values['retry-budget'] === undefined ? SMOKE_RETRY_BUDGET_MS : Number(values['retry-budget']);
-  if (!Number.isInteger(budget) || budget <= 0) usageError(`--retry-budget takes a whole number of milliseconds, not ${values['retry-budget']}`);
-  const { failed } = await runSmoke(values.base, key, { readOnly: values['read-only'] === true, retryBudgetMs: budget });
+  if (!Number.isInteger(budget) || budget <= 0)
+    usageError(`--retry-budget takes a whole number of milliseconds, not ${values['retry-budget']}`);
+  const { failed } = await runSmoke(values.base, key, {
+    readOnly: values['read-only'] === true,
+    retryBudgetMs: budget,
+  });
   process.exitCode = failed === 0 ? 0 : 1;
 }

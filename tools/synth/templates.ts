@@ -27,11 +27,13 @@ export function printTemplates(outdir: string): void {
     const file = join(outdir, artifact.properties.templateFile);
     const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
     const counts = new Map<string, number>();
-    for (const resource of Object.values(template.Resources)) counts.set(resource.Type, (counts.get(resource.Type) ?? 0) + 1);
+    for (const resource of Object.values(template.Resources))
+      counts.set(resource.Type, (counts.get(resource.Type) ?? 0) + 1);
     console.log(`\n${name} (${artifact.environment ?? 'environment-agnostic'}): ${file}`);
     for (const [type, count] of [...counts].sort()) console.log(`  ${String(count).padStart(3)}  ${type}`);
     for (const line of parameterSummary(template)) console.log(`  ${line}`);
-    for (const [output, { Description }] of Object.entries(template.Outputs ?? {})) console.log(`  output ${output}: ${Description ?? ''}`);
+    for (const [output, { Description }] of Object.entries(template.Outputs ?? {}))
+      console.log(`  output ${output}: ${Description ?? ''}`);
     for (const line of webAclSummary(template)) console.log(`  ${line}`);
     for (const line of monitoringSummary(template)) console.log(`  ${line}`);
   }
@@ -51,7 +53,10 @@ function parameterSummary(template: Template): string[] {
 interface WebAclRule {
   Name: string;
   Priority: number;
-  Statement: { RateBasedStatement?: { Limit: number; EvaluationWindowSec?: number }; ManagedRuleGroupStatement?: { RuleActionOverrides?: { Name: string }[] } };
+  Statement: {
+    RateBasedStatement?: { Limit: number; EvaluationWindowSec?: number };
+    ManagedRuleGroupStatement?: { RuleActionOverrides?: { Name: string }[] };
+  };
 }
 
 /** Web ACLs as `web ACL name (scope): rule, rule...`, and what each is associated with. */
@@ -59,10 +64,14 @@ function webAclSummary(template: Template): string[] {
   const lines: string[] = [];
   for (const { Type, Properties: p = {} } of Object.values(template.Resources)) {
     if (Type !== 'AWS::WAFv2::WebACL') continue;
-    const rules = [...((p.Rules as WebAclRule[] | undefined) ?? [])].sort((a, b) => a.Priority - b.Priority).map(describeRule);
+    const rules = [...((p.Rules as WebAclRule[] | undefined) ?? [])]
+      .sort((a, b) => a.Priority - b.Priority)
+      .map(describeRule);
     lines.push(`web ACL ${String(p.Name)} (${String(p.Scope)}): ${rules.join('; ')}`);
   }
-  const associations = Object.values(template.Resources).filter(({ Type }) => Type === 'AWS::WAFv2::WebACLAssociation').length;
+  const associations = Object.values(template.Resources).filter(
+    ({ Type }) => Type === 'AWS::WAFv2::WebACLAssociation',
+  ).length;
   if (associations > 0) lines.push(`web ACL associations: ${associations} (the API stage)`);
   return lines;
 }
@@ -79,7 +88,9 @@ function monitoringSummary(template: Template): string[] {
   const lines: string[] = [];
   for (const { Type, Properties: p = {} } of Object.values(template.Resources)) {
     if (Type === 'AWS::CloudWatch::Alarm') {
-      lines.push(`alarm ${String(p.AlarmName)} >= ${String(p.Threshold)} (${String(p.DatapointsToAlarm)} of ${String(p.EvaluationPeriods)} minutes)`);
+      lines.push(
+        `alarm ${String(p.AlarmName)} >= ${String(p.Threshold)} (${String(p.DatapointsToAlarm)} of ${String(p.EvaluationPeriods)} minutes)`,
+      );
     } else if (Type === 'AWS::CloudWatch::Dashboard') {
       lines.push(`dashboard ${String(p.DashboardName)}`);
     } else if (Type === 'AWS::CodeDeploy::DeploymentGroup') {

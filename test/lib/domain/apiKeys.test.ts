@@ -5,7 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { StaticApiKeys, digestKey, isValidKey, keyIdOf, keyIdOfKey, matchingKeyId, type ApiKeyStore } from '../../../lib/domain/apiKeys.ts';
+import {
+  StaticApiKeys,
+  digestKey,
+  isValidKey,
+  keyIdOf,
+  keyIdOfKey,
+  matchingKeyId,
+  type ApiKeyStore,
+} from '../../../lib/domain/apiKeys.ts';
 import { ApiError } from '../../../lib/domain/errors.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(Buffer.from(text, 'utf8')).digest();
@@ -82,7 +90,9 @@ describe('isValidKey', () => {
 
   it('fails with a 503 that keeps the cause when the store cannot be read', async () => {
     const cause = new Error('the control table is down');
-    const error = await isValidKey(sha256('a'), { keyDigests: () => Promise.reject(cause) }).catch((thrown: unknown) => thrown);
+    const error = await isValidKey(sha256('a'), { keyDigests: () => Promise.reject(cause) }).catch(
+      (thrown: unknown) => thrown,
+    );
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', cause });
   });

@@ -47,7 +47,8 @@ describe('timeOrderedId', () => {
 describe('newWriteToken', () => {
   it('is a random v4 UUID (122 random bits), new every time', () => {
     const tokens = Array.from({ length: 100 }, () => newWriteToken());
-    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const token of tokens)
+      expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(tokens).size).toBe(100);
   });
 });

@@ -28,24 +28,51 @@ describe('CursorCodec', () => {
 
   it('gives a version 2 cursor naming the secret that signed it, "0" for a fixed secret', async () => {
     const cursor = await codec.encode(42, 'sold');
-    expect(JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8'))).toEqual({ v: 2, k: '0', id: 42, status: 'sold' });
+    expect(JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8'))).toEqual({
+      v: 2,
+      k: '0',
+      id: 42,
+      status: 'sold',
+    });
     expect(cursor).toBe(signed('{"v":2,"k":"0","id":42,"status":"sold"}'));
   });
 
   it.each([
     ['for another status', async () => codec.decode(await codec.encode(42, 'sold'), 'pending')],
     ['for a status when made without', async () => codec.decode(await codec.encode(42, undefined), 'sold')],
-    ['from another secret', async () => codec.decode(await new CursorCodec(fixedSecret('another-secret-entirely')).encode(1, undefined), undefined)],
+    [
+      'from another secret',
+      async () =>
+        codec.decode(await new CursorCodec(fixedSecret('another-secret-entirely')).encode(1, undefined), undefined),
+    ],
     ['of garbage', async () => codec.decode('%%%', undefined)],
     ['with an extra part', async () => codec.decode(`${await codec.encode(1, undefined)}.x`, undefined)],
-    ['with a signature of the wrong length', async () => codec.decode(`${(await codec.encode(1, undefined)).split('.')[0]}.AAAA`, undefined)],
+    [
+      'with a signature of the wrong length',
+      async () => codec.decode(`${(await codec.encode(1, undefined)).split('.')[0]}.AAAA`, undefined),
+    ],
     ['signed, whose id is 0', async () => codec.decode(signed('{"v":1,"id":0,"status":null}'), undefined)],
-    ['signed, whose id is not an integer', async () => codec.decode(signed('{"v":1,"id":1.5,"status":null}'), undefined)],
+    [
+      'signed, whose id is not an integer',
+      async () => codec.decode(signed('{"v":1,"id":1.5,"status":null}'), undefined),
+    ],
     ['signed, whose id is a string', async () => codec.decode(signed('{"v":1,"id":"7","status":null}'), undefined)],
-    ['with its signature left off', async () => codec.decode((await codec.encode(1, undefined)).split('.')[0]!, undefined)],
-    ['signed, of version 2 naming no secret', async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined)],
-    ['signed, of version 3 naming its secret', async () => codec.decode(signed('{"v":3,"k":"0","id":7,"status":null}'), undefined)],
-    ['signed, of no version naming its secret', async () => codec.decode(signed('{"k":"0","id":7,"status":null}'), undefined)],
+    [
+      'with its signature left off',
+      async () => codec.decode((await codec.encode(1, undefined)).split('.')[0]!, undefined),
+    ],
+    [
+      'signed, of version 2 naming no secret',
+      async () => codec.decode(signed('{"v":2,"id":7,"status":null}'), undefined),
+    ],
+    [
+      'signed, of version 3 naming its secret',
+      async () => codec.decode(signed('{"v":3,"k":"0","id":7,"status":null}'), undefined),
+    ],
+    [
+      'signed, of no version naming its secret',
+      async () => codec.decode(signed('{"k":"0","id":7,"status":null}'), undefined),
+    ],
     ['signed, that is not JSON', async () => codec.decode(signed('{"v":1,'), undefined)],
   ])('rejects a cursor %s with a 400', async (_case, attempt) => {
     await expect(attempt()).rejects.toMatchObject({
@@ -62,7 +89,10 @@ describe('CursorCodec', () => {
     ['in the +/ alphabet', (signature) => signature.replaceAll('-', '+').replaceAll('_', '/')],
     ['with a character outside the alphabet', (signature) => `${signature.slice(0, 10)}!${signature.slice(10)}`],
     ['with a trailing space', (signature) => `${signature} `],
-    ['with its last character\'s unused bits set', (signature) => signature.slice(0, -1) + BASE64URL[BASE64URL.indexOf(signature.at(-1)!) | 0b11]],
+    [
+      "with its last character's unused bits set",
+      (signature) => signature.slice(0, -1) + BASE64URL[BASE64URL.indexOf(signature.at(-1)!) | 0b11],
+    ],
   ])('takes only the canonical spelling of a signature: rejects it %s', async (_case, respell) => {
     const cursor = await firstCursorWith((signature) => respell(signature) !== signature);
     const [body, signature] = cursor.split('.') as [string, string];
@@ -94,7 +124,9 @@ describe('nextPageLink', () => {
     expect(nextPageLink('https://h/v1/pets', { limit: 5, status: 'sold' }, 'c.d')).toBe(
       '<https://h/v1/pets?limit=5&status=sold&cursor=c.d>; rel="next"',
     );
-    expect(nextPageLink('https://h/v1/pets', { limit: 20 }, 'c')).toBe('<https://h/v1/pets?limit=20&cursor=c>; rel="next"');
+    expect(nextPageLink('https://h/v1/pets', { limit: 20 }, 'c')).toBe(
+      '<https://h/v1/pets?limit=20&cursor=c>; rel="next"',
+    );
   });
 });
 

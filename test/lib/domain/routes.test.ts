@@ -22,7 +22,8 @@ describe('routes', () => {
   it('tells 405 from 404', () => {
     expect(matchRoute('DELETE', '/pets/42')).toEqual({ kind: 'methodNotAllowed', allow: ['GET'] });
     expect(matchRoute('PUT', '/pets')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'POST'] });
-    for (const path of ['/', '/pet', '/pets/', '/pets/1/2', '/orders']) expect(matchRoute('GET', path)).toEqual({ kind: 'notFound' });
+    for (const path of ['/', '/pet', '/pets/', '/pets/1/2', '/orders'])
+      expect(matchRoute('GET', path)).toEqual({ kind: 'notFound' });
   });
 
   it('groups methods by resource', () => {

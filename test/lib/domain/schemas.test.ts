@@ -40,7 +40,8 @@ describe('the schemas', () => {
     for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
       const c = String.fromCodePoint(codePoint);
       for (const name of [c, `a${c}`, `${c}a`, `a${c}a`]) {
-        if (byRanges.test(name) !== byProperties.test(name)) differing.push(`U+${codePoint.toString(16).toUpperCase()} in ${JSON.stringify(name)}`);
+        if (byRanges.test(name) !== byProperties.test(name))
+          differing.push(`U+${codePoint.toString(16).toUpperCase()} in ${JSON.stringify(name)}`);
       }
     }
     expect(differing.slice(0, 5)).toEqual([]);
@@ -48,22 +49,43 @@ describe('the schemas', () => {
   });
 
   it('keep the name as sent, count characters rather than UTF-16 units, and keep only declared fields', () => {
-    expect(parseOrThrow(NewPet, { name: 'Rex\u00a0Max', categoryId: 3 }, 'body')).toEqual({ name: 'Rex\u00a0Max', categoryId: 3 });
-    for (const name of [' ', '\u00a0', ' Rex', 'Rex ', '\ufeffRex', 'Rex\u2028', `${' '.repeat(50)}${'x'.repeat(256)}`]) {
+    expect(parseOrThrow(NewPet, { name: 'Rex\u00a0Max', categoryId: 3 }, 'body')).toEqual({
+      name: 'Rex\u00a0Max',
+      categoryId: 3,
+    });
+    for (const name of [
+      ' ',
+      '\u00a0',
+      ' Rex',
+      'Rex ',
+      '\ufeffRex',
+      'Rex\u2028',
+      `${' '.repeat(50)}${'x'.repeat(256)}`,
+    ]) {
       expect(problem(() => parseOrThrow(NewPet, { name, categoryId: 1 }, 'body'))).toContain("'name' must");
     }
     const emoji = '🐕'.repeat(256);
-    expect(parseOrThrow(NewPet, { name: emoji, categoryId: 1, status: 'sold' }, 'body')).toEqual({ name: emoji, categoryId: 1, status: 'sold' });
-    expect(problem(() => parseOrThrow(NewPet, { name: `${emoji}x`, categoryId: 1 }, 'body'))).toContain('at most 256 characters');
+    expect(parseOrThrow(NewPet, { name: emoji, categoryId: 1, status: 'sold' }, 'body')).toEqual({
+      name: emoji,
+      categoryId: 1,
+      status: 'sold',
+    });
+    expect(problem(() => parseOrThrow(NewPet, { name: `${emoji}x`, categoryId: 1 }, 'body'))).toContain(
+      'at most 256 characters',
+    );
   });
 
   it('read parameters as decimal strings, with defaults', () => {
     expect(parseOrThrow(ListPetsQuery, {}, 'query')).toEqual({ limit: 20 });
-    expect(parseOrThrow(ListPetsQuery, { limit: '7', status: 'pending', cursor: 'eA.eA', other: 'x' }, 'query')).toEqual({ limit: 7, status: 'pending', cursor: 'eA.eA' });
+    expect(
+      parseOrThrow(ListPetsQuery, { limit: '7', status: 'pending', cursor: 'eA.eA', other: 'x' }, 'query'),
+    ).toEqual({ limit: 7, status: 'pending', cursor: 'eA.eA' });
     // A cursor is canonical base64url: the same bytes spelled otherwise are not one.
-    for (const cursor of ['eB.eA', 'eA==.eA', 'eA.eA!', 'e+.eA', 'eA']) expect(problem(() => parseOrThrow(ListPetsQuery, { cursor }, 'query'))).toContain("'cursor'");
+    for (const cursor of ['eB.eA', 'eA==.eA', 'eA.eA!', 'e+.eA', 'eA'])
+      expect(problem(() => parseOrThrow(ListPetsQuery, { cursor }, 'query'))).toContain("'cursor'");
     expect(parseOrThrow(PetIdPath, { petId: '9007199254740991' }, 'path')).toEqual({ petId: Number.MAX_SAFE_INTEGER });
-    for (const petId of ['1e3', ' 1', '0x10', '1.0', '', '01', '+1', '00000000000000001']) expect(problem(() => parseOrThrow(PetIdPath, { petId }, 'path'))).toContain("'petId'");
+    for (const petId of ['1e3', ' 1', '0x10', '1.0', '', '01', '+1', '00000000000000001'])
+      expect(problem(() => parseOrThrow(PetIdPath, { petId }, 'path'))).toContain("'petId'");
     // A body integer must be a JSON number, never a string.
     expect(problem(() => parseOrThrow(NewPet, { name: 'Rex', categoryId: '1' }, 'body'))).toContain("'categoryId'");
   });

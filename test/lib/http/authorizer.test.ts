@@ -15,21 +15,35 @@ import { startFaultProxy, type FaultProxy } from '../../../tools/load/faultProxy
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/GET/pets/7';
-const event = (headers: Record<string, string>, multiValueHeaders?: Record<string, string[]>): APIGatewayRequestAuthorizerEvent =>
-  ({ type: 'REQUEST', methodArn: METHOD_ARN, headers, ...(multiValueHeaders ? { multiValueHeaders } : {}) }) as unknown as APIGatewayRequestAuthorizerEvent;
+const event = (
+  headers: Record<string, string>,
+  multiValueHeaders?: Record<string, string[]>,
+): APIGatewayRequestAuthorizerEvent =>
+  ({
+    type: 'REQUEST',
+    methodArn: METHOD_ARN,
+    headers,
+    ...(multiValueHeaders ? { multiValueHeaders } : {}),
+  }) as unknown as APIGatewayRequestAuthorizerEvent;
 
 describe('the key authorizer', () => {
   const { key } = generateApiKey();
   const authorize = createAuthorizer(new StaticApiKeys([key]));
 
-  it("allows a valid key on the whole stage, naming it by the id keys list prints and handing over its digest as usageIdentifierKey", async () => {
+  it('allows a valid key on the whole stage, naming it by the id keys list prints and handing over its digest as usageIdentifierKey', async () => {
     const result = await authorize(event({ AUTHORIZATION: `Bearer ${key}` }));
     const digest = digestKey(key);
     expect(result).toEqual({
       principalId: keyIdOfKey(key),
       policyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/*' }],
+        Statement: [
+          {
+            Action: 'execute-api:Invoke',
+            Effect: 'Allow',
+            Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/*',
+          },
+        ],
       },
       context: { keyId: keyIdOfKey(key), keyDigest: digest.toString('hex') },
       usageIdentifierKey: digest.toString('hex'),
@@ -37,30 +51,42 @@ describe('the key authorizer', () => {
     expect(JSON.stringify(result)).not.toContain(key);
   });
 
-  it.each([[{}], [{ Authorization: 'Bearer nope' }], [{ Authorization: `Basic ${key}` }], [{ Authorization: `Bearer ${generateApiKey().key}` }]])(
-    'refuses %j with exactly "Unauthorized", the error API Gateway answers 401',
-    async (headers) => {
-      await expect(authorize(event(headers))).rejects.toThrow(new Error(UNAUTHORIZED));
-    },
-  );
+  it.each([
+    [{}],
+    [{ Authorization: 'Bearer nope' }],
+    [{ Authorization: `Basic ${key}` }],
+    [{ Authorization: `Bearer ${generateApiKey().key}` }],
+  ])('refuses %j with exactly "Unauthorized", the error API Gateway answers 401', async (headers) => {
+    await expect(authorize(event(headers))).rejects.toThrow(new Error(UNAUTHORIZED));
+  });
 
   it('refuses a request with more than one Authorization value, whichever of them is a valid key', async () => {
     const other = `Bearer ${generateApiKey().key}`;
     const valid = `Bearer ${key}`;
-    await expect(authorize(event({ Authorization: valid }, { Authorization: [other, valid] }))).rejects.toThrow(new Error(UNAUTHORIZED));
-    await expect(authorize(event({ authorization: valid }, { Authorization: [other], authorization: [valid] }))).rejects.toThrow(new Error(UNAUTHORIZED));
-    await expect(authorize(event({ Authorization: valid }, { Authorization: [valid] }))).resolves.toMatchObject({ principalId: keyIdOfKey(key) });
+    await expect(authorize(event({ Authorization: valid }, { Authorization: [other, valid] }))).rejects.toThrow(
+      new Error(UNAUTHORIZED),
+    );
+    await expect(
+      authorize(event({ authorization: valid }, { Authorization: [other], authorization: [valid] })),
+    ).rejects.toThrow(new Error(UNAUTHORIZED));
+    await expect(authorize(event({ Authorization: valid }, { Authorization: [valid] }))).resolves.toMatchObject({
+      principalId: keyIdOfKey(key),
+    });
   });
 
   it('fails otherwise (AUTHORIZER_FAILURE, 503) when the key store cannot be read', async () => {
     const broken: ApiKeyStore = { keyDigests: () => Promise.reject(new Error('table unreachable')) };
-    const failed = await createAuthorizer(broken)(event({ Authorization: `Bearer ${key}` })).catch((error: Error) => error);
+    const failed = await createAuthorizer(broken)(event({ Authorization: `Bearer ${key}` })).catch(
+      (error: Error) => error,
+    );
     expect(failed).toBeInstanceOf(Error);
     expect((failed as Error).message).not.toBe(UNAUTHORIZED);
   });
 
   it('covers every method and path of the stage', () => {
-    expect(stageArnOf('arn:aws:execute-api:eu-west-1:1:api/v1/POST/pets')).toBe('arn:aws:execute-api:eu-west-1:1:api/v1/*');
+    expect(stageArnOf('arn:aws:execute-api:eu-west-1:1:api/v1/POST/pets')).toBe(
+      'arn:aws:execute-api:eu-west-1:1:api/v1/*',
+    );
   });
 });
 
@@ -101,7 +127,12 @@ describe('the key authorizer over the control table (dynalite, through a fault p
   async function storedKey(ageMs: number, expiresAt?: number) {
     const { key, keyId } = generateApiKey();
     const createdAt = new Date(Date.now() - ageMs).toISOString();
-    const item = keyItem({ keyId, sha256: digestKey(key).toString('hex'), createdAt, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }) });
+    const item = keyItem({
+      keyId,
+      sha256: digestKey(key).toString('hex'),
+      createdAt,
+      ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+    });
     await direct.send(new PutCommand({ TableName: tableName, Item: item }));
     return { key, keyId };
   }
@@ -109,7 +140,10 @@ describe('the key authorizer over the control table (dynalite, through a fault p
   const authorizerOver = (now?: () => number) => {
     const keys = new ControlTableApiKeys({ documents, tableName, ...(now ? { now } : {}) });
     const uses = new KeyUses(documents, tableName, now);
-    return createAuthorizer(keys, { recordUse: (keyId, deadline) => uses.record(keyId, deadline), ...(now ? { now } : {}) });
+    return createAuthorizer(keys, {
+      recordUse: (keyId, deadline) => uses.record(keyId, deadline),
+      ...(now ? { now } : {}),
+    });
   };
 
   it('refuses a key past its expiresAt, and a key without one (issued before keys expired) older than the maximum lifetime, as it refuses an unknown key', async () => {
@@ -118,18 +152,26 @@ describe('the key authorizer over the control table (dynalite, through a fault p
     const legacyValid = await storedKey(10 * DAY);
     const valid = await storedKey(DAY, Date.now() + DAY);
     const authorize = authorizerOver();
-    for (const { key } of [expired, legacyExpired]) await expect(authorize(event({ Authorization: `Bearer ${key}` }))).rejects.toThrow(new Error(UNAUTHORIZED));
+    for (const { key } of [expired, legacyExpired])
+      await expect(authorize(event({ Authorization: `Bearer ${key}` }))).rejects.toThrow(new Error(UNAUTHORIZED));
     const allowed = await authorize(event({ Authorization: `Bearer ${valid.key}` }));
-    expect(allowed.context).toMatchObject({ keyId: valid.keyId, expiresAt: String(Date.parse((await itemOf(valid.keyId)).expiresAt!)) });
+    expect(allowed.context).toMatchObject({
+      keyId: valid.keyId,
+      expiresAt: String(Date.parse((await itemOf(valid.keyId)).expiresAt!)),
+    });
     const legacy = await authorize(event({ Authorization: `Bearer ${legacyValid.key}` }));
-    expect(Number(legacy.context!.expiresAt)).toBe(Date.parse((await itemOf(legacyValid.keyId)).createdAt!) + MAX_KEY_LIFETIME_MS);
+    expect(Number(legacy.context!.expiresAt)).toBe(
+      Date.parse((await itemOf(legacyValid.keyId)).createdAt!) + MAX_KEY_LIFETIME_MS,
+    );
   });
 
   it('refuses a key the moment it expires, on the digests it already holds', async () => {
     let now = Date.now();
     const { key } = await storedKey(DAY, now + 60_000);
     const authorize = authorizerOver(() => now);
-    await expect(authorize(event({ Authorization: `Bearer ${key}` }))).resolves.toMatchObject({ principalId: expect.any(String) });
+    await expect(authorize(event({ Authorization: `Bearer ${key}` }))).resolves.toMatchObject({
+      principalId: expect.any(String),
+    });
     const queries = operations.filter((operation) => operation === 'Query').length;
     now += 60_000;
     await expect(authorize(event({ Authorization: `Bearer ${key}` }))).rejects.toThrow(new Error(UNAUTHORIZED));
@@ -142,14 +184,22 @@ describe('the key authorizer over the control table (dynalite, through a fault p
     const keys = new ControlTableApiKeys({ documents, tableName });
     const authorize = createAuthorizer(keys, { storeBudgetMs: 300 });
     const started = performance.now();
-    const failed = await authorize(event({ Authorization: `Bearer ${key}` }), { getRemainingTimeInMillis: () => 10_000, awsRequestId: 'r-1' }).catch((error: Error) => error);
+    const failed = await authorize(event({ Authorization: `Bearer ${key}` }), {
+      getRemainingTimeInMillis: () => 10_000,
+      awsRequestId: 'r-1',
+    }).catch((error: Error) => error);
     const tookMs = performance.now() - started;
     expect(failed).toBeInstanceOf(Error);
     expect((failed as Error).message).not.toBe(UNAUTHORIZED);
     // The SDK alone (1 s per attempt, 3 attempts) would take 3 s and more.
     expect(tookMs).toBeLessThan(1_500);
     expect(errors.map((line) => JSON.parse(line))).toEqual([
-      expect.objectContaining({ level: 'ERROR', operation: AUTHORIZER_OPERATION, awsRequestId: 'r-1', name: 'TimeoutError' }),
+      expect.objectContaining({
+        level: 'ERROR',
+        operation: AUTHORIZER_OPERATION,
+        awsRequestId: 'r-1',
+        name: 'TimeoutError',
+      }),
     ]);
   });
 
@@ -182,10 +232,13 @@ describe('the key authorizer over the control table (dynalite, through a fault p
     const uses = new KeyUses(documents, tableName);
     const authorize = createAuthorizer(keys, { recordUse: (id, deadline) => uses.record(id, deadline) });
     await expect(authorize(event({ Authorization: `Bearer ${key}` }))).resolves.toMatchObject({ principalId: keyId });
-    expect(await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId) }))).not.toHaveProperty('Item');
+    expect(await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId) }))).not.toHaveProperty(
+      'Item',
+    );
   });
 
   async function itemOf(keyId: string): Promise<Record<string, string | undefined>> {
-    return (await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId), ConsistentRead: true }))).Item as Record<string, string | undefined>;
+    return (await direct.send(new GetCommand({ TableName: tableName, Key: keyItemKey(keyId), ConsistentRead: true })))
+      .Item as Record<string, string | undefined>;
   }
 });

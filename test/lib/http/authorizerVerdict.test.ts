@@ -51,7 +51,12 @@ describe('a function given the key authorizer verdict', () => {
   beforeEach(async () => {
     tableName = `control-${randomUUID()}`;
     await ensureControlTable(endpoint(), tableName);
-    await documents.send(new PutCommand({ TableName: tableName, Item: keyItem({ keyId, sha256: digestKey(key).toString('hex'), createdAt: new Date().toISOString() }) }));
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: keyItem({ keyId, sha256: digestKey(key).toString('hex'), createdAt: new Date().toISOString() }),
+      }),
+    );
     authorize = createAuthorizer(new ControlTableApiKeys({ documents, tableName }));
     functionKeys = new CountedKeys(new ControlTableApiKeys({ documents, tableName }));
     const env = await freshEnvironment(endpoint());
@@ -60,14 +65,24 @@ describe('a function given the key authorizer verdict', () => {
 
   /** The authorizer's context for `key`, as API Gateway hands it to the integration. */
   async function verdict(): Promise<Record<string, unknown>> {
-    const allowed = await authorize({ type: 'REQUEST', methodArn: 'arn:aws:execute-api:us-east-1:1:a/v1/GET/pets/1', headers: { Authorization: `Bearer ${key}` } } as unknown as APIGatewayRequestAuthorizerEvent);
+    const allowed = await authorize({
+      type: 'REQUEST',
+      methodArn: 'arn:aws:execute-api:us-east-1:1:a/v1/GET/pets/1',
+      headers: { Authorization: `Bearer ${key}` },
+    } as unknown as APIGatewayRequestAuthorizerEvent);
     return { principalId: allowed.principalId, ...allowed.context, integrationLatency: 4 };
   }
 
   const getPet = (authorizer: Record<string, unknown> | null, token = key, multiValue?: string[]) => {
     const event = apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${token}` } });
-    const multiValueHeaders = multiValue ? { ...event.multiValueHeaders, Authorization: multiValue } : event.multiValueHeaders;
-    return call(getPetHandler(service), { ...event, multiValueHeaders, requestContext: { ...event.requestContext, authorizer } });
+    const multiValueHeaders = multiValue
+      ? { ...event.multiValueHeaders, Authorization: multiValue }
+      : event.multiValueHeaders;
+    return call(getPetHandler(service), {
+      ...event,
+      multiValueHeaders,
+      requestContext: { ...event.requestContext, authorizer },
+    });
   };
 
   it('says when the digests behind an Allow were read, as a string of epoch milliseconds', async () => {
@@ -87,7 +102,16 @@ describe('a function given the key authorizer verdict', () => {
 
   it("refuses 401, reading nothing, a fresh verdict about another token: a cached Allow is no one else's", async () => {
     const other = generateApiKey();
-    await documents.send(new PutCommand({ TableName: tableName, Item: keyItem({ keyId: other.keyId, sha256: digestKey(other.key).toString('hex'), createdAt: new Date().toISOString() }) }));
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: keyItem({
+          keyId: other.keyId,
+          sha256: digestKey(other.key).toString('hex'),
+          createdAt: new Date().toISOString(),
+        }),
+      }),
+    );
     const answer = await getPet(await verdict(), other.key);
     expect(answer.status).toBe(401);
     expect(answer.body).toEqual({ code: 'UNAUTHORIZED', message: 'The API key is invalid.', status: 401 });
@@ -146,7 +170,9 @@ describe('vouchedCaller', () => {
       keysReadAt: NOW - 1_000,
       expiresAt: NOW + 60_000,
     });
-    expect((vouchedCaller(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId).toBe('k1');
+    expect(
+      (vouchedCaller(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId,
+    ).toBe('k1');
     expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW - 1_001) }), token, keys, NOW)).toBeUndefined();
   });
 
@@ -162,7 +188,10 @@ describe('vouchedCaller', () => {
   it.each<[string, unknown]>([
     ['no authorizer', null],
     ['a verdict without keysReadAt (keys from configuration)', about({ keyId: 'k1' })],
-    ['a verdict that names no token (an authorizer from before verdicts did)', { keyId: 'k1', keysReadAt: String(NOW), expiresAt: EXPIRES }],
+    [
+      'a verdict that names no token (an authorizer from before verdicts did)',
+      { keyId: 'k1', keysReadAt: String(NOW), expiresAt: EXPIRES },
+    ],
     ['a verdict without expiry', { keyId: 'k1', keysReadAt: String(NOW), keyDigest }],
     ['an empty keyId', about({ keyId: '', keysReadAt: String(NOW) })],
     ['a keyId that is not a string', about({ keyId: 7, keysReadAt: String(NOW) })],
@@ -176,6 +205,8 @@ describe('vouchedCaller', () => {
   });
 
   it('never vouches for a store that keeps nothing (keys from configuration are checked directly)', () => {
-    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW) }), token, new StaticApiKeys([token]), NOW)).toBeUndefined();
+    expect(
+      vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW) }), token, new StaticApiKeys([token]), NOW),
+    ).toBeUndefined();
   });
 });

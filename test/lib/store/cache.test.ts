@@ -8,7 +8,14 @@ function setUp(maxStaleMs?: number) {
   let at = Date.parse('2025-01-01T00:00:00Z');
   const pending: { resolve: (value: number) => void; reject: (error: Error) => void }[] = [];
   const load = vi.fn(() => new Promise<number>((resolve, reject) => pending.push({ resolve, reject })));
-  const get = refreshing({ name: 'the test value', load, ttlMs: TTL, now: () => at, retryMs: 10_000, ...(maxStaleMs ? { maxStaleMs } : {}) });
+  const get = refreshing({
+    name: 'the test value',
+    load,
+    ttlMs: TTL,
+    now: () => at,
+    retryMs: 10_000,
+    ...(maxStaleMs ? { maxStaleMs } : {}),
+  });
   const settle = async (outcome: number | Error) => {
     const next = pending.shift();
     if (!next) throw new Error('no load in flight');

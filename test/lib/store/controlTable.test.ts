@@ -33,13 +33,17 @@ describe('ControlTableApiKeys', () => {
     const put = (Item: Record<string, unknown>) => documents.send(new PutCommand({ TableName: tableName, Item }));
     const createdAt = new Date().toISOString();
     await put(keyItem({ keyId: 'aaaaaaaaaaaa', sha256: digestKey('one').toString('hex'), createdAt }));
-    await put(keyItem({ keyId: 'bbbbbbbbbbbb', sha256: digestKey('two').toString('hex'), createdAt, description: 'x' }));
+    await put(
+      keyItem({ keyId: 'bbbbbbbbbbbb', sha256: digestKey('two').toString('hex'), createdAt, description: 'x' }),
+    );
     await put({ pk: 'apikeys', sk: 'cccccccccccc', sha256: 'secret-looking-garbage', createdAt });
     await put({ pk: 'idempotency#00', sk: 'record', sha256: digestKey('three').toString('hex'), createdAt });
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       const digests = await new ControlTableApiKeys({ documents, tableName }).keyDigests();
-      expect(digests.map(({ digest: d }) => d.toString('hex')).sort()).toEqual([digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort());
+      expect(digests.map(({ digest: d }) => d.toString('hex')).sort()).toEqual(
+        [digestKey('one'), digestKey('two')].map((d) => d.toString('hex')).sort(),
+      );
       const lines = warn.mock.calls.map(([line]) => String(line));
       expect(lines.some((line) => line.includes('cccccccccccc'))).toBe(true);
       expect(lines.join('\n')).not.toContain('secret-looking-garbage');
@@ -62,7 +66,9 @@ describe('controlTableCursorSecret', () => {
     const secrets = await Promise.all(instances.map(async (secret) => (await secret()).signing.value));
     expect(new Set(secrets).size).toBe(1);
     expect(Buffer.byteLength(secrets[0]!)).toBeGreaterThanOrEqual(32);
-    const { Item } = await documents.send(new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }));
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }),
+    );
     expect(Item?.value).toBe(secrets[0]);
     // A later instance (another container, a restart) reads the same one.
     expect((await controlTableCursorSecret({ documents, tableName })()).signing.value).toBe(secrets[0]);
@@ -71,7 +77,9 @@ describe('controlTableCursorSecret', () => {
   it('signs cursors that another instance accepts', async () => {
     const tableName = await freshTable();
     const cursor = await new CursorCodec(controlTableCursorSecret({ documents, tableName })).encode(42, 'sold');
-    await expect(new CursorCodec(controlTableCursorSecret({ documents, tableName })).decode(cursor, 'sold')).resolves.toBe(42);
+    await expect(
+      new CursorCodec(controlTableCursorSecret({ documents, tableName })).decode(cursor, 'sold'),
+    ).resolves.toBe(42);
   });
 });
 
@@ -82,21 +90,31 @@ describe('a service configured as deployed (no key or secret in the environment)
     await documents.send(
       new PutCommand({
         TableName: env.CONTROL_TABLE_NAME,
-        Item: keyItem({ keyId: '0123456789ab', sha256: digestKey(key).toString('hex'), createdAt: new Date().toISOString() }),
+        Item: keyItem({
+          keyId: '0123456789ab',
+          sha256: digestKey(key).toString('hex'),
+          createdAt: new Date().toISOString(),
+        }),
       }),
     );
     const service = serviceFromEnvironment(env);
     const authorized = (event: ReturnType<typeof apiEvent>) => ((event.headers.Authorization = `Bearer ${key}`), event);
 
     for (const name of ['A', 'B', 'C']) {
-      expect((await call(createPet(service), authorized(apiEvent('POST', '/pets', { body: { name, categoryId: 1 } })))).status).toBe(201);
+      expect(
+        (await call(createPet(service), authorized(apiEvent('POST', '/pets', { body: { name, categoryId: 1 } }))))
+          .status,
+      ).toBe(201);
     }
     const first = await call(listPets(service), authorized(apiEvent('GET', '/pets?limit=2')));
     expect(first.status).toBe(200);
     const next = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))?.[1];
     expect(next).toBeDefined();
     // Another instance (a new service) reads the same secret, so it accepts the cursor.
-    const second = await call(listPets(serviceFromEnvironment(env)), authorized(apiEvent('GET', `/pets${new URL(next!).search}`)));
+    const second = await call(
+      listPets(serviceFromEnvironment(env)),
+      authorized(apiEvent('GET', `/pets${new URL(next!).search}`)),
+    );
     expect(second.status).toBe(200);
     expect((second.body as unknown[]).length).toBe(1);
 

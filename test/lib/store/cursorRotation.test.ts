@@ -8,7 +8,11 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CursorCodec } from '../../../lib/domain/pagination.ts';
-import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS, controlTableCursorSecret } from '../../../lib/store/cursorSecret.ts';
+import {
+  CURSOR_SECRET_OVERLAP_MS,
+  CURSOR_SECRET_PROPAGATION_MS,
+  controlTableCursorSecret,
+} from '../../../lib/store/cursorSecret.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
 import { EXIT_FAILED, EXIT_OK, runKeys } from '../../../tools/keys/keys.ts';
@@ -45,8 +49,13 @@ async function rotate(): Promise<{ code: number; out: string; err: string }> {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-const secretIdOf = (cursor: string) => (JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString()) as { k?: string }).k;
-const accepts = (codec: CursorCodec, cursor: string) => codec.decode(cursor, undefined).then(() => true, () => false);
+const secretIdOf = (cursor: string) =>
+  (JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString()) as { k?: string }).k;
+const accepts = (codec: CursorCodec, cursor: string) =>
+  codec.decode(cursor, undefined).then(
+    () => true,
+    () => false,
+  );
 
 describe('rotating the cursor secret', () => {
   it('keeps every instance agreeing on every cursor, then retires the old secret after the overlap', async () => {
@@ -98,7 +107,9 @@ describe('rotating the cursor secret', () => {
   it('accepts a cursor of the format before secret ids until its secret retires', async () => {
     const codec = instance();
     await codec.encode(1, undefined);
-    const { Item } = await documents.send(new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }));
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: tableName, Key: { pk: 'cursor-secret', sk: 'current' } }),
+    );
     const body = Buffer.from(JSON.stringify({ v: 1, id: 41, status: null })).toString('base64url');
     const v1 = `${body}.${createHmac('sha256', String(Item?.value)).update(body).digest('base64url')}`;
     await expect(codec.decode(v1, undefined)).resolves.toBe(41);

@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
 import type { NewPet } from '../../../lib/domain/schemas.ts';
 import { withinDeadline, type StoreTable } from '../../../lib/store/dynamo.ts';
-import { IdempotentCreates, RECORD_TTL_SECONDS, WAIT_FOR_CONCURRENT_MS, bodyHashOf, recordKey } from '../../../lib/store/idempotency.ts';
+import {
+  IdempotentCreates,
+  RECORD_TTL_SECONDS,
+  WAIT_FOR_CONCURRENT_MS,
+  bodyHashOf,
+  recordKey,
+} from '../../../lib/store/idempotency.ts';
 import { getPet } from '../../../lib/store/petReads.ts';
 import { putPet } from '../../../lib/store/petWrites.ts';
 import { useFreshService } from '../../support/store.ts';
@@ -21,7 +27,11 @@ const TOKEN = 'the-records-token';
 const pk = (key: string) => recordKey(caller, key);
 
 const record = async (key: string) =>
-  (await fresh.service.control.documents.send(new GetCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }))).Item;
+  (
+    await fresh.service.control.documents.send(
+      new GetCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }),
+    )
+  ).Item;
 
 /** A record as a request that claimed `key` leaves it while in progress. */
 const putRecord = (key: string, fields: Record<string, unknown>) =>
@@ -53,11 +63,16 @@ const setRecord = (key: string, expression: string, values: Record<string, unkno
     }),
   );
 
-const creates = (newId: () => number = () => 777) => new IdempotentCreates(fresh.service.control, fresh.service.pets, newId);
+const creates = (newId: () => number = () => 777) =>
+  new IdempotentCreates(fresh.service.control, fresh.service.pets, newId);
 
 /** `creates` within a request whose deadline is `deadline` (epoch ms), as the pipeline scopes the tables. */
 const createsWithin = (deadline: number, newId: () => number = () => 777) =>
-  new IdempotentCreates(withinDeadline(fresh.service.control, deadline), withinDeadline(fresh.service.pets, deadline), newId);
+  new IdempotentCreates(
+    withinDeadline(fresh.service.control, deadline),
+    withinDeadline(fresh.service.pets, deadline),
+    newId,
+  );
 
 describe('a fresh key', () => {
   it('is remembered 24 hours', () => {
@@ -69,7 +84,12 @@ describe('a fresh key', () => {
     const { pet, replayed } = await creates(() => 4242).create(caller, 'fresh', rex);
     expect({ pet, replayed }).toEqual({ pet: { ...rex, id: 4242 }, replayed: false });
     const stored = await record('fresh');
-    expect(stored).toMatchObject({ state: 'completed', bodyHash: bodyHashOf(rex), petId: 4242, pet: { ...rex, id: 4242 } });
+    expect(stored).toMatchObject({
+      state: 'completed',
+      bodyHash: bodyHashOf(rex),
+      petId: 4242,
+      pet: { ...rex, id: 4242 },
+    });
     expect(stored?.token).toMatch(/^[0-9a-f-]{36}$/);
     // Without a request deadline the lease is 5 s.
     expect(stored?.leaseUntil).toBeGreaterThanOrEqual(before + 5_000);
@@ -90,11 +110,18 @@ describe('a record in progress with a live lease', () => {
     await putRecord('live', { leaseUntil: Date.now() + 60_000, petId: 5151 });
     await putPet(fresh.service.pets, { ...rex, id: 5151 }, TOKEN);
     setTimeout(() => {
-      void setRecord('live', 'SET #state = :done, pet = :pet', { ':done': 'completed', ':pet': { ...rex, id: 5151 } }, { '#state': 'state' });
+      void setRecord(
+        'live',
+        'SET #state = :done, pet = :pet',
+        { ':done': 'completed', ':pet': { ...rex, id: 5151 } },
+        { '#state': 'state' },
+      );
     }, 200);
     const started = Date.now();
     const control = countingReads(fresh.service.control);
-    expect(await new IdempotentCreates(control.table, fresh.service.pets, () => 777).create(caller, 'live', rex)).toEqual({
+    expect(
+      await new IdempotentCreates(control.table, fresh.service.pets, () => 777).create(caller, 'live', rex),
+    ).toEqual({
       pet: { ...rex, id: 5151 },
       replayed: true,
     });
@@ -105,7 +132,9 @@ describe('a record in progress with a live lease', () => {
 
   it('is waited for no longer than the request deadline allows, and answered 409 (not a store timeout)', async () => {
     await putRecord('short', { leaseUntil: Date.now() + 60_000 });
-    await expect(createsWithin(Date.now() + 700).create(caller, 'short', rex)).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' });
+    await expect(createsWithin(Date.now() + 700).create(caller, 'short', rex)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+    });
   });
 
   it('is waited for about a second, then answered 409', async () => {
@@ -127,7 +156,10 @@ describe('a record whose id another create holds', () => {
   it('moves to a new id, conditional on the one it had', async () => {
     await putRecord('taken', { petId: 7070 });
     await putPet(fresh.service.pets, { ...rex, id: 7070 }, 'another-create');
-    expect(await creates(() => 7071).create(caller, 'taken', rex)).toEqual({ pet: { ...rex, id: 7071 }, replayed: false });
+    expect(await creates(() => 7071).create(caller, 'taken', rex)).toEqual({
+      pet: { ...rex, id: 7071 },
+      replayed: false,
+    });
     expect(await record('taken')).toMatchObject({ state: 'completed', petId: 7071, token: TOKEN });
   });
 
@@ -146,7 +178,9 @@ describe('a record whose id another create holds', () => {
     await putRecord('gone', { petId: 9595 });
     await putPet(fresh.service.pets, { ...rex, id: 9595 }, 'another-create');
     const control = beforeMove(() => deleteRecord('gone'));
-    await expect(new IdempotentCreates(control, fresh.service.pets, () => 9596).create(caller, 'gone', rex)).rejects.toMatchObject({
+    await expect(
+      new IdempotentCreates(control, fresh.service.pets, () => 9596).create(caller, 'gone', rex),
+    ).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
   });
@@ -154,15 +188,22 @@ describe('a record whose id another create holds', () => {
   it('answers 409 when the record became another claim meanwhile (expired and claimed again)', async () => {
     await putRecord('reclaimed', { petId: 9090 });
     await putPet(fresh.service.pets, { ...rex, id: 9090 }, 'another-create');
-    const control = beforeMove(() => setRecord('reclaimed', 'SET #token = :other', { ':other': 'a-new-claims-token' }, { '#token': 'token' }));
-    await expect(new IdempotentCreates(control, fresh.service.pets, () => 9091).create(caller, 'reclaimed', rex)).rejects.toMatchObject({
+    const control = beforeMove(() =>
+      setRecord('reclaimed', 'SET #token = :other', { ':other': 'a-new-claims-token' }, { '#token': 'token' }),
+    );
+    await expect(
+      new IdempotentCreates(control, fresh.service.pets, () => 9091).create(caller, 'reclaimed', rex),
+    ).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
     expect(await getPet(fresh.service.pets, 9091)).toBeUndefined();
   });
 });
 
-type Command = { constructor: { name: string }; input: { UpdateExpression?: string; ConditionExpression?: string; TableName?: string } };
+type Command = {
+  constructor: { name: string };
+  input: { UpdateExpression?: string; ConditionExpression?: string; TableName?: string };
+};
 
 /**
  * `table` with `hook` run before each command it sends: another writer of the same key landing
@@ -171,7 +212,8 @@ type Command = { constructor: { name: string }; input: { UpdateExpression?: stri
 function intercepted(table: StoreTable, hook: (command: Command) => Promise<unknown> | undefined): StoreTable {
   const { documents, tableName } = table;
   const send = async (command: Command, options?: unknown) =>
-    (await hook(command)) ?? (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
+    (await hook(command)) ??
+    (documents.send as (command: unknown, options?: unknown) => Promise<unknown>)(command, options);
   return { tableName, documents: { send } as unknown as StoreTable['documents'] };
 }
 
@@ -189,14 +231,18 @@ function beforeMove(concurrently: () => Promise<unknown>): StoreTable {
 /** The control table, with every update whose expression is `expression` failing as a store fault would. */
 function failing(expression: string): StoreTable {
   return intercepted(fresh.service.control, async (command) => {
-    if (command.input.UpdateExpression === expression) throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
+    if (command.input.UpdateExpression === expression)
+      throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
     return undefined;
   });
 }
 
-const conditionFailed = () => Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+const conditionFailed = () =>
+  Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
 const deleteRecord = (key: string) =>
-  fresh.service.control.documents.send(new DeleteCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }));
+  fresh.service.control.documents.send(
+    new DeleteCommand({ TableName: fresh.env.CONTROL_TABLE_NAME, Key: { pk: pk(key), sk: 'record' } }),
+  );
 
 describe('the claim rounds', () => {
   it('give up with 409 after three rounds in which another request took the record over first', async () => {
@@ -207,7 +253,9 @@ describe('the claim rounds', () => {
       takeovers++;
       throw conditionFailed();
     });
-    await expect(new IdempotentCreates(control, fresh.service.pets, () => 1).create(caller, 'contended', rex)).rejects.toMatchObject({
+    await expect(
+      new IdempotentCreates(control, fresh.service.pets, () => 1).create(caller, 'contended', rex),
+    ).rejects.toMatchObject({
       code: 'IDEMPOTENCY_IN_PROGRESS',
     });
     expect(takeovers).toBe(3);
@@ -220,7 +268,9 @@ describe('the claim rounds', () => {
       if (command.constructor.name === 'GetCommand' && reads++ === 0) await deleteRecord('vanishing');
       return undefined;
     });
-    expect(await new IdempotentCreates(control, fresh.service.pets, () => 2020).create(caller, 'vanishing', rex)).toEqual({
+    expect(
+      await new IdempotentCreates(control, fresh.service.pets, () => 2020).create(caller, 'vanishing', rex),
+    ).toEqual({
       pet: { ...rex, id: 2020 },
       replayed: false,
     });
@@ -228,10 +278,13 @@ describe('the claim rounds', () => {
 
   it('answer a claim refused by a store fault with that fault (503), never as taken', async () => {
     const control = intercepted(fresh.service.control, async (command) => {
-      if (command.constructor.name === 'PutCommand') throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
+      if (command.constructor.name === 'PutCommand')
+        throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
       return undefined;
     });
-    await expect(new IdempotentCreates(control, fresh.service.pets, () => 2121).create(caller, 'faulted', rex)).rejects.toMatchObject({
+    await expect(
+      new IdempotentCreates(control, fresh.service.pets, () => 2121).create(caller, 'faulted', rex),
+    ).rejects.toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
     });
   });
@@ -268,14 +321,19 @@ describe('a failed attempt', () => {
     let next = 0;
     await expect(creates(() => ids[next++] ?? 10_000).create(caller, 'failing', rex)).rejects.toThrow(/No free pet id/);
     expect(await record('failing')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
-    expect(await creates(() => 10_100).create(caller, 'failing', rex)).toEqual({ pet: { ...rex, id: 10_100 }, replayed: false });
+    expect(await creates(() => 10_100).create(caller, 'failing', rex)).toEqual({
+      pet: { ...rex, id: 10_100 },
+      replayed: false,
+    });
   });
 
   it('releases its lease within a request whose deadline has not passed', async () => {
     const ids = Array.from({ length: 9 }, (_, i) => 12_000 + i);
     for (const id of ids) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
     let next = 0;
-    await expect(createsWithin(Date.now() + 20_000, () => ids[next++] ?? 12_000).create(caller, 'within', rex)).rejects.toThrow(/No free pet id/);
+    await expect(
+      createsWithin(Date.now() + 20_000, () => ids[next++] ?? 12_000).create(caller, 'within', rex),
+    ).rejects.toThrow(/No free pet id/);
     expect(await record('within')).toMatchObject({ state: 'in_progress', leaseUntil: 0 });
   });
 
@@ -310,7 +368,9 @@ describe('a failed attempt', () => {
 describe('marking the record completed', () => {
   it('does not fail the create when it fails: the pet is stored, and a retry finds it', async () => {
     const control = failing('SET #state = :completed, pet = :pet');
-    expect(await new IdempotentCreates(control, fresh.service.pets, () => 1515).create(caller, 'unmarked', rex)).toEqual({
+    expect(
+      await new IdempotentCreates(control, fresh.service.pets, () => 1515).create(caller, 'unmarked', rex),
+    ).toEqual({
       pet: { ...rex, id: 1515 },
       replayed: false,
     });
@@ -325,7 +385,7 @@ describe('the body a key was first used with', () => {
     ['another category', { ...rex, categoryId: 8 }],
     ['another status', { ...rex, status: 'sold' }],
     ['no status', { name: rex.name, categoryId: rex.categoryId }],
-  ])('is another body with %s: 422, and the first pet stays the key\'s', async (_case, other) => {
+  ])("is another body with %s: 422, and the first pet stays the key's", async (_case, other) => {
     await creates(() => 1616).create(caller, 'first-body', rex);
     await expect(creates(() => 1617).create(caller, 'first-body', other)).rejects.toMatchObject({
       code: 'IDEMPOTENCY_KEY_REUSED',
@@ -352,7 +412,15 @@ describe('a record found completed', () => {
   });
 
   it('is ignored once expired, and the key creates anew', async () => {
-    await putRecord('stale', { state: 'completed', petId: 1313, pet: { ...rex, id: 1313 }, expiresAt: Math.floor(Date.now() / 1000) - 1 });
-    expect(await creates(() => 1414).create(caller, 'stale', rex)).toEqual({ pet: { ...rex, id: 1414 }, replayed: false });
+    await putRecord('stale', {
+      state: 'completed',
+      petId: 1313,
+      pet: { ...rex, id: 1313 },
+      expiresAt: Math.floor(Date.now() / 1000) - 1,
+    });
+    expect(await creates(() => 1414).create(caller, 'stale', rex)).toEqual({
+      pet: { ...rex, id: 1414 },
+      replayed: false,
+    });
   });
 });

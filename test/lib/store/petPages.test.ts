@@ -48,8 +48,22 @@ const newStatus = fc.oneof(
 );
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('create' as const), id: fc.integer({ min: 1, max: 2 ** 40 }), status: newStatus }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('start' as const), status: fc.constantFrom(...STATUSES), limit: fc.integer({ min: 1, max: 12 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      id: fc.integer({ min: 1, max: 2 ** 40 }),
+      status: newStatus,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('start' as const),
+      status: fc.constantFrom(...STATUSES),
+      limit: fc.integer({ min: 1, max: 12 }),
+    }),
+  },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('step' as const), walk: fc.nat() }) },
 );
 
@@ -63,7 +77,11 @@ async function run(shards: number, actions: Action[]): Promise<void> {
     for (const step of actions) {
       if (step.kind === 'create') {
         if (model.some((pet) => pet.id === step.id)) continue;
-        const pet = await createPet(table, { name: `Pet ${step.id}`, categoryId: 1, ...(step.status ? { status: step.status } : {}) }, { newId: () => step.id });
+        const pet = await createPet(
+          table,
+          { name: `Pet ${step.id}`, categoryId: 1, ...(step.status ? { status: step.status } : {}) },
+          { newId: () => step.id },
+        );
         model.push(pet);
       } else if (step.kind === 'start') {
         const existing = model.filter((pet) => pet.status === step.status).map((pet) => pet.id);
@@ -123,13 +141,16 @@ describe('the reads of a status page', () => {
     const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 4 };
     try {
       // 30 pets, every one on shard 1 of 4 (id mod 4): the other three shards are empty.
-      for (let n = 0; n < 30; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 4 * n + 1 });
+      for (let n = 0; n < 30; n++)
+        await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 4 * n + 1 });
       const send = vi.spyOn(documents, 'send');
       const page = await listPets(table, { limit: 10, status: 'sold' });
       expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 4 * n + 1));
       expect(page.lastId).toBe(37);
       const queries = send.mock.calls.map(([command]) => command).filter((command) => command instanceof QueryCommand);
-      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      const results = await Promise.all(
+        send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>),
+      );
       // Round one: shareOf(11, 4) = 3 from each shard; three come back empty and are done. Round
       // two: shard 1 alone, for shareOf(11 - 3, 1) = 8. Eleven items read for ten pets listed.
       expect(queries.map((query) => [query.input.ExpressionAttributeValues?.[':shard'], query.input.Limit])).toEqual([
@@ -151,8 +172,10 @@ describe('the reads of a status page', () => {
     const table: PetsTable = { documents, tableName: env.TABLE_NAME!, statusIndexShards: 2 };
     try {
       // Shard 0 (even ids) holds the small ids, shard 1 (odd ids) only larger ones.
-      for (let n = 1; n <= 12; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 2 * n });
-      for (let n = 0; n < 8; n++) await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 1001 + 2 * n });
+      for (let n = 1; n <= 12; n++)
+        await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 2 * n });
+      for (let n = 0; n < 8; n++)
+        await createPet(table, { name: `Pet ${n}`, categoryId: 1, status: 'sold' }, { newId: () => 1001 + 2 * n });
       const send = vi.spyOn(documents, 'send');
       const page = await listPets(table, { limit: 10, status: 'sold' });
       expect(page.pets.map((pet) => pet.id)).toEqual(Array.from({ length: 10 }, (_, n) => 2 * n + 2));
@@ -201,7 +224,9 @@ describe('the reads of a page without a status', () => {
       const send = vi.spyOn(documents, 'send');
       const page = await listPets(table, { limit: 3 });
       const scans = send.mock.calls.map(([command]) => command).filter((command) => command instanceof ScanCommand);
-      const results = await Promise.all(send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>));
+      const results = await Promise.all(
+        send.mock.results.map((result) => result.value as Promise<{ Items?: unknown[] }>),
+      );
       // Three pets and a cut: one more is read only to know that more remain.
       expect(scans.map((scan) => scan.input.Limit)).toEqual([4, 1]);
       expect(results.map((result) => result.Items?.length)).toEqual([3, 1]);

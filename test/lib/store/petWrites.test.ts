@@ -50,7 +50,9 @@ describe('createPet (store)', () => {
   it(`gives up after ${ID_ATTEMPTS} taken ids, and not before`, async () => {
     const taken = Array.from({ length: ID_ATTEMPTS }, (_, i) => 3000 + i);
     for (const id of taken) await putPet(fresh.service.pets, { ...rex, id }, `other-${id}`);
-    await expect(createPet(fresh.service.pets, rex, { newId: idsInTurn(...taken) })).rejects.toThrow(`after ${ID_ATTEMPTS} attempts`);
+    await expect(createPet(fresh.service.pets, rex, { newId: idsInTurn(...taken) })).rejects.toThrow(
+      `after ${ID_ATTEMPTS} attempts`,
+    );
     const last = await createPet(fresh.service.pets, rex, { newId: idsInTurn(...taken.slice(1), 4000) });
     expect(last.id).toBe(4000);
   });

@@ -25,7 +25,9 @@ describe('--paired <dir>', () => {
   it("takes each function's other build from its folder, index.js or index.mjs", () => {
     const { paired } = benchSettings(['--paired', dir]);
     expect(paired?.dir).toBe(dir);
-    expect([...paired!.files]).toEqual(routes.map(({ operation }, i) => [operation, join(dir, operation, i === 0 ? 'index.mjs' : 'index.js')]));
+    expect([...paired!.files]).toEqual(
+      routes.map(({ operation }, i) => [operation, join(dir, operation, i === 0 ? 'index.mjs' : 'index.js')]),
+    );
   });
 
   it('refuses a folder that lacks one, naming it', () => {

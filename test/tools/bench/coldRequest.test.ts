@@ -7,12 +7,31 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { checkLaunch, lambdaNodeArgs, launchReport, nodeCommand, PLAIN_LAUNCH, type LaunchReport } from '../../../tools/bench/coldRequest.ts';
+import {
+  checkLaunch,
+  lambdaNodeArgs,
+  launchReport,
+  nodeCommand,
+  PLAIN_LAUNCH,
+  type LaunchReport,
+} from '../../../tools/bench/coldRequest.ts';
 
 describe('lambdaNodeArgs', () => {
   it("gives a 512 MiB function's node a tenth of its memory as young generation, half of that per semi-space, the rest as old space", () => {
-    expect(lambdaNodeArgs(512)).toEqual(['--expose-gc', '--max-http-header-size', '81920', '--max-semi-space-size=25', '--max-old-space-size=461']);
-    expect(lambdaNodeArgs(1769)).toEqual(['--expose-gc', '--max-http-header-size', '81920', '--max-semi-space-size=88', '--max-old-space-size=1593']);
+    expect(lambdaNodeArgs(512)).toEqual([
+      '--expose-gc',
+      '--max-http-header-size',
+      '81920',
+      '--max-semi-space-size=25',
+      '--max-old-space-size=461',
+    ]);
+    expect(lambdaNodeArgs(1769)).toEqual([
+      '--expose-gc',
+      '--max-http-header-size',
+      '81920',
+      '--max-semi-space-size=88',
+      '--max-old-space-size=1593',
+    ]);
   });
 });
 
@@ -41,14 +60,22 @@ describe('nodeCommand', () => {
 
 describe('checkLaunch', () => {
   it('refuses a process that ran without the arguments asked for, naming them', () => {
-    expect(() => checkLaunch('bundle.mjs', { nodeArgs: ['--expose-gc', '--max-semi-space-size=25'] }, { execArgv: ['--expose-gc'], cpuList: '0-1' })).toThrow(
-      'bundle.mjs: the process ran without --max-semi-space-size=25 (its arguments: --expose-gc)',
-    );
+    expect(() =>
+      checkLaunch(
+        'bundle.mjs',
+        { nodeArgs: ['--expose-gc', '--max-semi-space-size=25'] },
+        { execArgv: ['--expose-gc'], cpuList: '0-1' },
+      ),
+    ).toThrow('bundle.mjs: the process ran without --max-semi-space-size=25 (its arguments: --expose-gc)');
   });
 
   it('refuses a process that could run on any CPU but the one asked for, alone', () => {
-    expect(() => checkLaunch('bundle.mjs', { nodeArgs: [], cpu: 1 }, { execArgv: [], cpuList: '0-1' })).toThrow('bundle.mjs: the process could run on CPUs 0-1, not on CPU 1 alone');
+    expect(() => checkLaunch('bundle.mjs', { nodeArgs: [], cpu: 1 }, { execArgv: [], cpuList: '0-1' })).toThrow(
+      'bundle.mjs: the process could run on CPUs 0-1, not on CPU 1 alone',
+    );
     // Confined, but to the bench's own CPU (a child inherits its parent's): refused too.
-    expect(() => checkLaunch('bundle.mjs', { nodeArgs: [], cpu: 1 }, { execArgv: [], cpuList: '0' })).toThrow('could run on CPUs 0, not on CPU 1 alone');
+    expect(() => checkLaunch('bundle.mjs', { nodeArgs: [], cpu: 1 }, { execArgv: [], cpuList: '0' })).toThrow(
+      'could run on CPUs 0, not on CPU 1 alone',
+    );
   });
 });

@@ -12,13 +12,25 @@ import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../../lib/domain/apiKeys.ts';
-import { DEFAULT_KEY_LIFETIME_MS, KEY_USE_RECORD_INTERVAL_MS, MAX_KEY_LIFETIME_MS, ROTATION_OVERLAP_MS } from '../../../lib/domain/keyLifetime.ts';
+import {
+  DEFAULT_KEY_LIFETIME_MS,
+  KEY_USE_RECORD_INTERVAL_MS,
+  MAX_KEY_LIFETIME_MS,
+  ROTATION_OVERLAP_MS,
+} from '../../../lib/domain/keyLifetime.ts';
 import { authenticateCaller } from '../../../lib/http/auth.ts';
 import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
 import { ensureControlTable } from '../../../local/store.ts';
-import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, generateApiKey, type StackOutputsReader } from '../../../tools/keys/keys.ts';
+import {
+  API_KEY_FORMAT,
+  EXIT_FAILED,
+  EXIT_OK,
+  EXIT_USAGE,
+  generateApiKey,
+  type StackOutputsReader,
+} from '../../../tools/keys/keys.ts';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
 import { API_KEY_FILE, keyIn, runKeysCollected } from '../../support/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
@@ -32,7 +44,20 @@ let clock: Date;
 let gatewayKeys: Map<string, string>;
 
 const stacks: StackOutputsReader = {
-  send: async () => ({ $metadata: {}, Stacks: [{ StackName: 'PetStore-staging', StackStatus: 'UPDATE_COMPLETE', CreationTime: new Date(), Outputs: [{ OutputKey: 'ControlTableName', OutputValue: TABLE }, { OutputKey: 'UsagePlanId', OutputValue: 'plan-1' }] }] }),
+  send: async () => ({
+    $metadata: {},
+    Stacks: [
+      {
+        StackName: 'PetStore-staging',
+        StackStatus: 'UPDATE_COMPLETE',
+        CreationTime: new Date(),
+        Outputs: [
+          { OutputKey: 'ControlTableName', OutputValue: TABLE },
+          { OutputKey: 'UsagePlanId', OutputValue: 'plan-1' },
+        ],
+      },
+    ],
+  }),
 };
 const usagePlanKeys: UsagePlanKeys = {
   add: async (_plan, { name, value }) => void gatewayKeys.set(name, value),
@@ -68,19 +93,32 @@ const keys = (argv: string[], { terminal }: { terminal?: boolean } = {}) =>
 /** The key a run printed, or '' (no key) when it printed none. */
 const printedKey = (text: string) => keyIn(text) ?? '';
 const idOf = (key: string) => API_KEY_FORMAT.exec(key)?.[1] ?? '';
-const item = async (keyId: string) => (await documents.send(new GetCommand({ TableName: TABLE, Key: keyItemKey(keyId), ConsistentRead: true }))).Item;
+const item = async (keyId: string) =>
+  (await documents.send(new GetCommand({ TableName: TABLE, Key: keyItemKey(keyId), ConsistentRead: true }))).Item;
 /** Whether the service (its key store over the table, at `at`) accepts `key`. */
 const accepted = (key: string, at: Date) =>
-  authenticateCaller(`Bearer ${key}`, new ControlTableApiKeys({ documents, tableName: TABLE }), undefined, at.getTime()).then(() => true, () => false);
+  authenticateCaller(
+    `Bearer ${key}`,
+    new ControlTableApiKeys({ documents, tableName: TABLE }),
+    undefined,
+    at.getTime(),
+  ).then(
+    () => true,
+    () => false,
+  );
 
 describe('every key expires', () => {
   it(`after ${DEFAULT_KEY_LIFETIME_MS / DAY} days by default, after --expires-in otherwise, and the service refuses it from then on`, async () => {
     const byDefault = printedKey((await keys(['create', '--stage', 'staging'], { terminal: true })).out);
     const shorter = await keys(['create', '--stage', 'staging', '--expires-in', '12h'], { terminal: true });
     const short = printedKey(shorter.out);
-    expect((await item(idOf(byDefault)))!.expiresAt).toBe(new Date(clock.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString());
+    expect((await item(idOf(byDefault)))!.expiresAt).toBe(
+      new Date(clock.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString(),
+    );
     expect((await item(idOf(short)))!.expiresAt).toBe('2026-11-01T22:00:00.000Z');
-    expect(shorter.out.split('\n')[0]).toBe(`Created API key ${idOf(short)} for staging; it expires 2026-11-01T22:00:00.000Z (12 hours from 2026-11-01T10:00:00.000Z).`);
+    expect(shorter.out.split('\n')[0]).toBe(
+      `Created API key ${idOf(short)} for staging; it expires 2026-11-01T22:00:00.000Z (12 hours from 2026-11-01T10:00:00.000Z).`,
+    );
 
     const justBefore = new Date(Date.parse('2026-11-01T22:00:00.000Z') - 1);
     expect(await accepted(short, justBefore)).toBe(true);
@@ -93,8 +131,23 @@ describe('every key expires', () => {
     const { key: long, keyId: longId } = generateApiKey();
     const { key: legacy, keyId: legacyId } = generateApiKey();
     const created = clock.toISOString();
-    await documents.send(new PutCommand({ TableName: TABLE, Item: keyItem({ keyId: longId, sha256: digestKey(long).toString('hex'), createdAt: created, expiresAt: '2099-01-01T00:00:00.000Z' }) }));
-    await documents.send(new PutCommand({ TableName: TABLE, Item: keyItem({ keyId: legacyId, sha256: digestKey(legacy).toString('hex'), createdAt: created }) }));
+    await documents.send(
+      new PutCommand({
+        TableName: TABLE,
+        Item: keyItem({
+          keyId: longId,
+          sha256: digestKey(long).toString('hex'),
+          createdAt: created,
+          expiresAt: '2099-01-01T00:00:00.000Z',
+        }),
+      }),
+    );
+    await documents.send(
+      new PutCommand({
+        TableName: TABLE,
+        Item: keyItem({ keyId: legacyId, sha256: digestKey(legacy).toString('hex'), createdAt: created }),
+      }),
+    );
     const limit = new Date(clock.getTime() + MAX_KEY_LIFETIME_MS);
     for (const key of [long, legacy]) {
       expect(await accepted(key, new Date(limit.getTime() - 1))).toBe(true);
@@ -108,9 +161,14 @@ describe('every key expires', () => {
 
 describe('keys list', () => {
   it("shows each key's age, expiry and last use (as the authorizer records it), and marks an expired key", async () => {
-    const fresh = printedKey((await keys(['create', '--stage', 'staging', '--description', 'fresh'], { terminal: true })).out);
+    const fresh = printedKey(
+      (await keys(['create', '--stage', 'staging', '--description', 'fresh'], { terminal: true })).out,
+    );
     clock = new Date(clock.getTime() - 80 * DAY);
-    const old = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '30d', '--description', 'old'], { terminal: true })).out);
+    const old = printedKey(
+      (await keys(['create', '--stage', 'staging', '--expires-in', '30d', '--description', 'old'], { terminal: true }))
+        .out,
+    );
     clock = new Date('2026-11-01T10:00:00.000Z');
     await new KeyUses(documents, TABLE, () => clock.getTime() - 3 * 60 * 60_000).record(idOf(fresh));
 
@@ -129,18 +187,31 @@ describe('keys list', () => {
 
 describe('keys rotate', () => {
   it('issues the successor at once with the old description, and shortens the old key to the overlap: both work in between, then only the successor', async () => {
-    const old = printedKey((await keys(['create', '--stage', 'staging', '--description', 'partner A'], { terminal: true })).out);
+    const old = printedKey(
+      (await keys(['create', '--stage', 'staging', '--description', 'partner A'], { terminal: true })).out,
+    );
     clock = new Date(clock.getTime() + 10 * DAY);
     const rotated = await keys(['rotate', idOf(old), '--stage', 'staging'], { terminal: true });
     expect(rotated.code, rotated.err).toBe(EXIT_OK);
     const successor = printedKey(rotated.out);
     expect(successor).not.toBe(old);
-    expect(rotated.out.split('\n')[0]).toMatch(new RegExp(`^Issued API key ${idOf(successor)} for staging, the successor of ${idOf(old)} \\(partner A\\); it expires `));
+    expect(rotated.out.split('\n')[0]).toMatch(
+      new RegExp(
+        `^Issued API key ${idOf(successor)} for staging, the successor of ${idOf(old)} \\(partner A\\); it expires `,
+      ),
+    );
     const until = new Date(clock.getTime() + ROTATION_OVERLAP_MS);
-    expect(rotated.out).toContain(`The old key ${idOf(old)} keeps working until ${until.toISOString()} (shortened from `);
+    expect(rotated.out).toContain(
+      `The old key ${idOf(old)} keeps working until ${until.toISOString()} (shortened from `,
+    );
     expect(await item(idOf(old))).toMatchObject({ expiresAt: until.toISOString(), description: 'partner A' });
-    expect(await item(idOf(successor))).toMatchObject({ description: 'partner A', expiresAt: new Date(clock.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString() });
-    expect([...gatewayKeys.keys()].sort()).toEqual([`petstore-staging-${idOf(old)}`, `petstore-staging-${idOf(successor)}`].sort());
+    expect(await item(idOf(successor))).toMatchObject({
+      description: 'partner A',
+      expiresAt: new Date(clock.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString(),
+    });
+    expect([...gatewayKeys.keys()].sort()).toEqual(
+      [`petstore-staging-${idOf(old)}`, `petstore-staging-${idOf(successor)}`].sort(),
+    );
 
     const between = new Date(until.getTime() - 1);
     expect([await accepted(old, between), await accepted(successor, between)]).toEqual([true, true]);
@@ -148,33 +219,52 @@ describe('keys rotate', () => {
   });
 
   it('never lengthens the old key: one expiring within the overlap keeps its own expiry', async () => {
-    const old = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '2d'], { terminal: true })).out);
+    const old = printedKey(
+      (await keys(['create', '--stage', 'staging', '--expires-in', '2d'], { terminal: true })).out,
+    );
     const expiresAt = (await item(idOf(old)))!.expiresAt as string;
     const rotated = await keys(['rotate', idOf(old), '--stage', 'staging', '--expires-in', '30d'], { terminal: true });
     expect(rotated.code).toBe(EXIT_OK);
     expect((await item(idOf(old)))!.expiresAt).toBe(expiresAt);
     expect(rotated.out).toContain(`keeps working until ${expiresAt} (its own expiry, not lengthened)`);
-    expect((await item(idOf(printedKey(rotated.out))))!.expiresAt).toBe(new Date(clock.getTime() + 30 * DAY).toISOString());
+    expect((await item(idOf(printedKey(rotated.out))))!.expiresAt).toBe(
+      new Date(clock.getTime() + 30 * DAY).toISOString(),
+    );
   });
 
   it('refuses, in one line and issuing nothing, a key that is not there or has expired', async () => {
     const gone = await keys(['rotate', 'abcdef012345', '--stage', 'staging'], { terminal: true });
-    expect(gone).toMatchObject({ code: EXIT_FAILED, out: '', err: `keys: rotate: there is no key abcdef012345 for staging (in ${TABLE}); nothing was issued.` });
-    const expired = printedKey((await keys(['create', '--stage', 'staging', '--expires-in', '1h'], { terminal: true })).out);
+    expect(gone).toMatchObject({
+      code: EXIT_FAILED,
+      out: '',
+      err: `keys: rotate: there is no key abcdef012345 for staging (in ${TABLE}); nothing was issued.`,
+    });
+    const expired = printedKey(
+      (await keys(['create', '--stage', 'staging', '--expires-in', '1h'], { terminal: true })).out,
+    );
     clock = new Date(clock.getTime() + 2 * 3_600_000);
     const late = await keys(['rotate', idOf(expired), '--stage', 'staging'], { terminal: true });
     expect(late.code).toBe(EXIT_FAILED);
-    expect(late.err).toMatch(/^keys: rotate: key [0-9a-f]{12} expired at 2026-11-01T11:00:00\.000Z; nothing was issued: create a new key instead\.$/);
+    expect(late.err).toMatch(
+      /^keys: rotate: key [0-9a-f]{12} expired at 2026-11-01T11:00:00\.000Z; nothing was issued: create a new key instead\.$/,
+    );
     expect((await documents.send(new ScanCommand({ TableName: TABLE }))).Items).toHaveLength(1);
   });
 });
 
 describe('where a new key is shown', () => {
   it('refuses, in one line, exit code 2 and before any request, standard output that is not a terminal', async () => {
-    for (const argv of [['create', '--stage', 'staging'], ['rotate', 'abcdef012345', '--stage', 'staging']]) {
+    for (const argv of [
+      ['create', '--stage', 'staging'],
+      ['rotate', 'abcdef012345', '--stage', 'staging'],
+    ]) {
       const run = await keys(argv, { terminal: false });
       expect(run).toMatchObject({ code: EXIT_USAGE, out: '' });
-      expect(run.err.split('\n')).toEqual([expect.stringMatching(/^keys: standard output is not a terminal, so the key would land in a pipe, a file or a log: give --out <file>/)]);
+      expect(run.err.split('\n')).toEqual([
+        expect.stringMatching(
+          /^keys: standard output is not a terminal, so the key would land in a pipe, a file or a log: give --out <file>/,
+        ),
+      ]);
     }
     expect((await documents.send(new ScanCommand({ TableName: TABLE }))).Items).toEqual([]);
   });
@@ -194,7 +284,10 @@ describe('where a new key is shown', () => {
     const taken = join(dir, 'taken.key');
     writeFileSync(taken, 'something else');
     const refused = await keys(['create', '--stage', 'staging', '--out', taken]);
-    expect(refused).toMatchObject({ code: EXIT_USAGE, err: `keys: --out ${taken} exists: give a new file (a key is never written over another file). (npm run keys -- --help for usage)` });
+    expect(refused).toMatchObject({
+      code: EXIT_USAGE,
+      err: `keys: --out ${taken} exists: give a new file (a key is never written over another file). (npm run keys -- --help for usage)`,
+    });
     expect(readFileSync(taken, 'utf8')).toBe('something else');
 
     const failed = join(dir, 'failed.key');

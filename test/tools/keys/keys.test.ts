@@ -15,7 +15,18 @@ import { ApiError } from '../../../lib/domain/errors.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import type { Stage } from '../../../lib/domain/stages.ts';
 import { ensureControlTable } from '../../../local/store.ts';
-import { API_KEY_FORMAT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, TAKES_EFFECT, USAGE, describeDuration, generateApiKey, runKeys, type StackOutputsReader } from '../../../tools/keys/keys.ts';
+import {
+  API_KEY_FORMAT,
+  EXIT_FAILED,
+  EXIT_OK,
+  EXIT_USAGE,
+  TAKES_EFFECT,
+  USAGE,
+  describeDuration,
+  generateApiKey,
+  runKeys,
+  type StackOutputsReader,
+} from '../../../tools/keys/keys.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../../lib/store/controlTableKeys.ts';
 import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
 import { readFileSync } from 'node:fs';
@@ -108,7 +119,8 @@ beforeEach(async () => {
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
 
-const keys = (...argv: string[]): Promise<KeysRun> => runKeysCollected(argv, { client, stacks, usagePlanKeys, env: {} });
+const keys = (...argv: string[]): Promise<KeysRun> =>
+  runKeysCollected(argv, { client, stacks, usagePlanKeys, env: {} });
 
 /** Creates a key and picks it and its id out of what create printed. */
 async function createKey(stage: Stage, ...extra: string[]) {
@@ -137,7 +149,9 @@ describe('the revocation bound', () => {
     const start = operating.indexOf('\n## API keys\n');
     expect(start).toBeGreaterThan(0);
     const section = operating.slice(start, operating.indexOf('\n## ', start + 1));
-    expect(section.replace(/\s+/g, ' ')).toContain(`a key issued or revoked takes effect ${TAKES_EFFECT} in every instance`);
+    expect(section.replace(/\s+/g, ' ')).toContain(
+      `a key issued or revoked takes effect ${TAKES_EFFECT} in every instance`,
+    );
   });
 });
 
@@ -152,7 +166,9 @@ describe('keys create, list, revoke', () => {
 
     let at = Date.parse('2025-01-01T00:00:00Z');
     const store = new ControlTableApiKeys({ documents, tableName: STAGING, ttlMs: 5 * 60_000, now: () => at });
-    expect((await store.keyDigests()).map(({ digest }) => digest.toString('hex'))).toEqual([digestKey(key).toString('hex')]);
+    expect((await store.keyDigests()).map(({ digest }) => digest.toString('hex'))).toEqual([
+      digestKey(key).toString('hex'),
+    ]);
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
 
     const revoked = await keys('revoke', keyId, '--stage', 'staging');
@@ -170,7 +186,10 @@ describe('keys create, list, revoke', () => {
     let rejected: unknown;
     for (let attempt = 0; attempt < 100 && rejected === undefined; attempt++) {
       await new Promise((done) => setTimeout(done, 20));
-      rejected = await authenticate(`Bearer ${key}`, store).then(() => undefined, (error: unknown) => error);
+      rejected = await authenticate(`Bearer ${key}`, store).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     }
     expect(rejected).toBeInstanceOf(ApiError);
     expect((rejected as ApiError).status).toBe(401);
@@ -214,7 +233,11 @@ describe('keys create, list, revoke', () => {
   });
 
   it('lists ids, creation dates and descriptions, but never a key or a digest', async () => {
-    const created = [await createKey('staging', '--description', 'first'), await createKey('staging'), await createKey('production')];
+    const created = [
+      await createKey('staging', '--description', 'first'),
+      await createKey('staging'),
+      await createKey('production'),
+    ];
 
     const listed = await keys('list', '--stage', 'staging');
 
@@ -247,11 +270,14 @@ describe('keys create, list, revoke', () => {
 
     const store = new ControlTableApiKeys({ documents, tableName: STAGING });
     expect(await store.keyDigests()).toHaveLength(12);
-    for (const { key } of created) await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
+    for (const { key } of created)
+      await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
   });
 
   it('marks a malformed item in the list without showing its value', async () => {
-    await documents.send(new PutCommand({ TableName: STAGING, Item: { ...keyItemKey('0123456789ab'), sha256: 'not-a-digest-value' } }));
+    await documents.send(
+      new PutCommand({ TableName: STAGING, Item: { ...keyItemKey('0123456789ab'), sha256: 'not-a-digest-value' } }),
+    );
     const listed = await keys('list', '--stage', 'staging');
     expect(listed.code).toBe(EXIT_OK);
     expect(listed.out).toMatch(/0123456789ab\s+\(unreadable item: ignored by the service\)/);
@@ -279,7 +305,13 @@ describe('keys create, list, revoke', () => {
     expect(await keyItem(other, keyId)).toBeDefined();
     expect(await keyItem(STAGING, keyId)).toBeUndefined();
     const out: string[] = [];
-    const code = await runKeys(['list', '--stage', 'staging'], { client, stacks, out: (l) => out.push(l), err: () => {}, env: { CONTROL_TABLE_NAME: other } });
+    const code = await runKeys(['list', '--stage', 'staging'], {
+      client,
+      stacks,
+      out: (l) => out.push(l),
+      err: () => {},
+      env: { CONTROL_TABLE_NAME: other },
+    });
     expect(code).toBe(EXIT_OK);
     expect(out.join('\n')).toContain(keyId);
     expect((await keys('revoke', keyId, '--stage', 'staging', '--table', other)).code).toBe(EXIT_OK);
@@ -307,10 +339,15 @@ describe('keys create, list, revoke', () => {
   });
 
   it('fails with exit code 1 when the stack has no ControlTableName output yet, and passes on other CloudFormation errors', async () => {
-    stackAnswer = (name) => ({ $metadata: {}, Stacks: [{ StackName: name, StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }] });
+    stackAnswer = (name) => ({
+      $metadata: {},
+      Stacks: [{ StackName: name, StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
+    });
     const unfinished = await keys('list', '--stage', 'production');
     expect(unfinished.code).toBe(EXIT_FAILED);
-    expect(unfinished.err).toBe('keys: the stack PetStore-production has no ControlTableName output (is it still being created?); give --table.');
+    expect(unfinished.err).toBe(
+      'keys: the stack PetStore-production has no ControlTableName output (is it still being created?); give --table.',
+    );
 
     stackAnswer = () => {
       throw awsError('ExpiredToken', 'The security token included in the request is expired');
@@ -354,7 +391,10 @@ describe('keys usage', () => {
     [['rotate-everything', '--stage', 'staging'], /unknown command "rotate-everything"/],
     [['rotate', '--stage', 'staging'], /rotate needs the id of the key/],
     [['rotate', 'ABC', '--stage', 'staging'], /"ABC" is not a key id/],
-    [['create', '--stage', 'staging', '--expires-in', '366d'], /--expires-in takes whole days or hours from 1 hour to 365 days \(e\.g\. 30d, 12h\), not "366d"/],
+    [
+      ['create', '--stage', 'staging', '--expires-in', '366d'],
+      /--expires-in takes whole days or hours from 1 hour to 365 days \(e\.g\. 30d, 12h\), not "366d"/,
+    ],
     [['create', '--stage', 'staging', '--expires-in', '0h'], /--expires-in takes whole days or hours/],
     [['create', '--stage', 'staging', '--expires-in', '2w'], /--expires-in takes whole days or hours/],
     [['list', '--stage', 'staging', '--expires-in', '30d'], /--expires-in is only for create and rotate/],
@@ -499,7 +539,9 @@ describe('keys as a command (npm run keys)', () => {
 
   it("finds the table in the stack's outputs in the profile's region, creates with AWS_ENDPOINT_URL_DYNAMODB, revokes with --endpoint", async () => {
     const file = join(home, 'production-key');
-    const created = await command(['create', '--stage', 'production', '--out', file], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
+    const created = await command(['create', '--stage', 'production', '--out', file], {
+      AWS_ENDPOINT_URL_DYNAMODB: endpoint(),
+    });
     expect(created.code, created.err).toBe(0);
     // Standard output is a pipe here: the key is only in the file, which only its owner may read.
     const key = readFileSync(file, 'utf8').trimEnd();
@@ -510,16 +552,31 @@ describe('keys as a command (npm run keys)', () => {
     const keyId = key.slice(4, 16);
     expect(await keyItem(PRODUCTION, keyId)).toBeDefined();
     expect(requests).toEqual([
-      { action: 'DescribeStacks', stackName: 'PetStore-production', scope: expect.stringMatching(/^\d{8}\/eu-west-1\/cloudformation\/aws4_request$/) },
+      {
+        action: 'DescribeStacks',
+        stackName: 'PetStore-production',
+        scope: expect.stringMatching(/^\d{8}\/eu-west-1\/cloudformation\/aws4_request$/),
+      },
     ]);
 
     // AWS_REGION wins over the profile.
-    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()], { AWS_REGION: 'us-west-2' });
+    const revoked = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint()], {
+      AWS_REGION: 'us-west-2',
+    });
     expect(revoked.code, revoked.err).toBe(0);
     expect(await keyItem(PRODUCTION, keyId)).toBeUndefined();
     expect(requests[1]!.scope).toMatch(/\/us-west-2\/cloudformation\//);
 
-    const again = await command(['revoke', keyId, '--stage', 'production', '--endpoint', endpoint(), '--table', PRODUCTION]);
+    const again = await command([
+      'revoke',
+      keyId,
+      '--stage',
+      'production',
+      '--endpoint',
+      endpoint(),
+      '--table',
+      PRODUCTION,
+    ]);
     expect(again.code).toBe(1);
     expect(again.err).toContain(`there is no key ${keyId}`);
     expect(requests).toHaveLength(2);
@@ -541,12 +598,17 @@ describe('keys as a command (npm run keys)', () => {
 
   it('without AWS credentials: exit code 1, one line naming --table/--endpoint and logging in, no stack, and no key file left', async () => {
     const file = join(home, 'never-written');
-    const run = await command(['create', '--stage', 'staging', '--out', file], { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' });
+    const run = await command(['create', '--stage', 'staging', '--out', file], {
+      AWS_ACCESS_KEY_ID: '',
+      AWS_SECRET_ACCESS_KEY: '',
+    });
     expect(run.code).toBe(1);
     expect(run.out).toBe('');
     expect(existsSync(file)).toBe(false);
     expect(run.err.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(/^keys: no AWS credentials \(.*\)\. For a deployed stage, log in to its account \(aws sso login --profile <profile>, then AWS_PROFILE=<profile> npm run keys -- \.\.\.\); for a stage run offline, give --table and --endpoint/),
+      expect.stringMatching(
+        /^keys: no AWS credentials \(.*\)\. For a deployed stage, log in to its account \(aws sso login --profile <profile>, then AWS_PROFILE=<profile> npm run keys -- \.\.\.\); for a stage run offline, give --table and --endpoint/,
+      ),
     ]);
     expect(requests).toEqual([]);
   });
@@ -567,10 +629,12 @@ describe('keys as a command (npm run keys)', () => {
   });
 });
 
-describe("each key's API Gateway API key in the stage's usage plan (docs/operating.md \"Keyless traffic and per-key limits\")", () => {
+describe('each key\'s API Gateway API key in the stage\'s usage plan (docs/operating.md "Keyless traffic and per-key limits")', () => {
   it("creates it with the key's digest as value, in the plan the stack outputs, and deletes it on revoke", async () => {
     const { key, keyId, run } = await createKey('production');
-    expect([...gatewayKeys]).toEqual([[`petstore-production-${keyId}`, { value: digestKey(key).toString('hex'), planId: 'plan-PetStore-production' }]]);
+    expect([...gatewayKeys]).toEqual([
+      [`petstore-production-${keyId}`, { value: digestKey(key).toString('hex'), planId: 'plan-PetStore-production' }],
+    ]);
     expect(JSON.stringify([...gatewayKeys])).not.toContain(key);
     expect(run.out).toContain('usage plan plan-PetStore-production');
     // Even with --table, the plan comes from the stack.
@@ -596,7 +660,10 @@ describe("each key's API Gateway API key in the stage's usage plan (docs/operati
     stackAnswer = (name) => {
       const answer = deployedStack(name);
       const stack = answer.Stacks![0]!;
-      return { ...answer, Stacks: [{ ...stack, Outputs: stack.Outputs!.filter((o) => o.OutputKey !== 'UsagePlanId') }] };
+      return {
+        ...answer,
+        Stacks: [{ ...stack, Outputs: stack.Outputs!.filter((o) => o.OutputKey !== 'UsagePlanId') }],
+      };
     };
     const run = await keys('create', '--stage', 'staging');
     expect(run.code).toBe(EXIT_FAILED);

@@ -14,7 +14,8 @@ it('drives the local API with no answer but 2xx, checks the pets it acknowledged
   const run = await runCli('scripts/load.ts', [], SHORT, 90_000);
   expect(run.code, run.stdout + run.stderr).toBe(0);
   expect(run.stdout).toMatch(/local API \(middy handlers\) .* non-2xx 0 {2}errors 0/);
-  const [, acknowledged, unique, readable] = /local API check: (\d+) acknowledged, (\d+) unique ids, (\d+) readable: OK/.exec(run.stdout) ?? [];
+  const [, acknowledged, unique, readable] =
+    /local API check: (\d+) acknowledged, (\d+) unique ids, (\d+) readable: OK/.exec(run.stdout) ?? [];
   expect(Number(acknowledged)).toBeGreaterThan(0);
   expect(unique).toBe(acknowledged);
   expect(readable).toBe(acknowledged);
@@ -25,7 +26,9 @@ it('fails in one line when the local API answers other than 2xx (a 1 ms store bu
   const run = await runCli('scripts/load.ts', [], { ...SHORT, STORE_BUDGET_MS: '1' }, 90_000);
   expect(run.code).toBe(1);
   expect(run.stdout).toMatch(/local API check: .*FAILED \(\d+ answers were not 2xx \(503 x\d+\)\)/);
-  expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^npm run load: FAILED, the local API: \d+ answers were not 2xx/)]);
+  expect(run.stderr.trimEnd().split('\n')).toEqual([
+    expect.stringMatching(/^npm run load: FAILED, the local API: \d+ answers were not 2xx/),
+  ]);
 }, 120_000);
 
 describe('the bare server it compares with', () => {
@@ -40,7 +43,9 @@ describe('the bare server it compares with', () => {
   /** POSTs a pet to a bare server on `endpoint`; its status and what it wrote to the error log. */
   async function create(endpoint: string, newId?: () => number) {
     const errors: string[] = [];
-    const spy = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void errors.push(parts.join(' ')));
+    const spy = vi
+      .spyOn(console, 'error')
+      .mockImplementation((...parts: unknown[]) => void errors.push(parts.join(' ')));
     const server = bareServer(endpoint, 'pets-bare', 'control-bare', newId);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -70,7 +70,9 @@ describe('--read-only', () => {
     for (let i = 0; i < 5; i++) await client.createPet({ name: `Stored ${i}`, categoryId: 3, status: 'sold' });
     const before = await storedPets();
     const { lines, result } = await smoke(KEY, true);
-    expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([`smoke ${api.url} (read-only): 6 passed, 0 failed`]);
+    expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([
+      `smoke ${api.url} (read-only): 6 passed, 0 failed`,
+    ]);
     expect(result).toEqual({ passed: 6, failed: 0, skipped: 0 });
     expect(lines.find((line) => line.includes('pages through'))).toMatch(/: 5 pets over 3 pages, to the last page$/);
     expect(lines.find((line) => line.includes('absolute URL'))).toMatch(`: ${api.url}/pets`);
@@ -121,11 +123,19 @@ it('surfaces the Error body as a typed PetStoreError', async () => {
 describe('as npm run smoke', () => {
   it('answers a mistake in one line with exit code 2: no --base, a base that does not end in /v1', async () => {
     const usage = await cli();
-    expect(usage).toMatchObject({ code: 2, stdout: '', stderr: 'smoke: --base is required (npm run smoke -- --help for usage)\n' });
+    expect(usage).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'smoke: --base is required (npm run smoke -- --help for usage)\n',
+    });
     const base = api.url.replace(/\/v1$/, '');
     const wrongBase = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', base);
     expect(wrongBase).toMatchObject({ code: 2, stdout: '' });
-    expect(wrongBase.stderr).toMatch(new RegExp(`^smoke: --base must end in /v1, the stage's base URL .*, not ${base} \\(npm run smoke -- --help for usage\\)\n$`));
+    expect(wrongBase.stderr).toMatch(
+      new RegExp(
+        `^smoke: --base must end in /v1, the stage's base URL .*, not ${base} \\(npm run smoke -- --help for usage\\)\n$`,
+      ),
+    );
     const help = await cli('--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: PETSTORE_API_KEY=<API key> npm run smoke -- --base/);
@@ -140,7 +150,10 @@ describe('as npm run smoke', () => {
     await new Promise<void>((listening) => counting.listen(0, '127.0.0.1', listening));
     try {
       const base = `http://127.0.0.1:${(counting.address() as AddressInfo).port}/v1`;
-      for (const args of [['--base', base, '--key', KEY], [`--key=${KEY}`, '--base', base]]) {
+      for (const args of [
+        ['--base', base, '--key', KEY],
+        [`--key=${KEY}`, '--base', base],
+      ]) {
         const refused = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, ...args);
         expect(refused).toMatchObject({
           code: 2,
@@ -152,17 +165,34 @@ describe('as npm run smoke', () => {
     } finally {
       await new Promise((closed) => counting.close(closed));
     }
-    const said = [await cli(), await cli('--help'), await cli('--base', api.url)].map((run) => run.stdout + run.stderr).join('\n');
+    const said = [await cli(), await cli('--help'), await cli('--base', api.url)]
+      .map((run) => run.stdout + run.stderr)
+      .join('\n');
     expect(said).not.toContain('--key');
   });
 
   it('says why a request failed: the connection was refused, and where', async () => {
     const port = await freePort();
-    const run = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', `http://127.0.0.1:${port}/v1`, '--read-only', '--retry-budget', '300');
+    const run = await cliWith(
+      { [SMOKE_KEY_VARIABLE]: KEY },
+      '--base',
+      `http://127.0.0.1:${port}/v1`,
+      '--read-only',
+      '--retry-budget',
+      '300',
+    );
     expect(run.code).toBe(1);
     const lines = run.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(new RegExp(`^FAIL  401 without a key: fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in `));
-    expect(lines.slice(1, -1).every((line) => line.includes(`not run, the API did not answer (fetch failed: ECONNREFUSED 127.0.0.1:${port}`))).toBe(true);
+    expect(lines[0]).toMatch(
+      new RegExp(`^FAIL  401 without a key: fetch failed: ECONNREFUSED 127\\.0\\.0\\.1:${port} \\(\\d+ attempts? in `),
+    );
+    expect(
+      lines
+        .slice(1, -1)
+        .every((line) =>
+          line.includes(`not run, the API did not answer (fetch failed: ECONNREFUSED 127.0.0.1:${port}`),
+        ),
+    ).toBe(true);
     expect(lines.at(-1)).toMatch(/: 0 passed, 6 failed$/);
   });
 
@@ -171,7 +201,11 @@ describe('as npm run smoke', () => {
     expect(fromEnvironment.code).toBe(0);
     expect(fromEnvironment.stdout).toMatch(/ok    404 for an unknown id/);
     const keyless = await cli('--base', api.url, '--read-only');
-    expect(keyless).toMatchObject({ code: 2, stdout: '', stderr: `smoke: no API key: set ${SMOKE_KEY_VARIABLE} (npm run smoke -- --help for usage)\n` });
+    expect(keyless).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: `smoke: no API key: set ${SMOKE_KEY_VARIABLE} (npm run smoke -- --help for usage)\n`,
+    });
   });
 
   it('exits 0 on a passing creating run, printing the pet it made, and 1 on failure', async () => {

@@ -47,14 +47,18 @@ export function readAuthorizers(
   for (const [logicalId, resource] of entries) {
     const uri = String(field(resource, 'AuthorizerUri'));
     const functionArn = LAMBDA_INVOCATION_URI.exec(uri)?.[1];
-    if (!functionArn) throw new RestApiTemplateError(`The authorizer ${logicalId} calls ${uri}, which is not a Lambda function.`);
+    if (!functionArn)
+      throw new RestApiTemplateError(`The authorizer ${logicalId} calls ${uri}, which is not a Lambda function.`);
     const id = resolver.ref(logicalId);
     authorizers.set(id, {
       id,
       logicalId,
       type: String(field(resource, 'Type')),
       functionArn,
-      identitySources: String(field(resource, 'IdentitySource') ?? '').split(',').map((source) => source.trim()).filter(Boolean),
+      identitySources: String(field(resource, 'IdentitySource') ?? '')
+        .split(',')
+        .map((source) => source.trim())
+        .filter(Boolean),
       ttlSeconds: readAuthorizerTtl(field(resource, 'AuthorizerResultTtlInSeconds')),
     });
   }
@@ -124,12 +128,20 @@ export async function accessRefusal(
     exchange.authorization = outcome;
   }
   if (!method.apiKeyRequired) return undefined;
-  const apiKey = api.apiKeySource === 'AUTHORIZER' ? exchange.authorization?.usageIdentifierKey : requestHeader(exchange, 'x-api-key');
+  const apiKey =
+    api.apiKeySource === 'AUTHORIZER'
+      ? exchange.authorization?.usageIdentifierKey
+      : requestHeader(exchange, 'x-api-key');
   return access.limits.take(apiKey);
 }
 
 /** A REQUEST authorizer's event (REST API): the request as the proxy event has it, and the method's ARN. */
-function authorizerEvent(exchange: Exchange, api: RestApi, method: ApiMethod, methodArn: string): Record<string, unknown> {
+function authorizerEvent(
+  exchange: Exchange,
+  api: RestApi,
+  method: ApiMethod,
+  methodArn: string,
+): Record<string, unknown> {
   return {
     type: 'REQUEST',
     methodArn,
@@ -144,7 +156,12 @@ function authorizerEvent(exchange: Exchange, api: RestApi, method: ApiMethod, me
 }
 
 /** Whether a resource-based policy statement lets API Gateway invoke the function from this method. */
-export function permits(permissions: LambdaPermission[], functionArn: string, sourceArn: string, accountId: string): boolean {
+export function permits(
+  permissions: LambdaPermission[],
+  functionArn: string,
+  sourceArn: string,
+  accountId: string,
+): boolean {
   const target = qualifiedName(functionArn);
   return permissions.some(
     (permission) =>
@@ -185,7 +202,9 @@ export class Throttles {
   #bucketFor(method: ApiMethod): TokenBucket {
     // MethodSettings escape the resource path's slashes as `~1`: `/~1pets~1{petId}`.
     const own = this.settings.find(
-      (setting) => setting.httpMethod === method.httpMethod && `/${setting.resourcePath.slice(1).replace(/~1/g, '/')}` === method.resource.path,
+      (setting) =>
+        setting.httpMethod === method.httpMethod &&
+        `/${setting.resourcePath.slice(1).replace(/~1/g, '/')}` === method.resource.path,
     );
     const stage = this.settings.find((setting) => setting.httpMethod === '*' && setting.resourcePath === '/*');
     const rate = own?.rateLimit ?? stage?.rateLimit ?? ACCOUNT_THROTTLING.rateLimit;

@@ -36,7 +36,14 @@ export interface Authorization {
 
 /** The gateway response a refusal is answered with, and the message of API Gateway's own. */
 export interface Refusal {
-  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'AUTHORIZER_FAILURE' | 'AUTHORIZER_CONFIGURATION_ERROR' | 'INVALID_API_KEY' | 'THROTTLED' | 'QUOTA_EXCEEDED';
+  type:
+    | 'UNAUTHORIZED'
+    | 'ACCESS_DENIED'
+    | 'AUTHORIZER_FAILURE'
+    | 'AUTHORIZER_CONFIGURATION_ERROR'
+    | 'INVALID_API_KEY'
+    | 'THROTTLED'
+    | 'QUOTA_EXCEEDED';
   message: string;
   log?: string;
 }
@@ -52,7 +59,8 @@ export interface AuthorizerRequest {
 
 const DEFAULT_TTL_SECONDS = 300;
 
-export const readAuthorizerTtl = (value: unknown): number => (value === undefined || value === null ? DEFAULT_TTL_SECONDS : Number(value));
+export const readAuthorizerTtl = (value: unknown): number =>
+  value === undefined || value === null ? DEFAULT_TTL_SECONDS : Number(value);
 
 type Cached = { expires: number; outcome: Authorization | Refusal };
 
@@ -68,19 +76,28 @@ export class Authorizers {
 
   async authorize(authorizer: AuthorizerDefinition, request: AuthorizerRequest): Promise<Authorization | Refusal> {
     if (authorizer.type !== 'REQUEST') {
-      return configurationError(`authorizer ${authorizer.logicalId} is of type ${authorizer.type}, which the runner does not serve`);
+      return configurationError(
+        `authorizer ${authorizer.logicalId} is of type ${authorizer.type}, which the runner does not serve`,
+      );
     }
     const identity = authorizer.identitySources.map((source) => identityValue(source, request));
     // A missing identity source is a 401 before anything runs.
-    if (identity.some((value) => value === undefined || value === '')) return { type: 'UNAUTHORIZED', message: 'Unauthorized' };
+    if (identity.some((value) => value === undefined || value === ''))
+      return { type: 'UNAUTHORIZED', message: 'Unauthorized' };
     const cacheKey = JSON.stringify([authorizer.id, ...identity]);
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expires > this.now()) return decide(cached.outcome, request.methodArn);
-    if (!this.permitted(authorizer)) return configurationError(`Invalid permissions on Lambda function ${authorizer.functionArn}`);
+    if (!this.permitted(authorizer))
+      return configurationError(`Invalid permissions on Lambda function ${authorizer.functionArn}`);
     const outcome = await this.invoke(authorizer.functionArn, request.event());
-    if (outcome.kind === 'error' && outcome.errorMessage === 'Unauthorized') return { type: 'UNAUTHORIZED', message: 'Unauthorized' };
+    if (outcome.kind === 'error' && outcome.errorMessage === 'Unauthorized')
+      return { type: 'UNAUTHORIZED', message: 'Unauthorized' };
     if (outcome.kind !== 'ok') {
-      return { type: 'AUTHORIZER_FAILURE', message: 'Internal server error', log: `Authorizer error: ${outcome.errorMessage}` };
+      return {
+        type: 'AUTHORIZER_FAILURE',
+        message: 'Internal server error',
+        log: `Authorizer error: ${outcome.errorMessage}`,
+      };
     }
     const result = parseResult(outcome.payload);
     // Only a policy is cached; a failure asks again next time.
@@ -98,7 +115,11 @@ function identityValue(source: string, request: AuthorizerRequest): string | und
   return undefined;
 }
 
-const configurationError = (log: string): Refusal => ({ type: 'AUTHORIZER_CONFIGURATION_ERROR', message: 'Internal server error', log });
+const configurationError = (log: string): Refusal => ({
+  type: 'AUTHORIZER_CONFIGURATION_ERROR',
+  message: 'Internal server error',
+  log,
+});
 
 interface ParsedPolicy extends Authorization {
   type: 'policy';
@@ -111,7 +132,8 @@ function parseResult(payload: unknown): ParsedPolicy | Refusal {
     return configurationError('Invalid authorizer response: principalId or policyDocument missing');
   }
   const statements = payload.policyDocument.Statement;
-  if (!Array.isArray(statements) || !statements.every(isRecord)) return configurationError('Invalid authorizer response: no Statement list');
+  if (!Array.isArray(statements) || !statements.every(isRecord))
+    return configurationError('Invalid authorizer response: no Statement list');
   const context = payload.context ?? {};
   if (!isRecord(context) || !Object.values(context).every((v) => ['string', 'number', 'boolean'].includes(typeof v))) {
     return configurationError('Invalid authorizer response: context values must be strings, numbers or booleans');
@@ -122,19 +144,28 @@ function parseResult(payload: unknown): ParsedPolicy | Refusal {
     principalId: payload.principalId,
     context: context as Authorization['context'],
     ...(typeof key === 'string' ? { usageIdentifierKey: key } : {}),
-    statements: statements.map((statement) => ({
-      effect: String(statement.Effect),
-      resources: [statement.Resource].flat().map(String),
-      actions: [statement.Action].flat().map(String),
-    })).filter((statement) => statement.actions.some((action) => ['execute-api:Invoke', 'execute-api:*', '*'].includes(action))),
+    statements: statements
+      .map((statement) => ({
+        effect: String(statement.Effect),
+        resources: [statement.Resource].flat().map(String),
+        actions: [statement.Action].flat().map(String),
+      }))
+      .filter((statement) =>
+        statement.actions.some((action) => ['execute-api:Invoke', 'execute-api:*', '*'].includes(action)),
+      ),
   };
 }
 
 /** IAM's evaluation of the (cached) policy for this method: an explicit Deny wins, then an Allow. */
 function decide(outcome: ParsedPolicy | Refusal | Authorization, methodArn: string): Authorization | Refusal {
   if (!('statements' in outcome)) return outcome as Authorization | Refusal;
-  const matching = outcome.statements.filter((statement) => statement.resources.some((resource) => arnLike(resource, methodArn)));
-  if (matching.some((statement) => statement.effect === 'Deny') || !matching.some((statement) => statement.effect === 'Allow')) {
+  const matching = outcome.statements.filter((statement) =>
+    statement.resources.some((resource) => arnLike(resource, methodArn)),
+  );
+  if (
+    matching.some((statement) => statement.effect === 'Deny') ||
+    !matching.some((statement) => statement.effect === 'Allow')
+  ) {
     return { type: 'ACCESS_DENIED', message: 'User is not authorized to access this resource' };
   }
   const { principalId, context, usageIdentifierKey } = outcome;
@@ -145,7 +176,10 @@ export const isRefusal = (outcome: Authorization | Refusal): outcome is Refusal 
 
 /** IAM's ArnLike: `*` any run of characters, `?` one. */
 export function arnLike(pattern: string, arn: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, 's').test(arn);
 }
 
@@ -216,4 +250,5 @@ function periodOf(date: Date, period: string): string {
   return day;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -73,7 +73,8 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   const { values } = parsed;
   if (values.help) return 'help';
   if (values.stage === undefined) throw new UsageError(`--stage is required (${STAGES.join(' or ')}).`);
-  if (!isStage(values.stage)) throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
+  if (!isStage(values.stage))
+    throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
   let port: number;
   try {
     port = parsePort(values.port, DEFAULT_PORT, '--port');
@@ -87,9 +88,11 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
     parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
   }
   const idleSeconds = Number(values['idle-timeout']);
-  if (values['idle-timeout'] !== undefined && !(idleSeconds > 0 && Number.isFinite(idleSeconds))) throw new UsageError(`--idle-timeout takes a number of seconds above 0, not "${values['idle-timeout']}".`);
+  if (values['idle-timeout'] !== undefined && !(idleSeconds > 0 && Number.isFinite(idleSeconds)))
+    throw new UsageError(`--idle-timeout takes a number of seconds above 0, not "${values['idle-timeout']}".`);
   const inspect = values.inspect === undefined ? undefined : parseInspectTarget(values.inspect);
-  if (values.inspect !== undefined && !inspect) throw new UsageError(`--inspect takes [<function>][:<port>], not "${values.inspect}".`);
+  if (values.inspect !== undefined && !inspect)
+    throw new UsageError(`--inspect takes [<function>][:<port>], not "${values.inspect}".`);
   if (values['iam-report'] === '') throw new UsageError('--iam-report takes a file name.');
   return {
     stage: values.stage,
@@ -165,10 +168,13 @@ export async function runStartDeployedCommand(argv: string[]): Promise<void> {
   if (args.inspect) {
     console.log(
       `  inspect: ${args.inspect.name}'s sandbox listens for a debugger on 127.0.0.1:${args.inspect.port} (one sandbox, source-mapped bundle in .inspect/);` +
-        " its timeout runs as on Lambda but stops while the debugger has it paused (one line each way), so a breakpoint may hold it as long as it likes",
+        ' its timeout runs as on Lambda but stops while the debugger has it paused (one line each way), so a breakpoint may hold it as long as it likes',
     );
   }
-  if (args.watch) console.log('  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)');
+  if (args.watch)
+    console.log(
+      '  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)',
+    );
 }
 
 /**
@@ -179,27 +185,46 @@ function refuseUnwritableReport(file: string): void {
   try {
     writeFileSync(file, '');
   } catch (error) {
-    console.error(`start:deployed: cannot write the IAM report to ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give --iam-report a file in a folder you can write.`);
+    console.error(
+      `start:deployed: cannot write the IAM report to ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give --iam-report a file in a folder you can write.`,
+    );
     process.exit(2);
   }
 }
 
 /** The errors whose message is written for the user, one line each. */
 const isOneLineError = (error: unknown): error is Error =>
-  [CloudAssemblyError, SynthesisError, RestApiPortInUseError, RestApiTemplateError, LambdaHostError].some((kind) => error instanceof kind);
+  [CloudAssemblyError, SynthesisError, RestApiPortInUseError, RestApiTemplateError, LambdaHostError].some(
+    (kind) => error instanceof kind,
+  );
 
-function printBanner(stage: Stage, api: DeployedApi, parameters: Record<string, string>, iamReportFile: string | undefined): void {
+function printBanner(
+  stage: Stage,
+  api: DeployedApi,
+  parameters: Record<string, string>,
+  iamReportFile: string | undefined,
+): void {
   console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
   const used = Object.keys(api.stack.template.Parameters ?? {}).filter((name) => name in parameters);
-  if (used.length) console.log(`  parameters: ${used.map((name) => `${name}=${parameters[name]}`).join(', ')} (--parameter Name=Value to change)`);
-  console.log(`  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`);
-  console.log(`  IAM: every DynamoDB call checked against its function's role; at stop, each function's calls and unused grants${
-    iamReportFile ? ` (JSON in ${iamReportFile})` : ''
-  }`);
-  console.log(`  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`);
+  if (used.length)
+    console.log(
+      `  parameters: ${used.map((name) => `${name}=${parameters[name]}`).join(', ')} (--parameter Name=Value to change)`,
+    );
+  console.log(
+    `  functions: ${api.functions.map((f) => f.functionName).join(', ')} (each from its cdk.out asset, its IAM role enforced)`,
+  );
+  console.log(
+    `  IAM: every DynamoDB call checked against its function's role; at stop, each function's calls and unused grants${
+      iamReportFile ? ` (JSON in ${iamReportFile})` : ''
+    }`,
+  );
+  console.log(
+    `  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`,
+  );
   console.log('No API key exists yet. Issue one as an operator would after a deploy:');
-  console.log(`  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`);
+  console.log(
+    `  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`,
+  );
   console.log('Then, for example:');
   console.log(`  PETSTORE_API_KEY=<the key> npm run smoke -- --base ${api.url}`);
 }
-

@@ -55,9 +55,14 @@ const BUNDLE_ENTRY = /^index\.(mjs|cjs|js)$/;
 export function readStack(outdir: string, stackName: string, template?: CfnTemplate): StackArtifact {
   const root = resolve(outdir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new CloudAssemblyError(`No cloud assembly at ${root}: run \`npx cdk synth\` first (or pass its --output folder).`);
+    throw new CloudAssemblyError(
+      `No cloud assembly at ${root}: run \`npx cdk synth\` first (or pass its --output folder).`,
+    );
   }
-  const manifest = readJson<Manifest>(join(root, 'manifest.json'), `No manifest.json in ${root}: is it a cloud assembly (cdk.out)?`);
+  const manifest = readJson<Manifest>(
+    join(root, 'manifest.json'),
+    `No manifest.json in ${root}: is it a cloud assembly (cdk.out)?`,
+  );
   return manifestStack(root, manifest, stackName, template);
 }
 
@@ -81,7 +86,9 @@ function manifestStack(root: string, manifest: Manifest, stackName: string, temp
     if (!resource) throw new CloudAssemblyError(`No resource ${logicalId} in stack ${artifactId}.`);
     const assetPath = resource.Metadata?.[ASSET_PATH];
     if (typeof assetPath !== 'string') {
-      throw new CloudAssemblyError(`Resource ${logicalId} of ${artifactId} has no asset (no "${ASSET_PATH}" metadata).`);
+      throw new CloudAssemblyError(
+        `Resource ${logicalId} of ${artifactId} has no asset (no "${ASSET_PATH}" metadata).`,
+      );
     }
     const dir = isAbsolute(assetPath) ? assetPath : join(root, assetPath);
     if (!existsSync(dir) || !statSync(dir).isDirectory()) {
@@ -109,7 +116,8 @@ export function hasEveryBundle(outdir: string): boolean {
     for (const [stackName] of stackArtifacts(manifest)) {
       const stack = manifestStack(root, manifest, stackName);
       for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
-        if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.[ASSET_PATH] === 'string') stack.assetDir(logicalId);
+        if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.[ASSET_PATH] === 'string')
+          stack.assetDir(logicalId);
       }
     }
     return true;

@@ -96,7 +96,9 @@ export function functionMatches(logicalId: string, name: string): boolean {
 /** The names `functionMatches` takes, one per function of the stack (for a usage line). */
 export function functionNamesOf(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'parameters'>): string[] {
   const { stack } = readDeployedStack(options);
-  return resourcesOf(stack.template, 'AWS::Lambda::Function').map(([id]) => lowerFirst(withoutHash(id).replace(/Function$/, '')));
+  return resourcesOf(stack.template, 'AWS::Lambda::Function').map(([id]) =>
+    lowerFirst(withoutHash(id).replace(/Function$/, '')),
+  );
 }
 
 const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
@@ -113,7 +115,9 @@ export interface DeployedFunctionRun {
  * --stage`): the stage's tables on an in-memory dynalite, the function's IAM gate and its host.
  * Undefined when no function of the stack answers to `name`.
  */
-export async function startDeployedFunction(options: DeployedApiOptions & { name: string }): Promise<DeployedFunctionRun | undefined> {
+export async function startDeployedFunction(
+  options: DeployedApiOptions & { name: string },
+): Promise<DeployedFunctionRun | undefined> {
   const { stack, resolver } = readDeployedStack(options);
   const found = resourcesOf(stack.template, 'AWS::Lambda::Function').find(([id]) => functionMatches(id, options.name));
   if (!found) return undefined;
@@ -136,7 +140,12 @@ export async function startDeployedFunction(options: DeployedApiOptions & { name
       sandboxPreload: options.sandboxPreload,
       onStarted: (closer) => closers.push(closer),
     });
-    return { deployed, storeEndpoint: store.endpoint, controlTableName: controlTableOf(stack, resolver), close: stopAll };
+    return {
+      deployed,
+      storeEndpoint: store.endpoint,
+      controlTableName: controlTableOf(stack, resolver),
+      close: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;
@@ -158,8 +167,15 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
     const functions: DeployedFunction[] = [];
     const inspect = options.inspect;
-    if (inspect && !resourcesOf(stack.template, 'AWS::Lambda::Function').some(([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name))) {
-      throw new LambdaHostError(`--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`);
+    if (
+      inspect &&
+      !resourcesOf(stack.template, 'AWS::Lambda::Function').some(
+        ([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name),
+      )
+    ) {
+      throw new LambdaHostError(
+        `--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`,
+      );
     }
     const sources = infraSources();
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
@@ -231,7 +247,18 @@ async function startFunction(
   resolver: TemplateResolver,
   logicalId: string,
   resource: CfnResource,
-  { upstream, tables, sources, log, iamLog, recordDecisions, sandboxPreload, idleTimeoutMs, inspect, onStarted }: FunctionWiring,
+  {
+    upstream,
+    tables,
+    sources,
+    log,
+    iamLog,
+    recordDecisions,
+    sandboxPreload,
+    idleTimeoutMs,
+    inspect,
+    onStarted,
+  }: FunctionWiring,
 ): Promise<DeployedFunction> {
   const properties = resource.Properties ?? {};
   const functionName = resolver.ref(logicalId);
@@ -271,7 +298,9 @@ async function startFunction(
     logGroupName: logGroupOf(properties, resolver, functionName),
     ...(log ? { log } : {}),
     ...(sandboxPreload ? { sandboxPreload } : {}),
-    ...(properties.ReservedConcurrentExecutions === undefined ? {} : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
+    ...(properties.ReservedConcurrentExecutions === undefined
+      ? {}
+      : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
     ...(inspected ? { inspectPort: inspected.port } : {}),
   });
@@ -309,7 +338,9 @@ function denialLine(fn: string, roleId: string, source: RoleSource, denial: Deni
 }
 
 const sidsOf = (policies: PolicyDocument[]): string[] =>
-  policies.flatMap((policy) => (Array.isArray(policy.Statement) ? policy.Statement : [policy.Statement]).flatMap((s) => (s.Sid ? [s.Sid] : [])));
+  policies.flatMap((policy) =>
+    (Array.isArray(policy.Statement) ? policy.Statement : [policy.Statement]).flatMap((s) => (s.Sid ? [s.Sid] : [])),
+  );
 
 /**
  * What API Gateway's integration URIs name: a function's `live` alias (or the function itself),
@@ -327,14 +358,21 @@ function invokerOf(template: CfnTemplate, resolver: TemplateResolver, functions:
   }
   return async (functionArn: string, event: unknown) => {
     const host = hosts.get(functionArn);
-    if (!host) return { kind: 'error' as const, errorType: 'ResourceNotFoundException', errorMessage: `No function ${functionArn}` };
+    if (!host)
+      return {
+        kind: 'error' as const,
+        errorType: 'ResourceNotFoundException',
+        errorMessage: `No function ${functionArn}`,
+      };
     return host.invoke(event);
   };
 }
 
 /** The template as CloudFormation would create it: a resource whose `Condition` is false does not exist. */
 function withConditionsApplied(template: CfnTemplate, resolver: TemplateResolver): CfnTemplate {
-  const kept = Object.entries(template.Resources).filter(([, resource]) => !resource.Condition || resolver.condition(resource.Condition));
+  const kept = Object.entries(template.Resources).filter(
+    ([, resource]) => !resource.Condition || resolver.condition(resource.Condition),
+  );
   return { ...template, Resources: Object.fromEntries(kept) };
 }
 

@@ -13,7 +13,15 @@ import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { hasEveryBundle } from './cloudAssembly.ts';
 
 /** What the synthesized templates and assets are made from. */
-export const ASSEMBLY_SOURCES = ['infra', 'lib', 'functions', 'contract', 'cdk.json', 'package-lock.json', 'openapi.json'];
+export const ASSEMBLY_SOURCES = [
+  'infra',
+  'lib',
+  'functions',
+  'contract',
+  'cdk.json',
+  'package-lock.json',
+  'openapi.json',
+];
 
 export const DEFAULT_OUTDIR = join(PROJECT_ROOT, 'cdk.out');
 
@@ -52,7 +60,10 @@ export async function ensureCloudAssembly(
   await acquire(lock, quiet);
   try {
     if (isFresh(target)) return 'fresh';
-    if (!quiet) console.error(`Synthesizing ${target} (it is missing, older than the sources, or without a function's bundle)...`);
+    if (!quiet)
+      console.error(
+        `Synthesizing ${target} (it is missing, older than the sources, or without a function's bundle)...`,
+      );
     const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
     // Offline: no notices fetched, no CLI telemetry sent (both would reach AWS's endpoints).
     const result = spawnSync(cdk, ['synth', '--quiet', '--no-notices', '--output', target], {
@@ -62,8 +73,14 @@ export async function ensureCloudAssembly(
       env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
     });
     if (result.status !== 0) {
-      const detail = `${result.stderr ?? ''}`.split('\n').filter((line) => line.trim() && !/npm warn/.test(line)).slice(-3).join(' / ');
-      throw new SynthesisError(`cdk synth failed${result.error ? `: ${result.error.message}` : ''}${detail ? `: ${detail}` : ''}`);
+      const detail = `${result.stderr ?? ''}`
+        .split('\n')
+        .filter((line) => line.trim() && !/npm warn/.test(line))
+        .slice(-3)
+        .join(' / ');
+      throw new SynthesisError(
+        `cdk synth failed${result.error ? `: ${result.error.message}` : ''}${detail ? `: ${detail}` : ''}`,
+      );
     }
     return 'synthesized';
   } finally {

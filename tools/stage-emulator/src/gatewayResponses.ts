@@ -19,7 +19,10 @@ import {
 } from './restApiModel.ts';
 
 /** The template's gateway responses of the API, by response type. */
-export function readGatewayResponses(entries: [string, TemplateResource][], field: Field): Map<string, GatewayResponseDefinition> {
+export function readGatewayResponses(
+  entries: [string, TemplateResource][],
+  field: Field,
+): Map<string, GatewayResponseDefinition> {
   return new Map(
     entries.map(([, resource]) => [
       String(field(resource, 'ResponseType')),
@@ -88,15 +91,25 @@ const UNCUSTOMIZABLE: ReadonlySet<ResponseType> = new Set(['REQUEST_TOO_LARGE'])
  * Gateway's built-in one. The status: the response's own, else what the situation gives
  * (`observedStatus`, e.g. 502 for a function error), else the type's default.
  */
-export function gatewayResponse(type: ResponseType, message: string, exchange: Exchange, api: RestApi, observedStatus?: number): Answer {
+export function gatewayResponse(
+  type: ResponseType,
+  message: string,
+  exchange: Exchange,
+  api: RestApi,
+  observedStatus?: number,
+): Answer {
   const defaultStatus = observedStatus ?? DEFAULT_STATUS[type];
   const definition = UNCUSTOMIZABLE.has(type)
     ? undefined
-    : (api.gatewayResponses.get(type) ?? api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX'));
+    : (api.gatewayResponses.get(type) ??
+      api.gatewayResponses.get(defaultStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX'));
   const status = definition?.statusCode ? Number(definition.statusCode) : defaultStatus;
   const error = { message, messageString: JSON.stringify(message), responseType: type };
   const variables = templateVariables(exchange, api, { ...contextVariables(exchange, api), error });
-  const templates = definition && Object.keys(definition.responseTemplates).length ? definition.responseTemplates : { 'application/json': BUILT_IN_TEMPLATE };
+  const templates =
+    definition && Object.keys(definition.responseTemplates).length
+      ? definition.responseTemplates
+      : { 'application/json': BUILT_IN_TEMPLATE };
   const errorType = ERROR_TYPES[type];
   return mappedAnswer(
     status,

@@ -25,8 +25,16 @@ export interface SourceFile {
 }
 
 /** `files` are infra/'s sources, read once by `infraSources` for every role. */
-export function roleSource(template: CfnTemplate, roleLogicalId: string, sids: readonly string[], files: readonly SourceFile[]): RoleSource {
-  const cdkPath = (template.Resources[roleLogicalId]?.Metadata?.['aws:cdk:path'] as string | undefined)?.replace(/\/Resource$/, '');
+export function roleSource(
+  template: CfnTemplate,
+  roleLogicalId: string,
+  sids: readonly string[],
+  files: readonly SourceFile[],
+): RoleSource {
+  const cdkPath = (template.Resources[roleLogicalId]?.Metadata?.['aws:cdk:path'] as string | undefined)?.replace(
+    /\/Resource$/,
+    '',
+  );
   const statements: Record<string, string> = {};
   for (const sid of sids) {
     const found = findLine(files, (line) => line.includes(`sid: '${sid}'`));
@@ -46,9 +54,14 @@ export function describeRoleSource(source: RoleSource): string {
 function constructFileOf(files: readonly SourceFile[], ids: string[]): string | undefined {
   for (const id of [...ids].reverse()) {
     const creation = new RegExp(`new (\\w+)\\(\\w+, '${id.replace(/[^A-Za-z0-9]/g, '')}'`);
-    const className = files.flatMap((file) => file.lines).map((line) => creation.exec(line)?.[1]).find(Boolean);
+    const className = files
+      .flatMap((file) => file.lines)
+      .map((line) => creation.exec(line)?.[1])
+      .find(Boolean);
     if (!className) continue;
-    const file = files.find((candidate) => candidate.lines.some((line) => line.startsWith(`export class ${className} `)));
+    const file = files.find((candidate) =>
+      candidate.lines.some((line) => line.startsWith(`export class ${className} `)),
+    );
     if (file) return file.path;
   }
   return undefined;
@@ -74,5 +87,8 @@ export function infraSources(root = PROJECT_ROOT): SourceFile[] {
   return names
     .filter((name) => name.endsWith('.ts'))
     .sort()
-    .map((name) => ({ path: relative(root, join(dir, name)), lines: readFileSync(join(dir, name), 'utf8').split('\n') }));
+    .map((name) => ({
+      path: relative(root, join(dir, name)),
+      lines: readFileSync(join(dir, name), 'utf8').split('\n'),
+    }));
 }

@@ -65,7 +65,8 @@ export async function evaluateCheck(
     },
     {},
   );
-  if (result.resultType === 'error') return { allowed: false, reason: `simulation refused the request: ${result.errors.message}` };
+  if (result.resultType === 'error')
+    return { allowed: false, reason: `simulation refused the request: ${result.errors.message}` };
   return result.overallResult === 'Allowed' ? { allowed: true } : { allowed: false, reason: result.overallResult };
 }
 
@@ -93,7 +94,11 @@ export function grantsOf(policies: PolicyDocument[], tables: TableKeys[]): Grant
             ...(statement.Sid ? { sid: statement.Sid } : {}),
             ...(statement.Condition ? { condition: statement.Condition } : {}),
             used: false,
-            statement: { ...statement, ...(action ? { Action: action } : {}), ...(resource ? { Resource: resource } : {}) },
+            statement: {
+              ...statement,
+              ...(action ? { Action: action } : {}),
+              ...(resource ? { Resource: resource } : {}),
+            },
           });
         }
       }
@@ -106,12 +111,19 @@ export function grantsOf(policies: PolicyDocument[], tables: TableKeys[]): Grant
  * Marks the grants an allowed check used. Each grant not yet marked whose action and resource
  * patterns could match is evaluated alone against the check, so a warmed-up gate evaluates nothing.
  */
-export async function markUsed(grants: Grant[], check: Check, principal: string, env: DeployedEnvironment): Promise<void> {
+export async function markUsed(
+  grants: Grant[],
+  check: Check,
+  principal: string,
+  env: DeployedEnvironment,
+): Promise<void> {
   for (const grant of grants) {
     if (grant.used) continue;
     if (grant.statement.Action && !patternMatches(grant.action, check.action, true)) continue;
     if (grant.statement.Resource && !patternMatches(grant.resource, check.resource, false)) continue;
-    if ((await evaluateCheck([{ Version: '2012-10-17', Statement: [grant.statement] }], check, principal, env)).allowed) {
+    if (
+      (await evaluateCheck([{ Version: '2012-10-17', Statement: [grant.statement] }], check, principal, env)).allowed
+    ) {
       grant.used = true;
     }
   }
@@ -123,7 +135,9 @@ export function wouldAllow(check: Check): PolicyStatement {
     Effect: 'Allow',
     Action: check.action,
     Resource: check.resource,
-    ...(check.leadingKeys ? { Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': check.leadingKeys } } } : {}),
+    ...(check.leadingKeys
+      ? { Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': check.leadingKeys } } }
+      : {}),
   };
 }
 
@@ -202,7 +216,9 @@ export function grantReports(usage: GrantUsage, statementSources: Record<string,
 /** `IAM <function>: <n> call(s) allowed, <m> denied; unused grants: <none | list>`, one line per function. */
 export function iamReportLines(report: IamReport): string[] {
   return report.functions.map((fn) => {
-    const unused = fn.grants.filter((grant) => !grant.used).map((grant) => (grant.source ? `${grant.grant} at ${grant.source}` : grant.grant));
+    const unused = fn.grants
+      .filter((grant) => !grant.used)
+      .map((grant) => (grant.source ? `${grant.grant} at ${grant.source}` : grant.grant));
     const calls = fn.allowed === 1 ? 'call' : 'calls';
     return `IAM ${fn.function}: ${fn.allowed} ${calls} allowed, ${fn.denied} denied; unused grants: ${unused.length ? unused.join(', ') : 'none'}`;
   });

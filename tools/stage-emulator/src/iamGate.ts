@@ -124,7 +124,8 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) answerError(res, 'InternalServerError', `IAM gate failure: ${(error as Error).message}`, 500);
+      if (!res.headersSent)
+        answerError(res, 'InternalServerError', `IAM gate failure: ${(error as Error).message}`, 500);
       else res.destroy();
     });
   });
@@ -150,7 +151,12 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
  * IAM's decision on a check, evaluated once per request shape: the policies never change while the
  * gate runs, so a decision holds for the same action, resource and leading keys.
  */
-function decisionCache(policies: PolicyDocument[], usage: GrantUsage, sessionArn: string, env: DeployedEnvironment): (check: Check) => Promise<GateDecision> {
+function decisionCache(
+  policies: PolicyDocument[],
+  usage: GrantUsage,
+  sessionArn: string,
+  env: DeployedEnvironment,
+): (check: Check) => Promise<GateDecision> {
   const verdicts = new Map<string, Promise<GateDecision>>();
   const evaluate = (check: Check): Promise<GateDecision> => {
     const key = JSON.stringify([check.action, check.resource, check.leadingKeys]);
@@ -169,7 +175,12 @@ function decisionCache(policies: PolicyDocument[], usage: GrantUsage, sessionArn
   const simulate = async (check: Check): Promise<GateDecision> => {
     const verdict = await evaluateCheck(policies, check, sessionArn, env);
     if (verdict.allowed) await markUsed(usage.grants, check, sessionArn, env);
-    return { action: check.action, resource: check.resource, ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}), ...verdict };
+    return {
+      action: check.action,
+      resource: check.resource,
+      ...(check.leadingKeys ? { leadingKeys: check.leadingKeys } : {}),
+      ...verdict,
+    };
   };
   return evaluate;
 }
@@ -180,9 +191,14 @@ function decisionCache(policies: PolicyDocument[], usage: GrantUsage, sessionArn
  * policies (ARNs like arn:aws:iam::aws:policy/AWSXRayDaemonWriteAccess) are not evaluated: their
  * documents are not in the template, and the ones this stack attaches grant no dynamodb action.
  */
-export function rolePolicies(template: CfnTemplate, resolver: TemplateResolver, roleLogicalId: string): PolicyDocument[] {
+export function rolePolicies(
+  template: CfnTemplate,
+  resolver: TemplateResolver,
+  roleLogicalId: string,
+): PolicyDocument[] {
   const role = template.Resources[roleLogicalId];
-  if (role?.Type !== 'AWS::IAM::Role') throw new CloudAssemblyError(`${roleLogicalId} is not an AWS::IAM::Role of the template.`);
+  if (role?.Type !== 'AWS::IAM::Role')
+    throw new CloudAssemblyError(`${roleLogicalId} is not an AWS::IAM::Role of the template.`);
   const roleName = resolver.ref(roleLogicalId);
   const inline = ((role.Properties?.Policies as { PolicyDocument: unknown }[] | undefined) ?? []).map(
     (policy) => resolver.resolve(policy.PolicyDocument) as PolicyDocument,
@@ -192,7 +208,10 @@ export function rolePolicies(template: CfnTemplate, resolver: TemplateResolver, 
     .filter(([logicalId, resource]) => {
       if (resource.Type !== 'AWS::IAM::Policy' && resource.Type !== 'AWS::IAM::ManagedPolicy') return false;
       const roles = (resolver.resolve(resource.Properties?.Roles ?? []) as string[]) ?? [];
-      return roles.includes(roleName) || (resource.Type === 'AWS::IAM::ManagedPolicy' && managedArns.has(resolver.ref(logicalId)));
+      return (
+        roles.includes(roleName) ||
+        (resource.Type === 'AWS::IAM::ManagedPolicy' && managedArns.has(resolver.ref(logicalId)))
+      );
     })
     .map(([, resource]) => resolver.resolve(resource.Properties?.PolicyDocument) as PolicyDocument);
   return [...inline, ...attached];
@@ -218,12 +237,17 @@ export function checksFor(req: IncomingMessage, body: Buffer, tables: TableKeys[
     return []; // DynamoDB (dynalite) answers a SerializationException before any authorization
   }
   if (input === null || typeof input !== 'object') return [];
-  const tableArn = (tableName: string) => `arn:${env.partition}:dynamodb:${env.region}:${env.accountId}:table/${tableName}`;
+  const tableArn = (tableName: string) =>
+    `arn:${env.partition}:dynamodb:${env.region}:${env.accountId}:table/${tableName}`;
   const keysOf = (tableName: unknown) => tables.find((table) => table.tableName === tableName);
   const itemCheck = (action: string, tableName: unknown, key: unknown): Check => {
     const table = keysOf(tableName);
     const value = table ? attributeString((key as Item | undefined)?.[table.partitionKey]) : undefined;
-    return { action: `dynamodb:${action}`, resource: tableArn(String(tableName)), ...(value !== undefined ? { leadingKeys: [value] } : {}) };
+    return {
+      action: `dynamodb:${action}`,
+      resource: tableArn(String(tableName)),
+      ...(value !== undefined ? { leadingKeys: [value] } : {}),
+    };
   };
 
   switch (operation) {
@@ -252,23 +276,36 @@ export function checksFor(req: IncomingMessage, body: Buffer, tables: TableKeys[
               );
         const table = keysOf(tableName);
         const values = table ? distinct(items.map((item) => attributeString(item[table.partitionKey]))) : [];
-        return { action: `dynamodb:${operation}`, resource: tableArn(tableName), ...(values.length ? { leadingKeys: values } : {}) };
+        return {
+          action: `dynamodb:${operation}`,
+          resource: tableArn(tableName),
+          ...(values.length ? { leadingKeys: values } : {}),
+        };
       });
     case 'TransactGetItems':
     case 'TransactWriteItems': {
-      const actions: Record<string, string> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
-      return ((input.TransactItems as Record<string, { TableName?: string; Key?: Item; Item?: Item }>[]) ?? []).flatMap((entry) =>
-        Object.entries(entry)
-          .filter(([kind]) => kind in actions)
-          .map(([kind, request]) => itemCheck(actions[kind]!, request.TableName, request.Key ?? request.Item)),
+      const actions: Record<string, string> = {
+        Get: 'GetItem',
+        Put: 'PutItem',
+        Update: 'UpdateItem',
+        Delete: 'DeleteItem',
+        ConditionCheck: 'ConditionCheckItem',
+      };
+      return ((input.TransactItems as Record<string, { TableName?: string; Key?: Item; Item?: Item }>[]) ?? []).flatMap(
+        (entry) =>
+          Object.entries(entry)
+            .filter(([kind]) => kind in actions)
+            .map(([kind, request]) => itemCheck(actions[kind]!, request.TableName, request.Key ?? request.Item)),
       );
     }
     default: {
       // Table-level and account-level operations (DescribeTable, ListTables, ...): the action on the table, or on *.
       const resource =
-        typeof input.TableName === 'string' ? tableArn(input.TableName)
-        : typeof input.ResourceArn === 'string' ? input.ResourceArn
-        : '*';
+        typeof input.TableName === 'string'
+          ? tableArn(input.TableName)
+          : typeof input.ResourceArn === 'string'
+            ? input.ResourceArn
+            : '*';
       return [{ action: `dynamodb:${operation}`, resource }];
     }
   }
@@ -287,7 +324,11 @@ function queryPartitionKeys(input: Record<string, unknown>, partitionKey: string
       if (attribute === partitionKey) found.push(attributeString(values[(match[2] ?? match[3])!]));
     }
   }
-  const legacy = (input.KeyConditions as Record<string, { ComparisonOperator?: string; AttributeValueList?: AttributeValue[] }> | undefined)?.[partitionKey];
+  const legacy = (
+    input.KeyConditions as
+      | Record<string, { ComparisonOperator?: string; AttributeValueList?: AttributeValue[] }>
+      | undefined
+  )?.[partitionKey];
   if (legacy?.ComparisonOperator === 'EQ') found.push(attributeString(legacy.AttributeValueList?.[0]));
   return distinct(found);
 }
@@ -297,7 +338,9 @@ function attributeString(value: AttributeValue | undefined): string | undefined 
   return value?.S ?? value?.N ?? value?.B;
 }
 
-const distinct = (values: (string | undefined)[]): string[] => [...new Set(values.filter((value) => value !== undefined))];
+const distinct = (values: (string | undefined)[]): string[] => [
+  ...new Set(values.filter((value) => value !== undefined)),
+];
 
 // ---- SigV4 ---------------------------------------------------------------------------------
 
@@ -320,24 +363,41 @@ async function verifySignature(
   env: DeployedEnvironment,
 ): Promise<Refusal | undefined> {
   const authorization = header(req, 'authorization');
-  if (!authorization) return { type: 'MissingAuthenticationTokenException', message: 'Request is missing Authentication Token' };
+  if (!authorization)
+    return { type: 'MissingAuthenticationTokenException', message: 'Request is missing Authentication Token' };
   const parsed = AUTHORIZATION.exec(authorization);
   if (!parsed) {
-    return { type: 'IncompleteSignatureException', message: `Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters.` };
+    return {
+      type: 'IncompleteSignatureException',
+      message: `Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters.`,
+    };
   }
-  const [, accessKeyId, scopeDate, scopeRegion, scopeService, signedHeaderList, signature] = parsed as unknown as string[];
+  const [, accessKeyId, scopeDate, scopeRegion, scopeService, signedHeaderList, signature] =
+    parsed as unknown as string[];
   if (accessKeyId !== credentials.accessKeyId) return { type: 'UnrecognizedClientException', message: INVALID_TOKEN };
   const token = header(req, 'x-amz-security-token');
-  if (!token || !safeEqual(token, credentials.sessionToken)) return { type: 'UnrecognizedClientException', message: INVALID_TOKEN };
-  if (scopeRegion !== env.region) return { type: 'InvalidSignatureException', message: 'Credential should be scoped to a valid region.' };
-  if (scopeService !== 'dynamodb') return { type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: 'dynamodb'.` };
+  if (!token || !safeEqual(token, credentials.sessionToken))
+    return { type: 'UnrecognizedClientException', message: INVALID_TOKEN };
+  if (scopeRegion !== env.region)
+    return { type: 'InvalidSignatureException', message: 'Credential should be scoped to a valid region.' };
+  if (scopeService !== 'dynamodb')
+    return {
+      type: 'InvalidSignatureException',
+      message: `Credential should be scoped to correct service: 'dynamodb'.`,
+    };
   const amzDate = header(req, 'x-amz-date');
   const signingDate = amzDate ? parseAmzDate(amzDate) : undefined;
   if (!signingDate) {
-    return { type: 'IncompleteSignatureException', message: `Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.` };
+    return {
+      type: 'IncompleteSignatureException',
+      message: `Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.`,
+    };
   }
   if (Math.abs(Date.now() - signingDate.getTime()) > SIGNATURE_MAX_SKEW_MS) {
-    return { type: 'InvalidSignatureException', message: `Signature expired: ${amzDate} is now earlier or later than 15 minutes from the server's time.` };
+    return {
+      type: 'InvalidSignatureException',
+      message: `Signature expired: ${amzDate} is now earlier or later than 15 minutes from the server's time.`,
+    };
   }
   const signedNames = signedHeaderList!.split(';');
   const headers: Record<string, string> = {};
@@ -356,9 +416,23 @@ async function verifySignature(
     const all = url.searchParams.getAll(key);
     query[key] = all.length === 1 ? all[0]! : all;
   }
-  const signer = new SignatureV4({ credentials, region: env.region, service: 'dynamodb', sha256: Sha256, applyChecksum: false });
+  const signer = new SignatureV4({
+    credentials,
+    region: env.region,
+    service: 'dynamodb',
+    sha256: Sha256,
+    applyChecksum: false,
+  });
   const signed = await signer.sign(
-    { method: req.method ?? 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query, headers, body },
+    {
+      method: req.method ?? 'POST',
+      protocol: 'http:',
+      hostname: url.hostname,
+      path: url.pathname,
+      query,
+      headers,
+      body,
+    },
     { signingDate, signableHeaders: new Set(signedNames) },
   );
   const expected = AUTHORIZATION.exec(String(signed.headers.authorization ?? ''));

@@ -29,7 +29,12 @@ export function entryOf(name: string): string | undefined {
 export async function buildInspectBundle(logicalId: string, entry: string): Promise<string> {
   const outdir = join(INSPECT_BUILD_ROOT, logicalId);
   rmSync(outdir, { recursive: true, force: true });
-  await build({ ...esbuildOptions(join(PROJECT_ROOT, entry), outdir), sourcemap: 'linked', minify: false, metafile: false });
+  await build({
+    ...esbuildOptions(join(PROJECT_ROOT, entry), outdir),
+    sourcemap: 'linked',
+    minify: false,
+    metafile: false,
+  });
   return outdir;
 }
 

@@ -83,7 +83,9 @@ export class TemplateResolver {
     const resolved = this.resolve(value);
     if (typeof resolved === 'string') return resolved;
     if (typeof resolved === 'number' || typeof resolved === 'boolean') return String(resolved);
-    throw new TemplateResolutionError(`Expected a string, got ${JSON.stringify(resolved)} from ${JSON.stringify(value)}.`);
+    throw new TemplateResolutionError(
+      `Expected a string, got ${JSON.stringify(resolved)} from ${JSON.stringify(value)}.`,
+    );
   }
 
   /** What `Ref` returns for a resource (table name, function name, alias ARN, role name, API id, stage name...). */
@@ -176,14 +178,20 @@ export class TemplateResolver {
       case 'Fn::GetAZs':
         return ['a', 'b', 'c'].map((zone) => `${this.env.region}${zone}`);
       case 'Fn::FindInMap': {
-        const [map, topKey, secondKey] = this.arguments(name, argument, 3).map((part) => this.scalar(name, this.resolveValue(part)));
-        const mappings = (this.template as { Mappings?: Record<string, Record<string, Record<string, unknown>>> }).Mappings;
+        const [map, topKey, secondKey] = this.arguments(name, argument, 3).map((part) =>
+          this.scalar(name, this.resolveValue(part)),
+        );
+        const mappings = (this.template as { Mappings?: Record<string, Record<string, Record<string, unknown>>> })
+          .Mappings;
         const found = mappings?.[map!]?.[topKey!]?.[secondKey!];
-        if (found === undefined) throw new TemplateResolutionError(`Fn::FindInMap: no ${map}.${topKey}.${secondKey} in Mappings.`);
+        if (found === undefined)
+          throw new TemplateResolutionError(`Fn::FindInMap: no ${map}.${topKey}.${secondKey} in Mappings.`);
         return found;
       }
       default:
-        throw new TemplateResolutionError(`${name} is not supported offline (in ${JSON.stringify({ [name]: argument })}).`);
+        throw new TemplateResolutionError(
+          `${name} is not supported offline (in ${JSON.stringify({ [name]: argument })}).`,
+        );
     }
   }
 
@@ -195,7 +203,8 @@ export class TemplateResolver {
     }
     const entries = Object.entries(expression);
     const [name, argument] = entries[0] ?? [];
-    if (entries.length !== 1 || name === undefined) throw new TemplateResolutionError(`Not a condition: ${JSON.stringify(expression)}.`);
+    if (entries.length !== 1 || name === undefined)
+      throw new TemplateResolutionError(`Not a condition: ${JSON.stringify(expression)}.`);
     switch (name) {
       case 'Condition':
         return this.condition(this.resolveName(argument, name));
@@ -225,7 +234,8 @@ export class TemplateResolver {
 
   /** `Fn::Sub`: "${Name}", "${Logical.Attr}", "${!Literal}", with optional variables. */
   private substitute(argument: unknown): string {
-    const [template, variables] = typeof argument === 'string' ? [argument, {}] : this.arguments('Fn::Sub', argument, 2);
+    const [template, variables] =
+      typeof argument === 'string' ? [argument, {}] : this.arguments('Fn::Sub', argument, 2);
     if (typeof template !== 'string' || variables === null || typeof variables !== 'object') {
       throw this.malformed('Fn::Sub', argument);
     }
@@ -273,7 +283,8 @@ export class TemplateResolver {
     const resource = this.resource(logicalId);
     const name = () => this.physicalName(logicalId);
     const { partition, region, accountId } = this.env;
-    const arn = (service: string, rest: string, inRegion = region) => `arn:${partition}:${service}:${inRegion}:${accountId}:${rest}`;
+    const arn = (service: string, rest: string, inRegion = region) =>
+      `arn:${partition}:${service}:${inRegion}:${accountId}:${rest}`;
     const props = resource.Properties ?? {};
     const named = (attributes: Attributes = {}): TypeSemantics => ({ ref: name, attributes });
 
@@ -283,7 +294,8 @@ export class TemplateResolver {
         return named({
           Arn: tableArn,
           StreamArn: () => {
-            if (!props.StreamSpecification) throw new TemplateResolutionError(`Table ${logicalId} has no stream (no StreamSpecification).`);
+            if (!props.StreamSpecification)
+              throw new TemplateResolutionError(`Table ${logicalId} has no stream (no StreamSpecification).`);
             return `${tableArn()}/stream/1970-01-01T00:00:00.000`;
           },
         });
@@ -291,11 +303,16 @@ export class TemplateResolver {
       case 'AWS::Lambda::Function':
         return named({ Arn: () => arn('lambda', `function:${name()}`) });
       case 'AWS::Lambda::Version': {
-        const versionArn = () => arn('lambda', `function:${this.functionNameOf(props.FunctionName)}:${this.versionNumber(logicalId)}`);
-        return { ref: versionArn, attributes: { Version: () => this.versionNumber(logicalId), FunctionArn: versionArn } };
+        const versionArn = () =>
+          arn('lambda', `function:${this.functionNameOf(props.FunctionName)}:${this.versionNumber(logicalId)}`);
+        return {
+          ref: versionArn,
+          attributes: { Version: () => this.versionNumber(logicalId), FunctionArn: versionArn },
+        };
       }
       case 'AWS::Lambda::Alias': {
-        const aliasArn = () => arn('lambda', `function:${this.functionNameOf(props.FunctionName)}:${this.resolveString(props.Name)}`);
+        const aliasArn = () =>
+          arn('lambda', `function:${this.functionNameOf(props.FunctionName)}:${this.resolveString(props.Name)}`);
         return { ref: aliasArn, attributes: { AliasArn: aliasArn } };
       }
       case 'AWS::IAM::Role': {
@@ -320,7 +337,11 @@ export class TemplateResolver {
       case 'AWS::SQS::Queue':
         return {
           ref: () => `https://sqs.${region}.amazonaws.com/${accountId}/${name()}`,
-          attributes: { Arn: () => arn('sqs', name()), QueueName: name, QueueUrl: () => `https://sqs.${region}.amazonaws.com/${accountId}/${name()}` },
+          attributes: {
+            Arn: () => arn('sqs', name()),
+            QueueName: name,
+            QueueUrl: () => `https://sqs.${region}.amazonaws.com/${accountId}/${name()}`,
+          },
         };
       case 'AWS::S3::Bucket':
         return named({ Arn: () => `arn:${partition}:s3:::${name()}`, DomainName: () => `${name()}.s3.amazonaws.com` });
@@ -330,8 +351,12 @@ export class TemplateResolver {
       case 'AWS::WAFv2::WebACL': {
         const id = () => deterministicUuid(`${this.stackName}/${logicalId}`);
         const scope = () => (this.resolve(props.Scope) === 'CLOUDFRONT' ? 'global' : 'regional');
-        const webAclArn = () => arn('wafv2', `${scope()}/webacl/${name()}/${id()}`, scope() === 'global' ? 'us-east-1' : region);
-        return { ref: () => `${name()}|${id()}|${String(this.resolve(props.Scope))}`, attributes: { Arn: webAclArn, Id: id } };
+        const webAclArn = () =>
+          arn('wafv2', `${scope()}/webacl/${name()}/${id()}`, scope() === 'global' ? 'us-east-1' : region);
+        return {
+          ref: () => `${name()}|${id()}|${String(this.resolve(props.Scope))}`,
+          attributes: { Arn: webAclArn, Id: id },
+        };
       }
       default:
         // API Gateway's types; then CloudWatch::Dashboard, CodeDeploy::*, and any type without its own semantics: the physical name.
@@ -345,7 +370,10 @@ export class TemplateResolver {
     switch (resource.Type) {
       case 'AWS::ApiGateway::RestApi': {
         const id = () => deterministicId(`${this.stackName}/${logicalId}`, 10);
-        return { ref: id, attributes: { RestApiId: id, RootResourceId: () => deterministicId(`${this.stackName}/${logicalId}/`, 10) } };
+        return {
+          ref: id,
+          attributes: { RestApiId: id, RootResourceId: () => deterministicId(`${this.stackName}/${logicalId}/`, 10) },
+        };
       }
       case 'AWS::ApiGateway::Resource': {
         const id = () => deterministicId(`${this.stackName}/${logicalId}`, 6);
@@ -393,7 +421,8 @@ export class TemplateResolver {
 
   private resource(logicalId: string): CfnResource {
     const resource = this.template.Resources[logicalId];
-    if (!resource) throw new TemplateResolutionError(`No resource or parameter ${logicalId} in stack ${this.stackName}.`);
+    if (!resource)
+      throw new TemplateResolutionError(`No resource or parameter ${logicalId} in stack ${this.stackName}.`);
     return resource;
   }
 
@@ -431,7 +460,9 @@ export class TemplateResolver {
   private scalar(name: string, value: unknown): string {
     if (typeof value === 'string') return value;
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    throw new TemplateResolutionError(`${name}: expected a string, got ${JSON.stringify(value === NO_VALUE ? 'AWS::NoValue' : value)}.`);
+    throw new TemplateResolutionError(
+      `${name}: expected a string, got ${JSON.stringify(value === NO_VALUE ? 'AWS::NoValue' : value)}.`,
+    );
   }
 
   private malformed(name: string, argument: unknown): TemplateResolutionError {

@@ -56,14 +56,30 @@ export async function invokeDeployed(invocation: DeployedInvocation): Promise<In
   }
 }
 
-async function withIssuedKey({ stage, event, sampleKey, log }: DeployedInvocation, run: DeployedFunctionRun): Promise<unknown> {
+async function withIssuedKey(
+  { stage, event, sampleKey, log }: DeployedInvocation,
+  run: DeployedFunctionRun,
+): Promise<unknown> {
   const text = JSON.stringify(event);
   if (!sampleKey || !text.includes(sampleKey)) return event;
   const lines: string[] = [];
-  const code = await runKeys(['create', '--stage', stage, '--table', run.controlTableName, '--endpoint', run.storeEndpoint, '--description', 'npm run invoke'], {
-    out: (line) => lines.push(line),
-    err: (line) => lines.push(line),
-  });
+  const code = await runKeys(
+    [
+      'create',
+      '--stage',
+      stage,
+      '--table',
+      run.controlTableName,
+      '--endpoint',
+      run.storeEndpoint,
+      '--description',
+      'npm run invoke',
+    ],
+    {
+      out: (line) => lines.push(line),
+      err: (line) => lines.push(line),
+    },
+  );
   const key = lines.map((line) => line.trim()).find((line) => API_KEY_FORMAT.test(line));
   if (code !== 0 || !key) throw new Error(`could not issue a key in ${run.controlTableName}: ${lines.join(' ')}`);
   (log ?? ((line: string) => void process.stderr.write(`${line}\n`)))(
@@ -75,5 +91,8 @@ async function withIssuedKey({ stage, event, sampleKey, log }: DeployedInvocatio
 /** What Lambda's Invoke returns: the payload, or the function error's `{errorType, errorMessage}`. */
 export function invokeResponse(outcome: InvokeOutcome): unknown {
   if (outcome.kind === 'ok') return outcome.payload;
-  return { errorType: outcome.kind === 'timeout' ? 'Sandbox.Timedout' : outcome.errorType, errorMessage: outcome.errorMessage };
+  return {
+    errorType: outcome.kind === 'timeout' ? 'Sandbox.Timedout' : outcome.errorType,
+    errorMessage: outcome.errorMessage,
+  };
 }

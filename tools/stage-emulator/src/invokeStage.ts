@@ -5,7 +5,13 @@
  */
 import { STAGES, isStage } from '../../../lib/domain/stages.ts';
 import { LocalSetupError } from '../../../local/environment.ts';
-import { FunctionError, SAMPLE_EVENT_API_KEY, UsageError, isAuthorizerEvent, type StageInvoker } from '../../../local/invoke.ts';
+import {
+  FunctionError,
+  SAMPLE_EVENT_API_KEY,
+  UsageError,
+  isAuthorizerEvent,
+  type StageInvoker,
+} from '../../../local/invoke.ts';
 import { OFFLINE_PARAMETERS } from './cli.ts';
 import { CloudAssemblyError } from './cloudAssembly.ts';
 import { SynthesisError } from './freshAssembly.ts';
@@ -29,12 +35,19 @@ export const invokeStage: StageInvoker = async (stage, functionNames, event) => 
   const parsedEvent = event();
   refuseWrongKind(functionNames[0]!, parsedEvent);
   try {
-    const outcome = await invokeDeployed({ stage, name: functionNames[0]!, event: parsedEvent, parameters: { ...OFFLINE_PARAMETERS }, sampleKey: SAMPLE_EVENT_API_KEY });
+    const outcome = await invokeDeployed({
+      stage,
+      name: functionNames[0]!,
+      event: parsedEvent,
+      parameters: { ...OFFLINE_PARAMETERS },
+      sampleKey: SAMPLE_EVENT_API_KEY,
+    });
     if (outcome.kind !== 'ok') throw new FunctionError(invokeResponse(outcome));
     return outcome.payload;
   } catch (error) {
     if (error instanceof UnknownFunctionError) throw new UsageError(error.message);
-    if ([CloudAssemblyError, SynthesisError, LambdaHostError].some((kind) => error instanceof kind)) throw new LocalSetupError((error as Error).message);
+    if ([CloudAssemblyError, SynthesisError, LambdaHostError].some((kind) => error instanceof kind))
+      throw new LocalSetupError((error as Error).message);
     throw error;
   }
 };

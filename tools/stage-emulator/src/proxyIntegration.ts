@@ -37,7 +37,9 @@ export async function proxyAnswer(
   // parameters are, which matches either way.
   const sourceArn = executeApiArn(api, `${api.stageName}/${method.httpMethod}${method.resource.path}`);
   if (!permits(api.permissions, integration.functionArn, sourceArn, api.env.accountId)) {
-    log(`(${exchange.requestId}) Execution failed due to configuration error: Invalid permissions on Lambda function (${integration.functionArn} for ${sourceArn})`);
+    log(
+      `(${exchange.requestId}) Execution failed due to configuration error: Invalid permissions on Lambda function (${integration.functionArn} for ${sourceArn})`,
+    );
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
   const invocation = invoke(integration.functionArn, proxyEvent(exchange, api));
@@ -62,7 +64,9 @@ export async function proxyAnswer(
   // (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html); the response type
   // is INTEGRATION_FAILURE, so a template that customizes it shapes this answer too.
   if (outcome.kind === 'error' && outcome.errorType === THROTTLED_OUTCOME.errorType) {
-    log(`(${exchange.requestId}) Lambda invocation failed with status: 429 (${outcome.reason ?? outcome.errorType}): ${outcome.errorMessage}`);
+    log(
+      `(${exchange.requestId}) Lambda invocation failed with status: 429 (${outcome.reason ?? outcome.errorType}): ${outcome.errorMessage}`,
+    );
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 500);
   }
   // A function error, its own timeout included, is no proxy result: 502 through INTEGRATION_FAILURE
@@ -70,7 +74,9 @@ export async function proxyAnswer(
   // different format, API Gateway returns a 502 Bad Gateway error response";
   // https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
   if (outcome.kind !== 'ok') {
-    log(`(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`);
+    log(
+      `(${exchange.requestId}) Lambda execution failed with status 200 due to customer function error: ${outcome.errorMessage}`,
+    );
     return gatewayResponse('INTEGRATION_FAILURE', 'Internal server error', exchange, api, 502);
   }
   const result = proxyResult(outcome.payload, acceptsBinary(exchange, api));
@@ -145,14 +151,21 @@ function proxyResult(payload: unknown, decodeBinary: boolean): Answer | undefine
   if (typeof isBase64Encoded !== 'boolean') return undefined;
   const single = headers === undefined || headers === null ? {} : headers;
   const multi = multiValueHeaders === undefined || multiValueHeaders === null ? {} : multiValueHeaders;
-  if (!isRecord(single) || !Object.entries(single).every(([name, value]) => isHeaderName(name) && isHeaderValue(value))) return undefined;
-  if (!isRecord(multi) || !Object.entries(multi).every(([name, values]) => isHeaderName(name) && Array.isArray(values) && values.every(isHeaderValue))) {
+  if (!isRecord(single) || !Object.entries(single).every(([name, value]) => isHeaderName(name) && isHeaderValue(value)))
+    return undefined;
+  if (
+    !isRecord(multi) ||
+    !Object.entries(multi).every(
+      ([name, values]) => isHeaderName(name) && Array.isArray(values) && values.every(isHeaderValue),
+    )
+  ) {
     return undefined;
   }
   // Both maps merge; where a name is in both, the multi-value list wins.
   const merged = new Map<string, [string, string[]]>();
   for (const [name, value] of Object.entries(single)) merged.set(name.toLowerCase(), [name, [String(value)]]);
-  for (const [name, values] of Object.entries(multi)) merged.set(name.toLowerCase(), [name, (values as unknown[]).map(String)]);
+  for (const [name, values] of Object.entries(multi))
+    merged.set(name.toLowerCase(), [name, (values as unknown[]).map(String)]);
   if (!merged.has('content-type')) merged.set('content-type', ['Content-Type', ['application/json']]);
   return {
     status,

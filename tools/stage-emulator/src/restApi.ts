@@ -67,9 +67,11 @@ export const REQUEST_LIMITS: Readonly<Record<string, { urlCharacters: number; he
 export async function startRestApiEmulator(options: RestApiEmulatorOptions): Promise<RestApiEmulator> {
   // A rejected invoke is a failed invocation, for an authorizer and an integration alike.
   const invoke: InvokeFunction = (functionArn, event) =>
-    options.invoke(functionArn, event).catch(
-      (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
-    );
+    options
+      .invoke(functionArn, event)
+      .catch(
+        (error: unknown): InvokeOutcome => ({ kind: 'error', errorType: 'InvokeFailed', errorMessage: String(error) }),
+      );
   const api = readRestApi(options.template, options.resolver, options.env);
   const access = accessControl(api, invoke);
   const throttles = new Throttles(api.methodSettings);
@@ -98,9 +100,12 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   // Node's own header limit (16 KB by default) is raised above the API's, so that a request over
   // the API's limits reaches overLimits rather than Node's parser.
   const maxHeaderSize = limits.urlCharacters + limits.headerBytes + 1024;
-  const server = createServer({ ...edgeServerOptions(options.headersTimeoutMs), maxHeaderSize }, (request, response) => {
-    serveRequest(request, response).catch(() => response.destroy());
-  });
+  const server = createServer(
+    { ...edgeServerOptions(options.headersTimeoutMs), maxHeaderSize },
+    (request, response) => {
+      serveRequest(request, response).catch(() => response.destroy());
+    },
+  );
   answerEdges(server);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, api, domainName));
   const host = options.host ?? '127.0.0.1';
@@ -135,14 +140,20 @@ function requestLimits(api: RestApi): (typeof REQUEST_LIMITS)[string] {
 function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[string]): ApiError | undefined {
   const url = `https://${request.headers.host ?? ''}${request.url ?? ''}`;
   if (url.length > limits.urlCharacters) {
-    return new ApiError('HEADERS_TOO_LARGE', `The request URL is longer than the ${limits.urlCharacters} characters API Gateway takes.`);
+    return new ApiError(
+      'HEADERS_TOO_LARGE',
+      `The request URL is longer than the ${limits.urlCharacters} characters API Gateway takes.`,
+    );
   }
   const headerBytes = pairs(request.rawHeaders).reduce(
     (total, [name, value]) => total + Buffer.byteLength(name, 'latin1') + 2 + Buffer.byteLength(value, 'latin1') + 2,
     0,
   );
   if (headerBytes > limits.headerBytes) {
-    return new ApiError('HEADERS_TOO_LARGE', `The request headers are larger than the ${limits.headerBytes} bytes API Gateway takes.`);
+    return new ApiError(
+      'HEADERS_TOO_LARGE',
+      `The request headers are larger than the ${limits.headerBytes} bytes API Gateway takes.`,
+    );
   }
   return undefined;
 }
@@ -150,7 +161,11 @@ function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[st
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new RestApiPortInUseError(`Port ${port} on ${host} is already in use; choose another port.`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new RestApiPortInUseError(`Port ${port} on ${host} is already in use; choose another port.`)
+          : error,
+      ),
     );
     server.listen(port, host, () => resolve());
   });
@@ -175,15 +190,23 @@ function newExchange(request: IncomingMessage, api: RestApi, domainName: string)
     method: request.method ?? 'GET',
     routable: target !== undefined,
     fullPath: target ? url.pathname : (request.url ?? ''),
-    path: url.pathname.startsWith(`${stagePrefix}/`) ? url.pathname.slice(stagePrefix.length) : url.pathname === stagePrefix ? '/' : url.pathname,
+    path: url.pathname.startsWith(`${stagePrefix}/`)
+      ? url.pathname.slice(stagePrefix.length)
+      : url.pathname === stagePrefix
+        ? '/'
+        : url.pathname,
     query: url.searchParams,
     // What API Gateway adds in front of an integration.
     rawHeaders: [
       ...withoutHeader(request.rawHeaders, 'x-forwarded-for'),
-      'X-Amzn-Trace-Id', traceId,
-      'X-Forwarded-For', [request.headers['x-forwarded-for'], sourceIp].filter(Boolean).join(', '),
-      'X-Forwarded-Port', String(request.socket.localPort ?? ''),
-      'X-Forwarded-Proto', 'http',
+      'X-Amzn-Trace-Id',
+      traceId,
+      'X-Forwarded-For',
+      [request.headers['x-forwarded-for'], sourceIp].filter(Boolean).join(', '),
+      'X-Forwarded-Port',
+      String(request.socket.localPort ?? ''),
+      'X-Forwarded-Proto',
+      'http',
     ],
     sourceIp,
     domainName,
@@ -262,7 +285,9 @@ function answerHeaders(exchange: Exchange, result: Answer): Record<string, strin
     if (existing) delete headers[existing];
     headers[name] = [value];
   }
-  return Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values]),
+  );
 }
 
 /**

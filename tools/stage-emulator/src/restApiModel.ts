@@ -79,7 +79,12 @@ export interface LambdaPermission {
   sourceAccount?: string;
 }
 
-export interface MethodSetting { resourcePath: string; httpMethod: string; rateLimit?: number; burstLimit?: number }
+export interface MethodSetting {
+  resourcePath: string;
+  httpMethod: string;
+  rateLimit?: number;
+  burstLimit?: number;
+}
 
 export interface RestApi {
   apiId: string;
@@ -110,7 +115,8 @@ export function executeApiArn(api: RestApi, tail: string): string {
 export type Field = (resource: { Properties?: Record<string, unknown> }, name: string) => unknown;
 
 /** The ARN of a Lambda function in an integration's or an authorizer's Uri. */
-export const LAMBDA_INVOCATION_URI = /^arn:[^:]+:apigateway:[^:]+:lambda:path\/2015-03-31\/functions\/(.+)\/invocations$/;
+export const LAMBDA_INVOCATION_URI =
+  /^arn:[^:]+:apigateway:[^:]+:lambda:path\/2015-03-31\/functions\/(.+)\/invocations$/;
 
 // ---------------------------------------------------------------------------------------------
 // One request
@@ -164,11 +170,14 @@ export function mediaType(header: string | undefined): string | undefined {
   return type ? type : undefined;
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const optionalString = (value: unknown): string | undefined => (value === undefined || value === null || value === '' ? undefined : String(value));
+export const optionalString = (value: unknown): string | undefined =>
+  value === undefined || value === null || value === '' ? undefined : String(value);
 
-export const optionalNumber = (value: unknown): number | undefined => (value === undefined || value === null || value === '' ? undefined : Number(value));
+export const optionalNumber = (value: unknown): number | undefined =>
+  value === undefined || value === null || value === '' ? undefined : Number(value);
 
 export function stringRecord(value: unknown): Record<string, string> {
   return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, String(entry)])) : {};

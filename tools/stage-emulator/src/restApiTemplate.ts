@@ -39,26 +39,43 @@ export function readRestApi(template: CfnTemplate, resolver: ApiResolver, env: D
   const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
   const apis = ofType('AWS::ApiGateway::RestApi');
   if (apis.length !== 1) {
-    throw new RestApiTemplateError(`The template has ${apis.length} AWS::ApiGateway::RestApi resources; the emulator serves exactly one.`);
+    throw new RestApiTemplateError(
+      `The template has ${apis.length} AWS::ApiGateway::RestApi resources; the emulator serves exactly one.`,
+    );
   }
   const [apiLogicalId, apiResource] = apis[0] as [string, TemplateResource];
   const apiId = resolver.ref(apiLogicalId);
-  const field = (resource: { Properties?: Record<string, unknown> }, name: string): unknown => resolver.resolve(resource.Properties?.[name]);
+  const field = (resource: { Properties?: Record<string, unknown> }, name: string): unknown =>
+    resolver.resolve(resource.Properties?.[name]);
   const ofApi = (type: string) => ofType(type).filter(([, resource]) => field(resource, 'RestApiId') === apiId);
 
   const stages = ofApi('AWS::ApiGateway::Stage');
-  if (stages.length !== 1) throw new RestApiTemplateError(`The REST API ${apiLogicalId} has ${stages.length} stages; the emulator serves exactly one.`);
+  if (stages.length !== 1)
+    throw new RestApiTemplateError(
+      `The REST API ${apiLogicalId} has ${stages.length} stages; the emulator serves exactly one.`,
+    );
   const [, stage] = stages[0] as [string, TemplateResource];
 
-  const root: ApiResource = { id: resolver.getAtt(apiLogicalId, 'RootResourceId'), path: '/', kind: 'root', name: '', children: [], methods: new Map() };
+  const root: ApiResource = {
+    id: resolver.getAtt(apiLogicalId, 'RootResourceId'),
+    path: '/',
+    kind: 'root',
+    name: '',
+    children: [],
+    methods: new Map(),
+  };
   const resources = readResources(ofApi('AWS::ApiGateway::Resource'), root, resolver, field);
   const api: RestApi = {
     apiId,
     stageName: String(field(stage, 'StageName')),
     stageVariables: stringRecordOrNull(field(stage, 'Variables')),
     root,
-    endpointType: String(((field(apiResource, 'EndpointConfiguration') as { Types?: string[] } | undefined)?.Types ?? ['EDGE'])[0]),
-    binaryMediaTypes: ((field(apiResource, 'BinaryMediaTypes') as string[] | undefined) ?? []).map((type) => type.replace('~1', '/')),
+    endpointType: String(
+      ((field(apiResource, 'EndpointConfiguration') as { Types?: string[] } | undefined)?.Types ?? ['EDGE'])[0],
+    ),
+    binaryMediaTypes: ((field(apiResource, 'BinaryMediaTypes') as string[] | undefined) ?? []).map((type) =>
+      type.replace('~1', '/'),
+    ),
     gatewayResponses: readGatewayResponses(ofApi('AWS::ApiGateway::GatewayResponse'), field),
     permissions: ofType('AWS::Lambda::Permission').map(([logicalId, resource]) => ({
       logicalId,
@@ -68,30 +85,46 @@ export function readRestApi(template: CfnTemplate, resolver: ApiResolver, env: D
       sourceArn: optionalString(field(resource, 'SourceArn')),
       sourceAccount: optionalString(field(resource, 'SourceAccount')),
     })),
-    methodSettings: ((field(stage, 'MethodSettings') as Record<string, unknown>[] | undefined) ?? []).map((setting) => ({
-      resourcePath: String(setting.ResourcePath ?? '/*'),
-      httpMethod: String(setting.HttpMethod ?? '*'),
-      rateLimit: optionalNumber(setting.ThrottlingRateLimit),
-      burstLimit: optionalNumber(setting.ThrottlingBurstLimit),
-    })),
+    methodSettings: ((field(stage, 'MethodSettings') as Record<string, unknown>[] | undefined) ?? []).map(
+      (setting) => ({
+        resourcePath: String(setting.ResourcePath ?? '/*'),
+        httpMethod: String(setting.HttpMethod ?? '*'),
+        rateLimit: optionalNumber(setting.ThrottlingRateLimit),
+        burstLimit: optionalNumber(setting.ThrottlingBurstLimit),
+      }),
+    ),
     env,
     authorizers: readAuthorizers(ofApi('AWS::ApiGateway::Authorizer'), resolver, field),
     apiKeySource: String(field(apiResource, 'ApiKeySourceType') ?? 'HEADER'),
-    usagePlan: readUsagePlan(ofType('AWS::ApiGateway::UsagePlan'), apiId, String(field(stage, 'StageName')), resolver, field),
+    usagePlan: readUsagePlan(
+      ofType('AWS::ApiGateway::UsagePlan'),
+      apiId,
+      String(field(stage, 'StageName')),
+      resolver,
+      field,
+    ),
   };
   readMethods(ofApi('AWS::ApiGateway::Method'), api, resources, field);
   return api;
 }
 
 /** Hangs each method of the API on its resource. */
-function readMethods(entries: [string, TemplateResource][], api: RestApi, resources: Map<string, ApiResource>, field: Field): void {
+function readMethods(
+  entries: [string, TemplateResource][],
+  api: RestApi,
+  resources: Map<string, ApiResource>,
+  field: Field,
+): void {
   for (const [logicalId, method] of entries) {
     const resource = resources.get(String(field(method, 'ResourceId')));
-    if (!resource) throw new RestApiTemplateError(`The method ${logicalId} names a resource that is not in the REST API.`);
+    if (!resource)
+      throw new RestApiTemplateError(`The method ${logicalId} names a resource that is not in the REST API.`);
     const httpMethod = String(field(method, 'HttpMethod')).toUpperCase();
     const authorizationType = String(field(method, 'AuthorizationType') ?? 'NONE');
     if (!['NONE', 'CUSTOM'].includes(authorizationType)) {
-      throw new RestApiTemplateError(`The method ${logicalId} uses ${authorizationType} authorization, which the emulator does not serve.`);
+      throw new RestApiTemplateError(
+        `The method ${logicalId} uses ${authorizationType} authorization, which the emulator does not serve.`,
+      );
     }
     const authorizerId = authorizationType === 'CUSTOM' ? String(field(method, 'AuthorizerId')) : undefined;
     if (authorizerId !== undefined && !api.authorizers.has(authorizerId)) {
@@ -115,8 +148,13 @@ function readIntegration(logicalId: string, value: unknown): Integration {
   if (type === 'AWS_PROXY') {
     const uri = String(integration.Uri);
     const functionArn = LAMBDA_INVOCATION_URI.exec(uri)?.[1];
-    if (!functionArn) throw new RestApiTemplateError(`The method ${logicalId} proxies to ${uri}, which is not a Lambda function.`);
-    return { type, functionArn, timeoutMs: optionalNumber(integration.TimeoutInMillis) ?? DEFAULT_INTEGRATION_TIMEOUT_MS };
+    if (!functionArn)
+      throw new RestApiTemplateError(`The method ${logicalId} proxies to ${uri}, which is not a Lambda function.`);
+    return {
+      type,
+      functionArn,
+      timeoutMs: optionalNumber(integration.TimeoutInMillis) ?? DEFAULT_INTEGRATION_TIMEOUT_MS,
+    };
   }
   if (type === 'MOCK') {
     const responses = (integration.IntegrationResponses as Record<string, unknown>[] | undefined) ?? [];
@@ -132,5 +170,7 @@ function readIntegration(logicalId: string, value: unknown): Integration {
       })),
     };
   }
-  throw new RestApiTemplateError(`The method ${logicalId} uses a ${type} integration, which the emulator does not serve.`);
+  throw new RestApiTemplateError(
+    `The method ${logicalId} uses a ${type} integration, which the emulator does not serve.`,
+  );
 }

@@ -4,16 +4,29 @@
  * before `{proxy+}`, path parameters decoded), and the method a request's HTTP method finds there.
  */
 import { routingSegments } from '../../../local/requestTarget.ts';
-import { RestApiTemplateError, type ApiMethod, type ApiResolver, type ApiResource, type Exchange, type Field, type RestApi, type TemplateResource } from './restApiModel.ts';
+import {
+  RestApiTemplateError,
+  type ApiMethod,
+  type ApiResolver,
+  type ApiResource,
+  type Exchange,
+  type Field,
+  type RestApi,
+  type TemplateResource,
+} from './restApiModel.ts';
 
 /**
  * The method a request names, with its path parameters; undefined when its path leads to no
  * resource, or the resource has no method for its HTTP method (nor ANY).
  */
-export function methodFor(api: RestApi, exchange: Exchange): { apiMethod: ApiMethod; pathParameters: Record<string, string> } | undefined {
+export function methodFor(
+  api: RestApi,
+  exchange: Exchange,
+): { apiMethod: ApiMethod; pathParameters: Record<string, string> } | undefined {
   // Routed as API Gateway routes: `/v1//pets/` is `/v1/pets` (see routingSegments).
   const segments = routingSegments(exchange.fullPath);
-  const match = exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
+  const match =
+    exchange.routable && segments[0] === api.stageName ? findResource(api.root, segments.slice(1), {}) : undefined;
   const apiMethod = match && (match.resource.methods.get(exchange.method) ?? match.resource.methods.get('ANY'));
   return match && apiMethod ? { apiMethod, pathParameters: match.pathParameters } : undefined;
 }
@@ -35,7 +48,8 @@ export function readResources(
   // Parents may come after their children in the template: attach in rounds.
   while (pending.length > 0) {
     const ready = pending.findIndex((entry) => byId.has(entry.parentId));
-    if (ready < 0) throw new RestApiTemplateError(`The resource ${pending[0]?.logicalId} hangs from no resource of the REST API.`);
+    if (ready < 0)
+      throw new RestApiTemplateError(`The resource ${pending[0]?.logicalId} hangs from no resource of the REST API.`);
     const [{ id, parentId, pathPart }] = pending.splice(ready, 1) as [(typeof pending)[number]];
     const parent = byId.get(parentId) as ApiResource;
     const param = /^\{(\w+)(\+?)\}$/.exec(pathPart);
@@ -68,7 +82,12 @@ function findResource(
   const viaParam = param && findResource(param, rest, { ...pathParameters, [param.name]: decodePathSegment(head) });
   if (viaParam) return viaParam;
   const greedy = node.children.find((child) => child.kind === 'greedy');
-  return greedy && { resource: greedy, pathParameters: { ...pathParameters, [greedy.name]: segments.map(decodePathSegment).join('/') } };
+  return (
+    greedy && {
+      resource: greedy,
+      pathParameters: { ...pathParameters, [greedy.name]: segments.map(decodePathSegment).join('/') },
+    }
+  );
 }
 
 /** A malformed escape stays as sent. */

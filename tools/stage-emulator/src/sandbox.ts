@@ -72,12 +72,16 @@ export class FunctionInstance {
     const inspected = definition.inspectPort !== undefined;
     const inspector = inspected ? [`--inspect=127.0.0.1:${definition.inspectPort}`] : [];
     const runtimeArgs = inspected ? [`--pause-events-fd=${PAUSE_EVENTS_FD}`] : [];
-    this.#child = spawn(nodeBinary, [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT, ...runtimeArgs], {
-      cwd: definition.assetDir,
-      env,
-      // At index PAUSE_EVENTS_FD: the inspected sandbox's pause reports.
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc', inspected ? 'pipe' : 'ignore'],
-    });
+    this.#child = spawn(
+      nodeBinary,
+      [...nodeOptions(definition.memoryMiB), ...inspector, ...preload, RUNTIME_SCRIPT, ...runtimeArgs],
+      {
+        cwd: definition.assetDir,
+        env,
+        // At index PAUSE_EVENTS_FD: the inspected sandbox's pause reports.
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc', inspected ? 'pipe' : 'ignore'],
+      },
+    );
     this.#forwardLines(this.#child.stdout);
     this.#forwardLines(this.#child.stderr);
     this.#followDebuggerPauses(this.#child.stdio[PAUSE_EVENTS_FD] as NodeJS.ReadableStream | null | undefined);
@@ -139,7 +143,8 @@ export class FunctionInstance {
     // The resume may be read after the invocation's result (another channel): its line still follows
     // the suspension's, even though the clock it would restart has stopped for good.
     let suspended: Countdown | undefined;
-    const left = (clock: Countdown) => `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
+    const left = (clock: Countdown) =>
+      `${(clock.leftMs / 1000).toFixed(2)} s of ${(clock.totalMs / 1000).toFixed(2)} s left`;
     createInterface({ input: stream, crlfDelay: Infinity }).on('line', (event) => {
       this.#debuggerPaused = event === 'paused';
       const clock = this.#clock;
@@ -216,8 +221,14 @@ export class FunctionInstance {
     const pending = this.#pending;
     if (!pending) return;
     const outcome = pending.outcome ?? this.#deathOutcome(pending.requestId);
-    const status = outcome.kind === 'timeout' ? 'timeout' : outcome.kind === 'error' ? `error\tError Type: ${outcome.errorType}` : undefined;
-    if (outcome.kind === 'timeout') this.#log(`${new Date().toISOString()} ${pending.requestId} ${outcome.errorMessage}`);
+    const status =
+      outcome.kind === 'timeout'
+        ? 'timeout'
+        : outcome.kind === 'error'
+          ? `error\tError Type: ${outcome.errorType}`
+          : undefined;
+    if (outcome.kind === 'timeout')
+      this.#log(`${new Date().toISOString()} ${pending.requestId} ${outcome.errorMessage}`);
     if (!pending.reported) {
       const durationMs = performance.now() - pending.started;
       this.#log(`END RequestId: ${pending.requestId}`);
@@ -236,7 +247,10 @@ export class FunctionInstance {
 
   #deathOutcome(requestId?: string): InvokeOutcome {
     if (this.#killedFor === 'timeout') {
-      return { kind: 'timeout', errorMessage: `Task timed out after ${this.#definition.timeoutSeconds.toFixed(2)} seconds` };
+      return {
+        kind: 'timeout',
+        errorMessage: `Task timed out after ${this.#definition.timeoutSeconds.toFixed(2)} seconds`,
+      };
     }
     return {
       kind: 'error',

@@ -3,11 +3,7 @@
  * template's own definitions, never from lib/store/table.ts: what runs offline is what would be deployed,
  * so a drift between the code's idea of a table and the stack's shows here.
  */
-import {
-  UpdateTimeToLiveCommand,
-  type CreateTableCommandInput,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { UpdateTimeToLiveCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from '../../../lib/store/dynamo.ts';
 import { createTableUntilActive } from '../../../local/store.ts';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
@@ -76,11 +72,17 @@ export function createTableInput(tableName: string, properties: Record<string, u
     KeySchema: properties.KeySchema as KeySchemaElement[],
     BillingMode: billingMode,
     ...(billingMode === 'PROVISIONED'
-      ? { ProvisionedThroughput: throughput(properties.ProvisionedThroughput ?? { ReadCapacityUnits: 5, WriteCapacityUnits: 5 }) }
+      ? {
+          ProvisionedThroughput: throughput(
+            properties.ProvisionedThroughput ?? { ReadCapacityUnits: 5, WriteCapacityUnits: 5 },
+          ),
+        }
       : {}),
     ...(globalIndexes.length ? { GlobalSecondaryIndexes: globalIndexes.map(index) } : {}),
     ...(localIndexes.length ? { LocalSecondaryIndexes: localIndexes.map(index) } : {}),
-    ...(properties.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, ...(properties.StreamSpecification as object) } } : {}),
+    ...(properties.StreamSpecification
+      ? { StreamSpecification: { StreamEnabled: true, ...(properties.StreamSpecification as object) } }
+      : {}),
   } as CreateTableCommandInput;
 }
 
@@ -101,7 +103,12 @@ function tableKeys(logicalId: string, input: CreateTableCommandInput): TableKeys
     indexName: index.IndexName!,
     ...keysOf(index.KeySchema as KeySchemaElement[], `Index ${index.IndexName} of ${logicalId}`),
   }));
-  return { tableName: input.TableName!, logicalId, ...keysOf(input.KeySchema as KeySchemaElement[], `Table ${logicalId}`), indexes };
+  return {
+    tableName: input.TableName!,
+    logicalId,
+    ...keysOf(input.KeySchema as KeySchemaElement[], `Table ${logicalId}`),
+    indexes,
+  };
 }
 
 /** The shared create-and-wait (local/store.ts), its failures told as the runner's one-line errors. */
@@ -128,7 +135,8 @@ async function applyTimeToLive(
     return { attributeName: AttributeName, applied: true };
   } catch (error) {
     // dynalite has no UpdateTimeToLive: expired items stay (the service's readers check expiry themselves).
-    if ((error as { name?: string }).name === 'UnknownOperationException') return { attributeName: AttributeName, applied: false };
+    if ((error as { name?: string }).name === 'UnknownOperationException')
+      return { attributeName: AttributeName, applied: false };
     throw error;
   }
 }

@@ -69,13 +69,22 @@ const utilVariable = {
 /** JavaScript string escaping as Apache Commons' `escapeJavaScript` does it (API Gateway's `$util`). */
 export function escapeJavaScript(text: string): string {
   const named: Record<string, string> = {
-    '"': '\\"', "'": "\\'", '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t',
+    '"': '\\"',
+    "'": "\\'",
+    '\\': '\\\\',
+    '/': '\\/',
+    '\b': '\\b',
+    '\f': '\\f',
+    '\n': '\\n',
+    '\r': '\\r',
+    '\t': '\\t',
   };
   let escaped = '';
   for (const char of text) {
     const code = char.codePointAt(0) as number;
     if (named[char]) escaped += named[char];
-    else if (code < 0x20 || code > 0x7e) escaped += [...utf16Units(char)].map((unit) => `\\u${unit.toString(16).toUpperCase().padStart(4, '0')}`).join('');
+    else if (code < 0x20 || code > 0x7e)
+      escaped += [...utf16Units(char)].map((unit) => `\\u${unit.toString(16).toUpperCase().padStart(4, '0')}`).join('');
     else escaped += char;
   }
   return escaped;
@@ -114,7 +123,12 @@ export function valueAt(root: unknown, path: string): unknown {
     const key = match[1] ?? match[3] ?? match[4];
     const index = match[2];
     if (value === null || typeof value !== 'object') return undefined;
-    value = key !== undefined ? (Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined) : (value as unknown[])[Number(index)];
+    value =
+      key !== undefined
+        ? Object.hasOwn(value, key)
+          ? (value as Record<string, unknown>)[key]
+          : undefined
+        : (value as unknown[])[Number(index)];
     rest = rest.slice(match[0].length);
   }
   return value;

@@ -10,7 +10,12 @@ import { context, type BuildContext, type BuildOptions } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BUNDLE_FILE, FUNCTION_ENTRY_METADATA, PROJECT_ROOT, deployedBundleOptions } from '../../../infra/bundle/bundling.ts';
+import {
+  BUNDLE_FILE,
+  FUNCTION_ENTRY_METADATA,
+  PROJECT_ROOT,
+  deployedBundleOptions,
+} from '../../../infra/bundle/bundling.ts';
 import { firstBuildError } from '../../../local/buildError.ts';
 import { watchSettled } from '../../../local/folderWatch.ts';
 import { BUNDLED_SOURCES } from '../../../local/sources.ts';
@@ -62,7 +67,11 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
   const sourceRoot = resolve(options.sourceRoot ?? PROJECT_ROOT);
   const runnerDir = resolve(options.runnerDir ?? join(PROJECT_ROOT, '.watch'));
   const report = options.report ?? ((line: string) => console.log(line));
-  const infraDir = options.infraDir ? resolve(options.infraDir) : sourceRoot === PROJECT_ROOT ? join(PROJECT_ROOT, INFRA_SOURCE) : undefined;
+  const infraDir = options.infraDir
+    ? resolve(options.infraDir)
+    : sourceRoot === PROJECT_ROOT
+      ? join(PROJECT_ROOT, INFRA_SOURCE)
+      : undefined;
   let api = await options.start();
   let builds: FunctionBuild[];
   try {
@@ -76,7 +85,9 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
 
   const reload = async (changed: string[]): Promise<void> => {
     const started = performance.now();
-    const shown = changed.map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : PROJECT_ROOT, file)).join(', ');
+    const shown = changed
+      .map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : PROJECT_ROOT, file))
+      .join(', ');
     const elapsed = () => `${Math.round(performance.now() - started)} ms`;
     if (infraDir && changed.some((file) => file.startsWith(infraDir + sep))) {
       await disposeAll(builds);
@@ -84,25 +95,34 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       await options.resynthesize();
       api = await options.start();
       builds = await prepareBuilds(api, sourceRoot, runnerDir);
-      report(`reload: ${shown} changed; re-synthesized and restarted ${api.stack.stackName} on ${api.url} in ${elapsed()} (its store starts empty)`);
+      report(
+        `reload: ${shown} changed; re-synthesized and restarted ${api.stack.stackName} on ${api.url} in ${elapsed()} (its store starts empty)`,
+      );
       return;
     }
     const affected = builds.filter((build) => changed.some((file) => build.inputs.has(file)));
-    if (affected.length === 0) return report(`reload: ${shown} changed; no function bundles it, nothing rebuilt (${elapsed()})`);
+    if (affected.length === 0)
+      return report(`reload: ${shown} changed; no function bundles it, nothing rebuilt (${elapsed()})`);
     try {
       const folders = await Promise.all(affected.map((build) => rebuild(build, runnerDir, api.stack.stackName)));
       await Promise.all(affected.map((build, i) => build.deployed.host.replaceCode(folders[i]!)));
     } catch (error) {
-      return report(`reload: ${shown} changed; the build failed, the old code still runs (${elapsed()}): ${firstBuildError(error)}`);
+      return report(
+        `reload: ${shown} changed; the build failed, the old code still runs (${elapsed()}): ${firstBuildError(error)}`,
+      );
     }
-    report(`reload: ${shown} changed; rebuilt ${affected.map((build) => build.deployed.functionName).join(', ')} in ${elapsed()}`);
+    report(
+      `reload: ${shown} changed; rebuilt ${affected.map((build) => build.deployed.functionName).join(', ')} in ${elapsed()}`,
+    );
   };
 
-  const watchers = watchSettled([...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])], (changed) =>
-    reload(changed).then(
-      () => void (reloads += 1),
-      (error: unknown) => report(`reload failed: ${firstLine(error)}`),
-    ),
+  const watchers = watchSettled(
+    [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])],
+    (changed) =>
+      reload(changed).then(
+        () => void (reloads += 1),
+        (error: unknown) => report(`reload failed: ${firstLine(error)}`),
+      ),
   );
 
   return {
@@ -128,7 +148,9 @@ export function functionEntries(stack: StackArtifact): Map<string, string> {
   const artifact = manifest.artifacts[stack.stackName];
   const metadata: Metadata = {
     ...artifact?.metadata,
-    ...(artifact?.additionalMetadataFile ? (JSON.parse(readFileSync(join(stack.outdir, artifact.additionalMetadataFile), 'utf8')) as Metadata) : {}),
+    ...(artifact?.additionalMetadataFile
+      ? (JSON.parse(readFileSync(join(stack.outdir, artifact.additionalMetadataFile), 'utf8')) as Metadata)
+      : {}),
   };
   const entries = new Map<string, string>();
   for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
@@ -188,4 +210,5 @@ async function disposeAll(builds: FunctionBuild[]): Promise<void> {
   await Promise.all(builds.map((build) => build.context.dispose()));
 }
 
-const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split('\n')[0] ?? '';
+const firstLine = (error: unknown): string =>
+  String(error instanceof Error ? error.message : error).split('\n')[0] ?? '';

@@ -25,10 +25,17 @@ let authorizerPrefix: string;
 /** The template's filter on the authorizer's log group that feeds `metricName`. */
 function authorizerFilter(metricName: string): string {
   const resources = Object.values(readStack(DEFAULT_OUTDIR, stackName(STAGE)).template.Resources);
-  const failures = resources.find((r) => r.Type === 'AWS::Logs::MetricFilter' && JSON.stringify(r.Properties).includes('"MetricName":"AuthorizerFailures"'))!;
+  const failures = resources.find(
+    (r) =>
+      r.Type === 'AWS::Logs::MetricFilter' &&
+      JSON.stringify(r.Properties).includes('"MetricName":"AuthorizerFailures"'),
+  )!;
   const logGroup = JSON.stringify(failures.Properties!.LogGroupName);
   const found = resources.find(
-    (r) => r.Type === 'AWS::Logs::MetricFilter' && JSON.stringify(r.Properties!.LogGroupName) === logGroup && JSON.stringify(r.Properties).includes(`"MetricName":"${metricName}"`),
+    (r) =>
+      r.Type === 'AWS::Logs::MetricFilter' &&
+      JSON.stringify(r.Properties!.LogGroupName) === logGroup &&
+      JSON.stringify(r.Properties).includes(`"MetricName":"${metricName}"`),
   );
   if (!found) throw new Error(`no ${metricName} filter on the authorizer's log group`);
   return String(found.Properties!.FilterPattern);
@@ -50,13 +57,19 @@ beforeAll(async () => {
   const write = process.stderr.write.bind(process.stderr);
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = String(chunk);
-    for (const line of text.split('\n')) if (line.startsWith(authorizerPrefix)) lines.push(line.slice(authorizerPrefix.length));
+    for (const line of text.split('\n'))
+      if (line.startsWith(authorizerPrefix)) lines.push(line.slice(authorizerPrefix.length));
     // The functions' lines are kept here, not shown; anything else passes.
     return text.startsWith('[PetStore-') || write(chunk as string, ...(rest as []));
   });
   // An item the key store cannot read, there before anything reads the keys.
   const documents = createDocumentClient({ endpoint: running.api.storeEndpoint, region: 'us-east-1' });
-  await documents.send(new PutCommand({ TableName: running.api.controlTableName, Item: { pk: 'apikeys', sk: 'badbadbadbad', sha256: 'not a digest' } }));
+  await documents.send(
+    new PutCommand({
+      TableName: running.api.controlTableName,
+      Item: { pk: 'apikeys', sk: 'badbadbadbad', sha256: 'not a digest' },
+    }),
+  );
   documents.destroy();
 }, 240_000);
 afterAll(async () => {
@@ -68,7 +81,8 @@ afterEach(() => {
 });
 
 describe("the key authorizer's log, as its alarms read it", () => {
-  const get = (key: string) => fetchApi(`${running.api.url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+  const get = (key: string) =>
+    fetchApi(`${running.api.url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
 
   it('counts a failed key read as a failure (the request answered 503), and an unreadable key item as a key-store warning', async () => {
     const failure = authorizerFilter('AuthorizerFailures');
@@ -81,15 +95,20 @@ describe("the key authorizer's log, as its alarms read it", () => {
     });
     expect(answer!.status).toBe(503);
     expect(answer!.body.code).toBe('SERVICE_UNAVAILABLE');
-    expect(failed.filter((line) => matchesFilterPattern(failure, line)), failed.join('\n')).toHaveLength(1);
+    expect(
+      failed.filter((line) => matchesFilterPattern(failure, line)),
+      failed.join('\n'),
+    ).toHaveLength(1);
 
     running.proxy.fault = undefined;
     const loaded = await linesDuring(async () => {
       expect((await get(running.key)).status).toBe(200);
     });
-    expect(loaded.filter((line) => matchesFilterPattern(warnings, line)).map((line) => JSON.parse(line.split('\t')[3]!).message)).toEqual([
-      expect.stringMatching(/^Ignoring API key item badbadbadbad of /),
-    ]);
+    expect(
+      loaded
+        .filter((line) => matchesFilterPattern(warnings, line))
+        .map((line) => JSON.parse(line.split('\t')[3]!).message),
+    ).toEqual([expect.stringMatching(/^Ignoring API key item badbadbadbad of /)]);
     expect(loaded.filter((line) => matchesFilterPattern(failure, line))).toEqual([]);
   });
 
@@ -101,6 +120,8 @@ describe("the key authorizer's log, as its alarms read it", () => {
     });
     // The runtime logged each thrown Unauthorized (what Lambda's Errors counts), and the filters count none.
     expect(refusals.filter((line) => line.includes('Invoke Error'))).toHaveLength(3);
-    expect(refusals.filter((line) => matchesFilterPattern(failure, line) || matchesFilterPattern(warnings, line))).toEqual([]);
+    expect(
+      refusals.filter((line) => matchesFilterPattern(failure, line) || matchesFilterPattern(warnings, line)),
+    ).toEqual([]);
   });
 });

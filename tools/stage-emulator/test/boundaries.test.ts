@@ -16,7 +16,9 @@ const PACKAGE_SOURCE = 'tools/stage-emulator/src/';
 
 /** The repository files `file` starts (`new URL('./x', import.meta.url)`): edges of ours that are no import. */
 function startedBy(file: string): string[] {
-  const code = read(file).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const code = read(file)
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   return [...code.matchAll(/\bnew URL\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g)]
     .map((match) => posix.normalize(posix.join(posix.dirname(file), match[1]!)))
     .filter((target) => existsSync(join(ROOT, target)) && statSync(join(ROOT, target)).isFile());
@@ -62,7 +64,9 @@ describe('the stage emulator package', () => {
 
   it('imports no script, no test and no test support', () => {
     const wrong = PACKAGE_FILES.flatMap((file) =>
-      (GRAPH.get(file) ?? []).filter((target) => /^(scripts|test)\//.test(target) || target.startsWith('tools/stage-emulator/test/')).map((target) => `${file} -> ${target}`),
+      (GRAPH.get(file) ?? [])
+        .filter((target) => /^(scripts|test)\//.test(target) || target.startsWith('tools/stage-emulator/test/'))
+        .map((target) => `${file} -> ${target}`),
     );
     expect(wrong).toEqual([]);
   });

@@ -14,17 +14,23 @@ import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
 import { OFFLINE_PARAMETERS, parseStartDeployed } from '../src/cli.ts';
 
 function run(...args: string[]) {
-  const result = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--import', 'tsx', 'scripts/startDeployed.ts', ...args], {
-    cwd: PROJECT_ROOT,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const result = spawnSync(
+    join(PROJECT_ROOT, 'node_modules', '.bin', 'node'),
+    ['--import', 'tsx', 'scripts/startDeployed.ts', ...args],
+    {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   return { status: result.status, lines: result.stderr.split('\n').filter(Boolean) };
 }
 
 describe('start:deployed arguments', () => {
   it('reads the stage, port, assembly and parameters, with the offline placeholder for production alarms', () => {
-    expect(parseStartDeployed(['--stage', 'production', '--port', '0', '--parameter', 'AlarmEmail=me@example.org'])).toEqual({
+    expect(
+      parseStartDeployed(['--stage', 'production', '--port', '0', '--parameter', 'AlarmEmail=me@example.org']),
+    ).toEqual({
       stage: 'production',
       port: 0,
       outdir: DEFAULT_OUTDIR,
@@ -38,7 +44,10 @@ describe('start:deployed arguments', () => {
   });
 
   it('reads where the IAM report goes', () => {
-    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'])).toMatchObject({ stage: 'staging', iamReport: 'iam.json' });
+    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'])).toMatchObject({
+      stage: 'staging',
+      iamReport: 'iam.json',
+    });
     expect(parseStartDeployed(['--stage', 'staging'])).not.toHaveProperty('iamReport');
   });
 
@@ -47,7 +56,10 @@ describe('start:deployed arguments', () => {
     [['--stage', 'staging', '--iam-report', ''], /--iam-report takes a file name/],
     [['--stage', 'qa'], /unknown stage "qa": the stages are staging and production/],
     [['--stage', 'staging', '--port', 'x'], /--port must be a port number/],
-    [['--stage', 'staging', '--port', ''], /--port must be a port number from 0 to 65535 \(0: any free port\), not empty/],
+    [
+      ['--stage', 'staging', '--port', ''],
+      /--port must be a port number from 0 to 65535 \(0: any free port\), not empty/,
+    ],
     [['--stage', 'staging', '--port', '1e3'], /--port must be a port number .* not "1e3"/],
     [['--stage', 'staging', '--parameter', 'nothing'], /--parameter takes Name=Value/],
     [['--stage', 'staging', '--colour'], /Unknown option '--colour'/],
@@ -60,13 +72,20 @@ describe('start:deployed on bad input', () => {
   it('an unknown stage: one line and the usage, exit 2', () => {
     const { status, lines } = run('--stage', 'qa');
     expect(status).toBe(2);
-    expect(lines).toEqual([expect.stringMatching(/^start:deployed: unknown stage "qa"/), expect.stringMatching(/^Usage: npm run start:deployed/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^start:deployed: unknown stage "qa"/),
+      expect.stringMatching(/^Usage: npm run start:deployed/),
+    ]);
   });
 
   it('an IAM report it cannot write: one line at start, exit 2, not at Ctrl-C when the report would be lost', () => {
     const { status, lines } = run('--stage', 'staging', '--iam-report', '/proc/petstore/iam.json');
     expect(status).toBe(2);
-    expect(lines).toEqual([expect.stringMatching(/^start:deployed: cannot write the IAM report to \/proc\/petstore\/iam\.json \(\w+\): give --iam-report a file in a folder you can write\.$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^start:deployed: cannot write the IAM report to \/proc\/petstore\/iam\.json \(\w+\): give --iam-report a file in a folder you can write\.$/,
+      ),
+    ]);
   });
 
   it('an assembly it cannot read: one line, exit 1', () => {
@@ -99,10 +118,14 @@ describe('start:deployed --iam-report', () => {
   it('at Ctrl-C prints one IAM line per function and writes the report as JSON', async () => {
     await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
     const file = join(mkdtempSync(join(tmpdir(), 'iam-report-')), 'iam.json');
-    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--import', 'tsx', 'scripts/startDeployed.ts', '--stage', 'staging', '--port', '0', '--iam-report', file], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = spawn(
+      join(PROJECT_ROOT, 'node_modules', '.bin', 'node'),
+      ['--import', 'tsx', 'scripts/startDeployed.ts', '--stage', 'staging', '--port', '0', '--iam-report', file],
+      {
+        cwd: PROJECT_ROOT,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     let stdout = '';
     let stopped = false;
     child.stdout.on('data', (chunk: Buffer) => {
@@ -112,12 +135,17 @@ describe('start:deployed --iam-report', () => {
     });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code, stdout).toBe(0);
-    const report = JSON.parse(readFileSync(file, 'utf8')) as { stack: string; functions: { function: string; unusedGrants: string[] }[] };
+    const report = JSON.parse(readFileSync(file, 'utf8')) as {
+      stack: string;
+      functions: { function: string; unusedGrants: string[] }[];
+    };
     expect(report.stack).toBe('PetStore-staging');
     const lines = stdout.split('\n').filter((line) => line.startsWith('IAM '));
     // Nothing was called: every function's every grant is unused, and each line says so.
     expect(lines).toEqual(
-      report.functions.map((fn) => expect.stringMatching(new RegExp(`^IAM ${fn.function}: 0 calls allowed, 0 denied; unused grants: dynamodb:`))),
+      report.functions.map((fn) =>
+        expect.stringMatching(new RegExp(`^IAM ${fn.function}: 0 calls allowed, 0 denied; unused grants: dynamodb:`)),
+      ),
     );
     expect(report.functions.every((fn) => fn.unusedGrants.length > 0)).toBe(true);
   }, 120_000);

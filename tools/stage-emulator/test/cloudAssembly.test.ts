@@ -90,7 +90,9 @@ describe('readStack', () => {
   it('refuses a folder without manifest.json', () => {
     const empty = mkdtempSync(join(tmpdir(), 'not-an-assembly-'));
     try {
-      expect(failure(() => readStack(empty, 'PetStore-staging')).message).toMatch(/^No manifest\.json in .*not-an-assembly-/);
+      expect(failure(() => readStack(empty, 'PetStore-staging')).message).toMatch(
+        /^No manifest\.json in .*not-an-assembly-/,
+      );
     } finally {
       rmSync(empty, { recursive: true });
     }
@@ -103,13 +105,19 @@ describe('readStack', () => {
   });
 
   it('refuses a stack whose template file is missing', () => {
-    expect(failure(() => readStack(outdir, 'PetStore-production')).message).toMatch(/template of PetStore-production is missing/);
+    expect(failure(() => readStack(outdir, 'PetStore-production')).message).toMatch(
+      /template of PetStore-production is missing/,
+    );
   });
 
   it('refuses an asset folder that is missing, an asset that is not bundled, and a resource without asset', () => {
     const stack = readStack(outdir, 'PetStore-staging');
-    expect(failure(() => stack.assetDir('VanishedFunction')).message).toMatch(/asset folder of VanishedFunction is missing: .*asset\.vanished/);
-    expect(failure(() => stack.assetDir('UnbundledFunction')).message).toMatch(/asset of UnbundledFunction is not bundled \(no index\.js or index\.mjs in /);
+    expect(failure(() => stack.assetDir('VanishedFunction')).message).toMatch(
+      /asset folder of VanishedFunction is missing: .*asset\.vanished/,
+    );
+    expect(failure(() => stack.assetDir('UnbundledFunction')).message).toMatch(
+      /asset of UnbundledFunction is not bundled \(no index\.js or index\.mjs in /,
+    );
     expect(failure(() => stack.assetDir('Table')).message).toMatch(/Table of PetStore-staging has no asset/);
     expect(failure(() => stack.assetDir('Nothing')).message).toBe('No resource Nothing in stack PetStore-staging.');
   });

@@ -30,7 +30,9 @@ function decisionSummaries(api: DeployedApi, which: 'allowed' | 'denied'): strin
       .map((decision) => {
         const operation = /(ListPets|CreatePet|GetPet|Authorizer)/.exec(fn.functionName)?.[1] ?? fn.functionName;
         const [, table = '', index = ''] = /:table\/([^/]+)(\/index\/.+)?$/.exec(decision.resource) ?? [];
-        const keys = (decision.leadingKeys ?? []).filter((key) => !/^\d+$/.test(key)).map((key) => key.replace(/#.*/, '#'));
+        const keys = (decision.leadingKeys ?? [])
+          .filter((key) => !/^\d+$/.test(key))
+          .map((key) => key.replace(/#.*/, '#'));
         return [operation, decision.action, `${tableIds.get(table) ?? table}${index}`, ...new Set(keys)].join(' ');
       }),
   );
@@ -48,7 +50,10 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
 
   it('passes the smoke command, every answer checked against openapi.json', async () => {
     const lines: string[] = [];
-    const result = await runSmoke(running.api.url, running.key, { print: (line) => lines.push(line), fetch: validatingFetch });
+    const result = await runSmoke(running.api.url, running.key, {
+      print: (line) => lines.push(line),
+      fetch: validatingFetch,
+    });
     expect(lines.filter((line) => line.startsWith('FAIL'))).toEqual([]);
     expect(result.failed).toBe(0);
     expect(result.passed).toBeGreaterThanOrEqual(7);
@@ -115,7 +120,8 @@ describe('the IAM gate bites', () => {
     const role = Object.values(template.Resources).find(
       (r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties).includes('"PolicyName":"listPets"'),
     )!;
-    const policy = (role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[])[0]!.PolicyDocument;
+    const policy = (role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[])[0]!
+      .PolicyDocument;
     policy.Statement = policy.Statement.filter((statement) => statement.Sid !== 'CursorSecret');
     running = await startStage('staging', { template });
   }, 240_000);
@@ -143,7 +149,9 @@ describe('the IAM gate bites', () => {
   it('logs, beside the denial, the statement that would allow the call and where the role is written', async () => {
     const denial = running.logs.find((line) => line.startsWith('IAM ListPetsFunction: AccessDeniedException'));
     expect(denial).toMatch(/ for dynamodb:GetItem on ControlTable \(dynamodb:LeadingKeys cursor-secret\)\. /);
-    expect(denial).toMatch(/ListPetsRole's grants are written in infra\/constructs\/functions\.ts \(PetStore-staging\/Functions\/ListPetsRole\)/);
+    expect(denial).toMatch(
+      /ListPetsRole's grants are written in infra\/constructs\/functions\.ts \(PetStore-staging\/Functions\/ListPetsRole\)/,
+    );
     expect(denial).toMatch(/its statements: Table at infra\/constructs\/permissions\.ts:\d+, StatusIndex at /);
     const statement = JSON.parse(/would allow it: (\{.*\})\. /.exec(denial ?? '')?.[1] ?? 'null') as PolicyStatement;
     const listPets = running.api.functions.find((fn) => fn.logicalId.startsWith('ListPetsFunction'))!;

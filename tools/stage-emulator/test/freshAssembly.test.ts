@@ -25,11 +25,15 @@ afterAll(() => {
 describe('a cloud assembly without its bundles', () => {
   it('is what cdk ls writes, and the runner takes it as stale', () => {
     const outdir = join(scratch(), 'cdk.out');
-    const ls = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), ['ls', '--no-notices', '--output', outdir], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
-    });
+    const ls = spawnSync(
+      join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'),
+      ['ls', '--no-notices', '--output', outdir],
+      {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      },
+    );
     expect(ls.status, ls.stderr).toBe(0);
     expect(ls.stdout).toMatch(/PetStore-staging/);
     expect(readdirSync(outdir)).toContain('manifest.json');
@@ -45,7 +49,9 @@ describe('a cloud assembly without its bundles', () => {
     expect(hasEveryBundle(copy)).toBe(true);
     // A function's asset, not a custom resource's (those hold an index.js too).
     const stack = readStack(copy, 'PetStore-staging');
-    const [fn] = Object.entries(stack.template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Metadata?.['aws:asset:path']);
+    const [fn] = Object.entries(stack.template.Resources).filter(
+      ([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Metadata?.['aws:asset:path'],
+    );
     const asset = stack.assetDir(fn![0]);
     for (const file of readdirSync(asset)) rmSync(join(asset, file));
     expect(hasEveryBundle(copy)).toBe(false);

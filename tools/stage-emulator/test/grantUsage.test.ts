@@ -2,10 +2,24 @@
 import { expect, it } from 'vitest';
 import { iamReportLines, type FunctionIamReport, type GrantReport } from '../src/grantUsage.ts';
 
-const getItem: GrantReport = { grant: 'dynamodb:GetItem on PetsTable (Table)', action: 'dynamodb:GetItem', resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/pets', used: false, source: 'infra/constructs/permissions.ts:94' };
+const getItem: GrantReport = {
+  grant: 'dynamodb:GetItem on PetsTable (Table)',
+  action: 'dynamodb:GetItem',
+  resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/pets',
+  used: false,
+  source: 'infra/constructs/permissions.ts:94',
+};
 
 function reportFor(allowed: number, denied: number, grants: GrantReport[]): FunctionIamReport {
-  return { function: 'GetPetFunction', role: 'GetPetRole', writtenIn: 'infra/constructs/functions.ts', allowed, denied, unusedGrants: [], grants };
+  return {
+    function: 'GetPetFunction',
+    role: 'GetPetRole',
+    writtenIn: 'infra/constructs/functions.ts',
+    allowed,
+    denied,
+    unusedGrants: [],
+    grants,
+  };
 }
 
 it('counts calls in the grammatical number: 1 call, 0 and 2 calls', () => {

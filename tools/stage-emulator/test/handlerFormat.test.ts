@@ -19,10 +19,16 @@ beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'handler-format-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module' }));
   mkdirSync(join(project, 'commonjs'));
-  writeFileSync(join(project, 'commonjs', 'index.js'), `exports.handler = async () => ({ format: typeof module === 'object' ? 'commonjs' : '?' });`);
+  writeFileSync(
+    join(project, 'commonjs', 'index.js'),
+    `exports.handler = async () => ({ format: typeof module === 'object' ? 'commonjs' : '?' });`,
+  );
   mkdirSync(join(project, 'module'));
   writeFileSync(join(project, 'module', 'package.json'), JSON.stringify({ type: 'module' }));
-  writeFileSync(join(project, 'module', 'index.js'), `export const handler = async () => ({ format: typeof module === 'undefined' ? 'module' : '?' });`);
+  writeFileSync(
+    join(project, 'module', 'index.js'),
+    `export const handler = async () => ({ format: typeof module === 'undefined' ? 'module' : '?' });`,
+  );
 });
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((host) => host.close()));

@@ -74,7 +74,9 @@ beforeAll(async () => {
   direct = createDocumentClient({ endpoint: store.endpoint });
   for (const operation of OPERATIONS) {
     const functionId = functionOf(operation);
-    const roleId = (template.Resources[functionId]!.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const roleId = (template.Resources[functionId]!.Properties!.Role as { 'Fn::GetAtt': [string, string] })[
+      'Fn::GetAtt'
+    ][0];
     const functionName = resolver.ref(functionId);
     const roleArn = resolver.getAtt(roleId, 'Arn');
     const gate = await startIamGate({
@@ -100,7 +102,12 @@ afterAll(async () => {
 
 const fn = (operation: Operation) => functions.get(operation)!;
 const tableArn = (name: string) => `arn:aws:dynamodb:us-east-1:123456789012:table/${name}`;
-const queryApiKeys = () => ({ TableName: CONTROL, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'apikeys' } });
+const queryApiKeys = () => ({
+  TableName: CONTROL,
+  KeyConditionExpression: '#pk = :pk',
+  ExpressionAttributeNames: { '#pk': 'pk' },
+  ExpressionAttributeValues: { ':pk': 'apikeys' },
+});
 const queryPartition = (pk: string) => ({ ...queryApiKeys(), ExpressionAttributeValues: { ':pk': pk } });
 
 /** The AccessDeniedException the SDK raises, and its message; fails when the call goes through. */
@@ -121,13 +128,24 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     const rex = { id: 7, name: 'Rex', status: 'available', statusShard: 'available#1' };
     await direct.send(new PutCommand({ TableName: petsTable, Item: rex }));
     const page = await client.send(
-      new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'statusShard' }, ExpressionAttributeValues: { ':s': 'available#1' } }),
+      new QueryCommand({
+        TableName: petsTable,
+        IndexName: 'status-index',
+        KeyConditionExpression: '#s = :s',
+        ExpressionAttributeNames: { '#s': 'statusShard' },
+        ExpressionAttributeValues: { ':s': 'available#1' },
+      }),
     );
     expect(page.Items).toEqual([rex]);
     expect((await client.send(new ScanCommand({ TableName: petsTable }))).Items).toContainEqual(rex);
     await client.send(new QueryCommand(queryApiKeys()));
-    await client.send(new PutCommand({ TableName: CONTROL, Item: { pk: 'cursor-secret', sk: 'current', secret: 's3cret' } }));
-    expect((await client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } }))).Item?.secret).toBe('s3cret');
+    await client.send(
+      new PutCommand({ TableName: CONTROL, Item: { pk: 'cursor-secret', sk: 'current', secret: 's3cret' } }),
+    );
+    expect(
+      (await client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } }))).Item
+        ?.secret,
+    ).toBe('s3cret');
     expect(gate.decisions.slice(-5)).toEqual([
       { action: 'dynamodb:Query', resource: `${tableArn(petsTable)}/index/status-index`, allowed: true },
       { action: 'dynamodb:Scan', resource: tableArn(petsTable), allowed: true },
@@ -139,12 +157,20 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
 
   it('listPets: idempotency records, other control partitions, pet writes are denied', async () => {
     const { client, gate, functionName } = fn('listPets');
-    const message = await denied(client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'idempotency#x', sk: 'record' } })));
-    expect(message).toMatch(new RegExp(`^User: arn:aws:sts::123456789012:assumed-role/${STACK}-ListPetsRole\\w+/${functionName} is not authorized to perform: dynamodb:GetItem on resource: ${tableArn(CONTROL)} because`));
+    const message = await denied(
+      client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'idempotency#x', sk: 'record' } })),
+    );
+    expect(message).toMatch(
+      new RegExp(
+        `^User: arn:aws:sts::123456789012:assumed-role/${STACK}-ListPetsRole\\w+/${functionName} is not authorized to perform: dynamodb:GetItem on resource: ${tableArn(CONTROL)} because`,
+      ),
+    );
     await denied(client.send(new QueryCommand(queryPartition('cursor-secret'))));
     await denied(client.send(new PutCommand({ TableName: petsTable, Item: { id: 1, name: 'x' } })));
     await denied(client.send(new DeleteCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } })));
-    expect(gate.decisions.slice(-4).map(({ action, allowed, leadingKeys }) => ({ action, allowed, leadingKeys }))).toEqual([
+    expect(
+      gate.decisions.slice(-4).map(({ action, allowed, leadingKeys }) => ({ action, allowed, leadingKeys })),
+    ).toEqual([
       { action: 'dynamodb:GetItem', allowed: false, leadingKeys: ['idempotency#x'] },
       { action: 'dynamodb:Query', allowed: false, leadingKeys: ['cursor-secret'] },
       { action: 'dynamodb:PutItem', allowed: false, leadingKeys: ['1'] },
@@ -154,34 +180,70 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
 
   it('createPet: pets PutItem/GetItem, its idempotency records and the API keys reach the store', async () => {
     const { client } = fn('createPet');
-    await client.send(new PutCommand({ TableName: petsTable, Item: { id: 42, name: 'Tom' }, ConditionExpression: 'attribute_not_exists(id)' }));
-    expect((await client.send(new GetCommand({ TableName: petsTable, Key: { id: 42 } }))).Item).toEqual({ id: 42, name: 'Tom' });
+    await client.send(
+      new PutCommand({
+        TableName: petsTable,
+        Item: { id: 42, name: 'Tom' },
+        ConditionExpression: 'attribute_not_exists(id)',
+      }),
+    );
+    expect((await client.send(new GetCommand({ TableName: petsTable, Key: { id: 42 } }))).Item).toEqual({
+      id: 42,
+      name: 'Tom',
+    });
     const key = { pk: 'idempotency#x', sk: 'record' };
     await client.send(new PutCommand({ TableName: CONTROL, Item: { ...key, state: 'in-progress' } }));
-    await client.send(new UpdateCommand({ TableName: CONTROL, Key: key, UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': 'done' } }));
+    await client.send(
+      new UpdateCommand({
+        TableName: CONTROL,
+        Key: key,
+        UpdateExpression: 'SET #s = :s',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':s': 'done' },
+      }),
+    );
     expect((await client.send(new GetCommand({ TableName: CONTROL, Key: key }))).Item?.state).toBe('done');
     await client.send(new QueryCommand(queryApiKeys()));
     // The writes reached the store itself.
-    expect((await direct.send(new GetCommand({ TableName: petsTable, Key: { id: 42 } }))).Item).toEqual({ id: 42, name: 'Tom' });
+    expect((await direct.send(new GetCommand({ TableName: petsTable, Key: { id: 42 } }))).Item).toEqual({
+      id: 42,
+      name: 'Tom',
+    });
   });
 
   it('createPet: the status index, the cursor secret, deletes and batch reads are denied', async () => {
     const { client, gate } = fn('createPet');
     await direct.send(new PutCommand({ TableName: CONTROL, Item: { pk: 'idempotency#y', sk: 'record' } }));
     const message = await denied(
-      client.send(new QueryCommand({ TableName: petsTable, IndexName: 'status-index', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'statusShard' }, ExpressionAttributeValues: { ':s': 'sold#0' } })),
+      client.send(
+        new QueryCommand({
+          TableName: petsTable,
+          IndexName: 'status-index',
+          KeyConditionExpression: '#s = :s',
+          ExpressionAttributeNames: { '#s': 'statusShard' },
+          ExpressionAttributeValues: { ':s': 'sold#0' },
+        }),
+      ),
     );
     expect(message).toContain(`dynamodb:Query on resource: ${tableArn(petsTable)}/index/status-index because`);
     await denied(client.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'cursor-secret', sk: 'current' } })));
     await denied(client.send(new DeleteCommand({ TableName: CONTROL, Key: { pk: 'idempotency#y', sk: 'record' } })));
     await denied(client.send(new QueryCommand(queryPartition('idempotency#y'))));
     await denied(client.send(new BatchGetCommand({ RequestItems: { [petsTable]: { Keys: [{ id: 42 }] } } })));
-    expect(gate.decisions.at(-1)).toEqual({ action: 'dynamodb:BatchGetItem', resource: tableArn(petsTable), leadingKeys: ['42'], allowed: false, reason: 'ImplicitlyDenied' });
+    expect(gate.decisions.at(-1)).toEqual({
+      action: 'dynamodb:BatchGetItem',
+      resource: tableArn(petsTable),
+      leadingKeys: ['42'],
+      allowed: false,
+      reason: 'ImplicitlyDenied',
+    });
     // Nothing denied reached the store.
-    expect((await direct.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'idempotency#y', sk: 'record' } }))).Item).toBeDefined();
+    expect(
+      (await direct.send(new GetCommand({ TableName: CONTROL, Key: { pk: 'idempotency#y', sk: 'record' } }))).Item,
+    ).toBeDefined();
   });
 
-  it('getPet: GetItem and the API keys only; its PutItem is refused with DynamoDB\'s exact message', async () => {
+  it("getPet: GetItem and the API keys only; its PutItem is refused with DynamoDB's exact message", async () => {
     const { client, functionName, roleArn } = fn('getPet');
     await direct.send(new PutCommand({ TableName: petsTable, Item: { id: 420, name: 'Tom' } }));
     expect((await client.send(new GetCommand({ TableName: petsTable, Key: { id: 420 } }))).Item?.name).toBe('Tom');
@@ -196,19 +258,30 @@ describe('IAM gate, driven by a real DynamoDB client, per function role of the s
     expect((await direct.send(new GetCommand({ TableName: petsTable, Key: { id: 420 } }))).Item).toBeDefined();
   });
 
-  it.each(OPERATIONS)('%s: every function may Query the API keys, no other control partition, and delete nothing', async (operation) => {
-    const { client } = fn(operation);
-    await client.send(new QueryCommand(queryApiKeys()));
-    await denied(client.send(new QueryCommand(queryPartition('apikeys-but-not-quite'))));
-    await denied(client.send(new DeleteCommand({ TableName: CONTROL, Key: { pk: 'apikeys', sk: 'k1' } })));
-  });
+  it.each(OPERATIONS)(
+    '%s: every function may Query the API keys, no other control partition, and delete nothing',
+    async (operation) => {
+      const { client } = fn(operation);
+      await client.send(new QueryCommand(queryApiKeys()));
+      await denied(client.send(new QueryCommand(queryPartition('apikeys-but-not-quite'))));
+      await denied(client.send(new DeleteCommand({ TableName: CONTROL, Key: { pk: 'apikeys', sk: 'k1' } })));
+    },
+  );
 
   it('evaluates a role with a grant removed from a copy of the template', async () => {
     const copy = structuredClone(template);
     const roleId = Object.keys(copy.Resources).find((id) => id.startsWith('GetPetRole'))!;
-    const policy = (copy.Resources[roleId]!.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[])[0]!;
+    const policy = (
+      copy.Resources[roleId]!.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string }[] } }[]
+    )[0]!;
     policy.PolicyDocument.Statement = policy.PolicyDocument.Statement.filter((statement) => statement.Sid !== 'Table');
-    const gate = await startIamGate({ upstream: store.endpoint, roleArn: resolver.getAtt(roleId, 'Arn'), sessionName: 'getPet', policies: rolePolicies(copy, resolver, roleId), tables });
+    const gate = await startIamGate({
+      upstream: store.endpoint,
+      roleArn: resolver.getAtt(roleId, 'Arn'),
+      sessionName: 'getPet',
+      policies: rolePolicies(copy, resolver, roleId),
+      tables,
+    });
     const client = clientFor(gate.endpoint);
     try {
       await denied(client.send(new GetCommand({ TableName: petsTable, Key: { id: 420 } })));
@@ -225,13 +298,23 @@ describe('IAM gate on the wire', () => {
   const raw = (endpoint: string, operation: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(endpoint, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `DynamoDB_20120810.${operation}`, ...headers },
+      headers: {
+        'Content-Type': 'application/x-amz-json-1.0',
+        'X-Amz-Target': `DynamoDB_20120810.${operation}`,
+        ...headers,
+      },
       body: JSON.stringify(body),
     });
 
   it('answers a denial exactly as DynamoDB does: 400, JSON 1.0, a request id, the coral type', async () => {
     const roleId = Object.keys(template.Resources).find((id) => id.startsWith('GetPetRole'))!;
-    const gate = await startIamGate({ upstream: store.endpoint, roleArn: resolver.getAtt(roleId, 'Arn'), sessionName: 'session-1', policies: rolePolicies(template, resolver, roleId), tables });
+    const gate = await startIamGate({
+      upstream: store.endpoint,
+      roleArn: resolver.getAtt(roleId, 'Arn'),
+      sessionName: 'session-1',
+      policies: rolePolicies(template, resolver, roleId),
+      tables,
+    });
     try {
       const response = await raw(gate.endpoint, 'DeleteItem', { TableName: petsTable, Key: { id: { N: '42' } } });
       expect(response.status).toBe(400);
@@ -244,8 +327,14 @@ describe('IAM gate on the wire', () => {
       // An operation no policy names (nor IAM knows) is evaluated like any other, and denied.
       const unknown = await raw(gate.endpoint, 'FrobnicateItem', { TableName: petsTable });
       expect(unknown.status).toBe(400);
-      expect(((await unknown.json()) as { __type: string }).__type).toBe('com.amazon.coral.service#AccessDeniedException');
-      expect(gate.decisions.at(-1)).toMatchObject({ action: 'dynamodb:FrobnicateItem', resource: tableArn(petsTable), allowed: false });
+      expect(((await unknown.json()) as { __type: string }).__type).toBe(
+        'com.amazon.coral.service#AccessDeniedException',
+      );
+      expect(gate.decisions.at(-1)).toMatchObject({
+        action: 'dynamodb:FrobnicateItem',
+        resource: tableArn(petsTable),
+        allowed: false,
+      });
       // Allowed: the store's own answer, passed through (here dynalite's).
       // (This gate verifies no signature; dynalite only wants the signature's headers to be there.)
       await direct.send(new PutCommand({ TableName: petsTable, Item: { id: 4242, name: 'Tom' } }));
@@ -253,7 +342,12 @@ describe('IAM gate on the wire', () => {
         Authorization: `AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
         'X-Amz-Date': '20260101T000000Z',
       };
-      const allowed = await raw(gate.endpoint, 'GetItem', { TableName: petsTable, Key: { id: { N: '4242' } } }, signature);
+      const allowed = await raw(
+        gate.endpoint,
+        'GetItem',
+        { TableName: petsTable, Key: { id: { N: '4242' } } },
+        signature,
+      );
       expect(allowed.status).toBe(200);
       expect(await allowed.json()).toEqual({ Item: { id: { N: '4242' }, name: { S: 'Tom' } } });
     } finally {
@@ -266,7 +360,10 @@ describe('IAM gate on the wire', () => {
     const before = gate.decisions.length;
     const unsigned = await raw(gate.endpoint, 'GetItem', { TableName: petsTable, Key: { id: { N: '42' } } });
     expect(unsigned.status).toBe(400);
-    expect(await unsigned.json()).toEqual({ __type: 'com.amazon.coral.service#MissingAuthenticationTokenException', Message: 'Request is missing Authentication Token' });
+    expect(await unsigned.json()).toEqual({
+      __type: 'com.amazon.coral.service#MissingAuthenticationTokenException',
+      Message: 'Request is missing Authentication Token',
+    });
 
     const get = new GetCommand({ TableName: petsTable, Key: { id: 42 } });
     const refusal = async (client: DynamoDBDocumentClient) => {
@@ -279,10 +376,23 @@ describe('IAM gate on the wire', () => {
         client.destroy();
       }
     };
-    expect(await refusal(clientFor(gate.endpoint, { ...credentials, accessKeyId: 'ASIAUNKNOWN000000000' }))).toBe('UnrecognizedClientException');
-    expect(await refusal(clientFor(gate.endpoint, { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }))).toBe('UnrecognizedClientException');
-    expect(await refusal(clientFor(gate.endpoint, { ...credentials, sessionToken: 'another-token' }))).toBe('UnrecognizedClientException');
-    expect(await refusal(clientFor(gate.endpoint, { ...credentials, secretAccessKey: 'wrong-secret' }))).toBe('InvalidSignatureException');
+    expect(await refusal(clientFor(gate.endpoint, { ...credentials, accessKeyId: 'ASIAUNKNOWN000000000' }))).toBe(
+      'UnrecognizedClientException',
+    );
+    expect(
+      await refusal(
+        clientFor(gate.endpoint, {
+          accessKeyId: credentials.accessKeyId,
+          secretAccessKey: credentials.secretAccessKey,
+        }),
+      ),
+    ).toBe('UnrecognizedClientException');
+    expect(await refusal(clientFor(gate.endpoint, { ...credentials, sessionToken: 'another-token' }))).toBe(
+      'UnrecognizedClientException',
+    );
+    expect(await refusal(clientFor(gate.endpoint, { ...credentials, secretAccessKey: 'wrong-secret' }))).toBe(
+      'InvalidSignatureException',
+    );
 
     // A signed request whose body is changed after signing.
     const tampered = clientFor(gate.endpoint);
@@ -311,17 +421,34 @@ describe('rolePolicies', () => {
           Type: 'AWS::IAM::Role',
           Properties: {
             ManagedPolicyArns: ['arn:aws:iam::aws:policy/AWSXRayDaemonWriteAccess', { Ref: 'Managed' }],
-            Policies: [{ PolicyName: 'inline', PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['Table', 'Arn'] } }] } }],
+            Policies: [
+              {
+                PolicyName: 'inline',
+                PolicyDocument: {
+                  Statement: [
+                    { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['Table', 'Arn'] } },
+                  ],
+                },
+              },
+            ],
           },
         },
         OtherRole: { Type: 'AWS::IAM::Role', Properties: {} },
         Attached: {
           Type: 'AWS::IAM::Policy',
-          Properties: { PolicyName: 'attached', Roles: [{ Ref: 'Role' }], PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: '*' }] } },
+          Properties: {
+            PolicyName: 'attached',
+            Roles: [{ Ref: 'Role' }],
+            PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: '*' }] },
+          },
         },
         ForOther: {
           Type: 'AWS::IAM::Policy',
-          Properties: { PolicyName: 'other', Roles: [{ Ref: 'OtherRole' }], PolicyDocument: { Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] } },
+          Properties: {
+            PolicyName: 'other',
+            Roles: [{ Ref: 'OtherRole' }],
+            PolicyDocument: { Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] },
+          },
         },
         Managed: {
           Type: 'AWS::IAM::ManagedPolicy',
@@ -331,7 +458,15 @@ describe('rolePolicies', () => {
     };
     const smallResolver = new TemplateResolver({ stackName: 'S', template: small });
     expect(rolePolicies(small, smallResolver, 'Role')).toEqual([
-      { Statement: [{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/S-Table' }] },
+      {
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: 'dynamodb:GetItem',
+            Resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/S-Table',
+          },
+        ],
+      },
       { Statement: [{ Effect: 'Allow', Action: 'dynamodb:Query', Resource: '*' }] },
       { Statement: [{ Effect: 'Allow', Action: 'dynamodb:Scan', Resource: '*' }] },
     ]);

@@ -33,7 +33,9 @@ const logs: string[] = [];
 /** Staging's template with listPets' Timeout cut to TIMEOUT_SECONDS. */
 function stagingWithAShortTimeout() {
   const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('staging')).template);
-  const [, listPets] = Object.entries(template.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ListPets'))!;
+  const [, listPets] = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ListPets'),
+  )!;
   listPets.Properties!.Timeout = TIMEOUT_SECONDS;
   return template;
 }
@@ -52,7 +54,10 @@ beforeAll(async () => {
     report: () => undefined,
   });
   const lines: string[] = [];
-  await runKeys(['create', '--stage', 'staging', '--table', api.controlTableName, '--endpoint', api.storeEndpoint], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+  await runKeys(['create', '--stage', 'staging', '--table', api.controlTableName, '--endpoint', api.storeEndpoint], {
+    out: (l) => lines.push(l),
+    err: (l) => lines.push(l),
+  });
   key = lines.map((l) => l.trim()).find((l) => API_KEY_FORMAT.test(l))!;
 }, 300_000);
 afterAll(async () => api?.close());
@@ -73,13 +78,18 @@ function generatedPosition(bundle: string, sourceLine: number) {
 }
 
 /** The inspected listPets bundle (its sandbox's LAMBDA_TASK_ROOT/index.js). */
-const inspectedBundle = () => join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, BUNDLE_FILE);
+const inspectedBundle = () =>
+  join(PROJECT_ROOT, '.inspect', api.functions.find((f) => f.logicalId.startsWith('ListPets'))!.logicalId, BUNDLE_FILE);
 
-interface PausedAt { callFrames: { location: { lineNumber: number; columnNumber: number } }[] }
+interface PausedAt {
+  callFrames: { location: { lineNumber: number; columnNumber: number } }[];
+}
 
 /** A debugger on the sandbox's inspector (what VS Code or Chrome does), with one breakpoint set. */
 async function attachWithBreakpoint(bundle: string, line: number, column: number) {
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+  }[];
   const socket = new WebSocket(target!.webSocketDebuggerUrl);
   await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }));
   let id = 0;
@@ -100,13 +110,18 @@ it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers
   expect((await listPets()).status).toBe(200); // starts the sandbox, under the inspector
   const bundle = inspectedBundle();
   // Zero-based, as the protocol counts: the handler's first statement.
-  const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8').split('\n').findIndex((l) => l.includes('parseOrThrow(ListPetsQuery'));
+  const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes('parseOrThrow(ListPetsQuery'));
   const { map, line, column } = generatedPosition(bundle, sourceLine);
   const debug = await attachWithBreakpoint(bundle, line, column);
 
   const answer = listPets();
   const stop = await debug.paused;
-  const at = map.findEntry(stop.callFrames[0]!.location.lineNumber, stop.callFrames[0]!.location.columnNumber) as { originalSource: string; originalLine: number };
+  const at = map.findEntry(stop.callFrames[0]!.location.lineNumber, stop.callFrames[0]!.location.columnNumber) as {
+    originalSource: string;
+    originalLine: number;
+  };
   expect(fileURLToPath(new URL(at.originalSource, pathToFileURL(bundle)))).toBe(join(PROJECT_ROOT, SOURCE));
   expect(at.originalLine).toBe(sourceLine);
   debug.resume();
@@ -133,10 +148,19 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
   expect(reply.status, await reply.clone().text()).toBe(200);
   expect(logs.filter((l) => l.includes('Task timed out'))).toEqual([]);
   // The resume is reported on its own pipe, which the host may read after the answer.
-  for (let waited = 0; waited < 5_000 && !logs.some((l) => l.includes('Timeout resumed')); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let waited = 0; waited < 5_000 && !logs.some((l) => l.includes('Timeout resumed')); waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   expect(logs.filter((l) => /Timeout (suspended|resumed)/.test(l))).toEqual([
-    expect.stringMatching(new RegExp(`Timeout suspended: the debugger paused the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
-    expect.stringMatching(new RegExp(`Timeout resumed: the debugger resumed the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`)),
+    expect.stringMatching(
+      new RegExp(
+        `Timeout suspended: the debugger paused the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`,
+      ),
+    ),
+    expect.stringMatching(
+      new RegExp(
+        `Timeout resumed: the debugger resumed the sandbox \\(\\d\\.\\d\\d s of ${TIMEOUT_SECONDS}\\.00 s left\\)$`,
+      ),
+    ),
   ]);
   debug.close();
 }, 60_000);
@@ -145,7 +169,9 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
 function inspectedFixture(source: string, lines: string[], inspectPort: number) {
   const assetDir = mkdtempSync(join(tmpdir(), 'inspect-fixture-'));
   writeFileSync(join(assetDir, 'index.mjs'), source);
-  const host = new LambdaFunctionHost(fixtureFunction('inspect-fixture', assetDir, { timeoutSeconds: 1, inspectPort, log: (line) => lines.push(line) }));
+  const host = new LambdaFunctionHost(
+    fixtureFunction('inspect-fixture', assetDir, { timeoutSeconds: 1, inspectPort, log: (line) => lines.push(line) }),
+  );
   const close = async () => {
     await host.close();
     rmSync(assetDir, { recursive: true, force: true });
@@ -155,10 +181,17 @@ function inspectedFixture(source: string, lines: string[], inspectPort: number) 
 
 it("an inspected sandbox that runs past its timeout without a pause is killed with Lambda's message", async () => {
   const lines: string[] = [];
-  const fixture = inspectedFixture('export const handler = async () => { await new Promise((r) => setTimeout(r, 5_000)); return "late"; };', lines, await freePort());
+  const fixture = inspectedFixture(
+    'export const handler = async () => { await new Promise((r) => setTimeout(r, 5_000)); return "late"; };',
+    lines,
+    await freePort(),
+  );
   try {
     const started = Date.now();
-    expect(await fixture.host.invoke({})).toEqual({ kind: 'timeout', errorMessage: 'Task timed out after 1.00 seconds' });
+    expect(await fixture.host.invoke({})).toEqual({
+      kind: 'timeout',
+      errorMessage: 'Task timed out after 1.00 seconds',
+    });
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(lines).toContainEqual(expect.stringMatching(/ Task timed out after 1\.00 seconds$/));
     expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);
@@ -169,7 +202,11 @@ it("an inspected sandbox that runs past its timeout without a pause is killed wi
 
 it('with no debugger attached, a `debugger;` statement does not pause the sandbox (the runner watches pauses, it makes none)', async () => {
   const lines: string[] = [];
-  const fixture = inspectedFixture('export const handler = async () => { debugger; return "past it"; };', lines, await freePort());
+  const fixture = inspectedFixture(
+    'export const handler = async () => { debugger; return "past it"; };',
+    lines,
+    await freePort(),
+  );
   try {
     const stuck = new Promise((resolve) => setTimeout(() => resolve('still paused after 5 s'), 5_000).unref());
     expect(await Promise.race([fixture.host.invoke({}), stuck])).toEqual({ kind: 'ok', payload: 'past it' });

@@ -29,7 +29,10 @@ describe('on the synthesized templates', () => {
   describe.each(STAGES)('%s', (stage) => {
     const stackName = `PetStore-${stage}`;
     // Production's AlarmEmail has no default: `cdk deploy` must be given one, and so must the resolver.
-    const resolverFor = () => new TemplateResolver({ stackName, template: templates.get(stage)! }, OFFLINE_ENVIRONMENT, { AlarmEmail: 'ops@example.com' });
+    const resolverFor = () =>
+      new TemplateResolver({ stackName, template: templates.get(stage)! }, OFFLINE_ENVIRONMENT, {
+        AlarmEmail: 'ops@example.com',
+      });
 
     it('resolves every Lambda environment variable to a string', () => {
       const template = templates.get(stage)!;
@@ -37,7 +40,10 @@ describe('on the synthesized templates', () => {
       const functions = entries(template, 'AWS::Lambda::Function');
       expect(functions).toHaveLength(4);
       for (const [id, fn] of functions) {
-        const variables = resolver.resolve((fn.Properties?.Environment as { Variables: unknown }).Variables) as Record<string, unknown>;
+        const variables = resolver.resolve((fn.Properties?.Environment as { Variables: unknown }).Variables) as Record<
+          string,
+          unknown
+        >;
         // The key authorizer reads the control table only.
         if (id.startsWith('AuthorizerFunction')) {
           expect(Object.keys(variables)).toEqual(['CONTROL_TABLE_NAME']);
@@ -46,7 +52,9 @@ describe('on the synthesized templates', () => {
         }
         expect(Object.keys(variables).sort()).toEqual(['CONTROL_TABLE_NAME', 'STATUS_INDEX_SHARDS', 'TABLE_NAME']);
         for (const value of Object.values(variables)) expect(typeof value).toBe('string');
-        expect(variables.TABLE_NAME).toBe(`${stackName}-${Object.keys(template.Resources).find((id) => id.startsWith('PetsTable'))}`);
+        expect(variables.TABLE_NAME).toBe(
+          `${stackName}-${Object.keys(template.Resources).find((id) => id.startsWith('PetsTable'))}`,
+        );
         expect(variables.CONTROL_TABLE_NAME).toMatch(new RegExp(`^PetStore-${stage}-ControlTable[0-9A-F]{8}$`));
       }
     });
@@ -63,9 +71,15 @@ describe('on the synthesized templates', () => {
       for (const policy of policies) expect(objectsLeft(resolver.resolve(policy))).toEqual([]);
       for (const [, role] of roles) expect(objectsLeft(resolver.resolve(role.Properties))).toEqual([]);
       const text = JSON.stringify(resolver.resolve(policies));
-      expect(text).toMatch(new RegExp(`"arn:aws:dynamodb:us-east-1:123456789012:table/PetStore-${stage}-ControlTable[0-9A-F]{8}"`));
-      expect(text).toMatch(new RegExp(`arn:aws:dynamodb:us-east-1:123456789012:table/${stackName}-PetsTable\\w+/index/status-index`));
-      expect(text).toMatch(new RegExp(`arn:aws:logs:us-east-1:123456789012:log-group:${stackName}-ListPetsLogs\\w+:\\*`));
+      expect(text).toMatch(
+        new RegExp(`"arn:aws:dynamodb:us-east-1:123456789012:table/PetStore-${stage}-ControlTable[0-9A-F]{8}"`),
+      );
+      expect(text).toMatch(
+        new RegExp(`arn:aws:dynamodb:us-east-1:123456789012:table/${stackName}-PetsTable\\w+/index/status-index`),
+      );
+      expect(text).toMatch(
+        new RegExp(`arn:aws:logs:us-east-1:123456789012:log-group:${stackName}-ListPetsLogs\\w+:\\*`),
+      );
     });
 
     it("resolves every proxy integration Uri to the invocation path of its function's live alias", () => {
@@ -79,7 +93,10 @@ describe('on the synthesized templates', () => {
       for (const [, method] of proxies) {
         const uri = resolver.resolve((method.Properties?.Integration as { Uri: unknown }).Uri);
         expect(typeof uri).toBe('string');
-        const match = /^arn:aws:apigateway:us-east-1:lambda:path\/2015-03-31\/functions\/(arn:aws:lambda:us-east-1:123456789012:function:([\w-]+):live)\/invocations$/.exec(uri as string);
+        const match =
+          /^arn:aws:apigateway:us-east-1:lambda:path\/2015-03-31\/functions\/(arn:aws:lambda:us-east-1:123456789012:function:([\w-]+):live)\/invocations$/.exec(
+            uri as string,
+          );
         expect(match, String(uri)).not.toBeNull();
         const [aliasId, alias] = aliases.find(([id]) => resolver.ref(id) === match![1])!;
         expect(alias.Properties?.Name).toBe('live');
@@ -104,7 +121,10 @@ describe('on the synthesized templates', () => {
     const ids = STAGES.map((stage) => {
       const template = templates.get(stage)!;
       const apiId = entries(template, 'AWS::ApiGateway::RestApi')[0]![0];
-      return [new TemplateResolver({ stackName: `PetStore-${stage}`, template }).ref(apiId), new TemplateResolver({ stackName: `PetStore-${stage}`, template }).ref(apiId)];
+      return [
+        new TemplateResolver({ stackName: `PetStore-${stage}`, template }).ref(apiId),
+        new TemplateResolver({ stackName: `PetStore-${stage}`, template }).ref(apiId),
+      ];
     });
     for (const [first, again] of ids) {
       expect(first).toMatch(/^[a-z0-9]{10}$/);
@@ -137,7 +157,14 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
       NamedFn: { Type: 'AWS::Lambda::Function', Properties: { FunctionName: 'named-fn' } },
       FnV1: { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: 'Fn' } } },
       FnV2: { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { 'Fn::GetAtt': ['Fn', 'Arn'] } } },
-      Live: { Type: 'AWS::Lambda::Alias', Properties: { FunctionName: { Ref: 'Fn' }, FunctionVersion: { 'Fn::GetAtt': ['FnV1', 'Version'] }, Name: 'live' } },
+      Live: {
+        Type: 'AWS::Lambda::Alias',
+        Properties: {
+          FunctionName: { Ref: 'Fn' },
+          FunctionVersion: { 'Fn::GetAtt': ['FnV1', 'Version'] },
+          Name: 'live',
+        },
+      },
       Role: { Type: 'AWS::IAM::Role', Properties: {} },
       PathRole: { Type: 'AWS::IAM::Role', Properties: { RoleName: 'runner', Path: '/service/' } },
       Policy: { Type: 'AWS::IAM::Policy', Properties: { PolicyName: 'p', Roles: [{ Ref: 'Role' }] } },
@@ -204,18 +231,38 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
   });
 
   it('Fn::Sub: the string form, the form with variables, pseudo parameters, attributes and literals', () => {
-    expect(resolver.resolve({ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::b-${AWS::Region}-${Given}' })).toBe('arn:aws:s3:::b-us-east-1-prod');
-    expect(resolver.resolve({ 'Fn::Sub': '${Pets.Arn}/index/*' })).toBe('arn:aws:dynamodb:us-east-1:123456789012:table/Stack-Pets/index/*');
-    expect(resolver.resolve({ 'Fn::Sub': ['${Name}-${Pets}', { Name: { Ref: 'AWS::StackName' } }] })).toBe('Stack-Stack-Pets');
+    expect(resolver.resolve({ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::b-${AWS::Region}-${Given}' })).toBe(
+      'arn:aws:s3:::b-us-east-1-prod',
+    );
+    expect(resolver.resolve({ 'Fn::Sub': '${Pets.Arn}/index/*' })).toBe(
+      'arn:aws:dynamodb:us-east-1:123456789012:table/Stack-Pets/index/*',
+    );
+    expect(resolver.resolve({ 'Fn::Sub': ['${Name}-${Pets}', { Name: { Ref: 'AWS::StackName' } }] })).toBe(
+      'Stack-Stack-Pets',
+    );
     expect(resolver.resolve({ 'Fn::Sub': '${!Literal} costs $5' })).toBe('${Literal} costs $5');
   });
 
   it('Fn::If with Fn::Equals, Fn::Not, Fn::And, Fn::Or and Condition', () => {
     const pick = (condition: string) => resolver.resolve({ 'Fn::If': [condition, 'yes', 'no'] });
-    expect([pick('IsProd'), pick('IsNotProd'), pick('ProdInUsEast1'), pick('ProdOrUsEast1')]).toEqual(['yes', 'no', 'yes', 'yes']);
-    const staging = new TemplateResolver({ stackName: 'Stack', template }, { ...OFFLINE_ENVIRONMENT, region: 'eu-west-1' }, { Given: 'staging' });
+    expect([pick('IsProd'), pick('IsNotProd'), pick('ProdInUsEast1'), pick('ProdOrUsEast1')]).toEqual([
+      'yes',
+      'no',
+      'yes',
+      'yes',
+    ]);
+    const staging = new TemplateResolver(
+      { stackName: 'Stack', template },
+      { ...OFFLINE_ENVIRONMENT, region: 'eu-west-1' },
+      { Given: 'staging' },
+    );
     const pickStaging = (condition: string) => staging.resolve({ 'Fn::If': [condition, 'yes', 'no'] });
-    expect([pickStaging('IsProd'), pickStaging('IsNotProd'), pickStaging('ProdInUsEast1'), pickStaging('ProdOrUsEast1')]).toEqual(['no', 'yes', 'no', 'no']);
+    expect([
+      pickStaging('IsProd'),
+      pickStaging('IsNotProd'),
+      pickStaging('ProdInUsEast1'),
+      pickStaging('ProdOrUsEast1'),
+    ]).toEqual(['no', 'yes', 'no', 'no']);
     expect(rejection(() => resolver.resolve({ 'Fn::If': ['Unknown', 'a', 'b'] }))).toMatch(/No condition Unknown/);
   });
 
@@ -242,8 +289,12 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
   });
 
   it('DynamoDB tables: Ref name, Arn, StreamArn only with a stream', () => {
-    expect(resolver.getAtt('Control', 'Arn')).toBe('arn:aws:dynamodb:us-east-1:123456789012:table/petstore-prod-control');
-    expect(resolver.getAtt('Streamed', 'StreamArn')).toMatch(/^arn:aws:dynamodb:us-east-1:123456789012:table\/Stack-Streamed\/stream\/.+/);
+    expect(resolver.getAtt('Control', 'Arn')).toBe(
+      'arn:aws:dynamodb:us-east-1:123456789012:table/petstore-prod-control',
+    );
+    expect(resolver.getAtt('Streamed', 'StreamArn')).toMatch(
+      /^arn:aws:dynamodb:us-east-1:123456789012:table\/Stack-Streamed\/stream\/.+/,
+    );
     expect(rejection(() => resolver.getAtt('Pets', 'StreamArn'))).toMatch(/Pets has no stream/);
   });
 
@@ -263,7 +314,9 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
     expect(resolver.getAtt('Role', 'RoleId')).not.toBe(resolver.getAtt('PathRole', 'RoleId'));
     expect(resolver.ref('Policy')).toBe('Stack-Policy');
     expect(resolver.getAtt('Logs', 'Arn')).toBe('arn:aws:logs:us-east-1:123456789012:log-group:Stack-Logs:*');
-    expect(resolver.getAtt('NamedLogs', 'Arn')).toBe('arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/named-fn:*');
+    expect(resolver.getAtt('NamedLogs', 'Arn')).toBe(
+      'arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/named-fn:*',
+    );
   });
 
   it('API Gateway: deterministic ids for the API, its root and resources; the stage name', () => {
@@ -289,7 +342,9 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
 
   it('refuses a reference cycle and an unsupported function with one line', () => {
     expect(rejection(() => resolver.ref('Loop'))).toMatch(/Circular reference in the template at Ref Loop/);
-    expect(rejection(() => resolver.resolve({ 'Fn::ImportValue': 'x' }))).toMatch(/^Fn::ImportValue is not supported offline/);
+    expect(rejection(() => resolver.resolve({ 'Fn::ImportValue': 'x' }))).toMatch(
+      /^Fn::ImportValue is not supported offline/,
+    );
     expect(rejection(() => resolver.resolveString({ 'Fn::Split': [',', 'a,b'] }))).toMatch(/Expected a string/);
   });
 });

@@ -42,22 +42,54 @@ it('invokes each sample event on the staging asset, with the stage tables, its r
 }, 120_000);
 
 it("invokes the authorizer on its own sample event (a REQUEST authorizer's), its sample key issued in the stage: an Allow for the stage", async () => {
-  const run = await runCli('scripts/invoke.ts', ['--stage', 'staging', 'authorizer', '--event', 'events/authorizer.json']);
+  const run = await runCli('scripts/invoke.ts', [
+    '--stage',
+    'staging',
+    'authorizer',
+    '--event',
+    'events/authorizer.json',
+  ]);
   expect(run.code, run.stderr).toBe(0);
-  const verdict = JSON.parse(run.stdout) as { principalId: string; policyDocument: { Statement: { Effect: string; Resource: string }[] } };
-  expect(verdict.policyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: expect.stringMatching(/^arn:aws:execute-api:us-east-1:000000000000:local\/v1\//) })]);
+  const verdict = JSON.parse(run.stdout) as {
+    principalId: string;
+    policyDocument: { Statement: { Effect: string; Resource: string }[] };
+  };
+  expect(verdict.policyDocument.Statement).toEqual([
+    expect.objectContaining({
+      Effect: 'Allow',
+      Resource: expect.stringMatching(/^arn:aws:execute-api:us-east-1:000000000000:local\/v1\//),
+    }),
+  ]);
   expect(run.stderr).toMatch(/^REPORT RequestId: /m);
 }, 120_000);
 
 it('refuses bad arguments in one line, exit 2', async () => {
   const cases: [string[], RegExp][] = [
-    [['--stage', 'qa', 'listPets', '--event', 'events/listPets.json'], /^unknown stage "qa": the stages are staging and production\.$/],
-    [['--stage', 'staging', 'deletePet', '--event', 'events/listPets.json'], /^PetStore-staging has no function "deletePet": its functions are listPets, createPet, getPet, authorizer\.$/],
+    [
+      ['--stage', 'qa', 'listPets', '--event', 'events/listPets.json'],
+      /^unknown stage "qa": the stages are staging and production\.$/,
+    ],
+    [
+      ['--stage', 'staging', 'deletePet', '--event', 'events/listPets.json'],
+      /^PetStore-staging has no function "deletePet": its functions are listPets, createPet, getPet, authorizer\.$/,
+    ],
     [['--stage', 'staging', 'listPets'], /^--stage takes one function and --event <file>\.$/],
-    [['--stage', 'staging', 'listPets', '--event', 'events/missing.json'], /^Cannot read the event file events\/missing\.json \(ENOENT\)\.$/],
-    [['--stage', 'staging', 'authorizer', '--event', 'events/listPets.json'], /^authorizer takes an API Gateway REQUEST authorizer event \(type REQUEST, methodArn; e\.g\. events\/authorizer\.json\), not a proxy event\.$/],
-    [['--stage', 'staging', 'listPets', '--event', 'events/authorizer.json'], /^listPets takes an API Gateway proxy event \(e\.g\. events\/listPets\.json\), not a REQUEST authorizer event\.$/],
-    [['listPets', '--event', 'events/authorizer.json'], /^listPets takes an API Gateway proxy event \(e\.g\. events\/listPets\.json\), not a REQUEST authorizer event; the authorizer runs with --stage\.$/],
+    [
+      ['--stage', 'staging', 'listPets', '--event', 'events/missing.json'],
+      /^Cannot read the event file events\/missing\.json \(ENOENT\)\.$/,
+    ],
+    [
+      ['--stage', 'staging', 'authorizer', '--event', 'events/listPets.json'],
+      /^authorizer takes an API Gateway REQUEST authorizer event \(type REQUEST, methodArn; e\.g\. events\/authorizer\.json\), not a proxy event\.$/,
+    ],
+    [
+      ['--stage', 'staging', 'listPets', '--event', 'events/authorizer.json'],
+      /^listPets takes an API Gateway proxy event \(e\.g\. events\/listPets\.json\), not a REQUEST authorizer event\.$/,
+    ],
+    [
+      ['listPets', '--event', 'events/authorizer.json'],
+      /^listPets takes an API Gateway proxy event \(e\.g\. events\/listPets\.json\), not a REQUEST authorizer event; the authorizer runs with --stage\.$/,
+    ],
   ];
   for (const [args, says] of cases) {
     const run = await runCli('scripts/invoke.ts', args);

@@ -24,11 +24,14 @@ const issueKey = () => issueKeyIn(api);
 
 async function issueKeyIn(stage: DeployedApi): Promise<string> {
   const out: string[] = [];
-  const code = await runKeys(['create', '--stage', STAGE, '--table', stage.controlTableName, '--endpoint', stage.storeEndpoint], {
-    out: (line) => out.push(line),
-    err: (line) => out.push(line),
-    env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' },
-  });
+  const code = await runKeys(
+    ['create', '--stage', STAGE, '--table', stage.controlTableName, '--endpoint', stage.storeEndpoint],
+    {
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      env: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'operator', AWS_SECRET_ACCESS_KEY: 'operator' },
+    },
+  );
   const key = keyIn(out.join('\n'));
   if (code !== 0 || !key) throw new Error(`keys create failed: ${out.join('\n')}`);
   return key;
@@ -41,7 +44,12 @@ const operationInvocations = () => operations().reduce((sum, f) => sum + f.host.
 
 beforeAll(async () => {
   await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
-  api = await startDeployedApi({ stackName: stackName(STAGE), outdir: DEFAULT_OUTDIR, port: 0, log: (line) => logs.push(line) });
+  api = await startDeployedApi({
+    stackName: stackName(STAGE),
+    outdir: DEFAULT_OUTDIR,
+    port: 0,
+    log: (line) => logs.push(line),
+  });
   keys.push(await issueKey());
 }, 240_000);
 afterAll(async () => {
@@ -64,8 +72,16 @@ describe('the key authorizer, run as deployed', () => {
     // No Authorization at all: API Gateway refuses it without running the authorizer either.
     expect(authorizer().host.invocations).toBe(authorizerBefore);
 
-    for (const authorization of ['Bearer nonsense', 'Basic dXNlcjpwYXNz', `Bearer psk_000000000000_${'A'.repeat(43)}`]) {
-      const refused = await fetchApi(`${api.url}/pets`, { method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/json' }, body: '{}' });
+    for (const authorization of [
+      'Bearer nonsense',
+      'Basic dXNlcjpwYXNz',
+      `Bearer psk_000000000000_${'A'.repeat(43)}`,
+    ]) {
+      const refused = await fetchApi(`${api.url}/pets`, {
+        method: 'POST',
+        headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
       expect(refused.status, authorization).toBe(401);
       expect(refused.body.code).toBe('UNAUTHORIZED');
     }
@@ -82,13 +98,18 @@ describe('the key authorizer, run as deployed', () => {
     const second = await fetchApi(`${api.url}/pets?limit=1`, { headers: auth });
     expect(second.status).toBe(200);
     expect(authorizer().host.invocations).toBe(before + 1);
-
   });
 
   it("throttles each key in its own bucket, from the template's usage plan, in the Error shape, before any function runs", async () => {
     // A copy of the template with a usage plan of 1 request/s, burst 3: a loaded runner answers tens of
     // requests a second, too few to drain the stage's real 10/s, burst 20 (test/infra asserts those).
-    const limited = await startDeployedApi({ stackName: stackName(STAGE), outdir: DEFAULT_OUTDIR, port: 0, log: () => {}, template: withKeyThrottle(1, 3) });
+    const limited = await startDeployedApi({
+      stackName: stackName(STAGE),
+      outdir: DEFAULT_OUTDIR,
+      port: 0,
+      log: () => {},
+      template: withKeyThrottle(1, 3),
+    });
     try {
       const [a, b] = [await issueKeyIn(limited), await issueKeyIn(limited)];
       const get = (key: string) => fetchApi(`${limited.url}/pets/1`, { headers: { Authorization: `Bearer ${key}` } });

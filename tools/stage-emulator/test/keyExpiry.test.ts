@@ -26,14 +26,18 @@ let other: string;
 
 const fn = (name: RegExp): DeployedFunction => running.api.functions.find((f) => name.test(f.logicalId))!;
 const authorizerRuns = () => fn(/^AuthorizerFunction/).host.invocations;
-const get = (key: string, path = '/pets?limit=1') => fetchApi(`${running.api.url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+const get = (key: string, path = '/pets?limit=1') =>
+  fetchApi(`${running.api.url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
 
 beforeAll(async () => {
   running = await startStage(STAGE);
   // Issued before any request (the authorizer keeps the keys it read for minutes): one that expires
   // EXPIRES_IN_MS from now, one expired already, and another valid one.
   const created = Date.now() - DEFAULT_KEY_LIFETIME_MS + EXPIRES_IN_MS;
-  expiring = { key: await issueKey(STAGE, running.api, { createdAt: new Date(created) }), expiresAt: created + DEFAULT_KEY_LIFETIME_MS };
+  expiring = {
+    key: await issueKey(STAGE, running.api, { createdAt: new Date(created) }),
+    expiresAt: created + DEFAULT_KEY_LIFETIME_MS,
+  };
   expired = await issueKey(STAGE, running.api, { createdAt: new Date(Date.now() - DEFAULT_KEY_LIFETIME_MS - 1_000) });
   other = await issueKey(STAGE, running.api);
 }, 240_000);
@@ -41,7 +45,10 @@ afterAll(() => running?.close());
 
 describe('an expired key on the production stage run as deployed', () => {
   it('is refused by the authorizer when it runs: 401 UNAUTHORIZED, as an unknown key, and no operation runs', async () => {
-    const operations = () => running.api.functions.filter((f) => !/^Authorizer/.test(f.logicalId)).reduce((sum, f) => sum + f.host.invocations, 0);
+    const operations = () =>
+      running.api.functions
+        .filter((f) => !/^Authorizer/.test(f.logicalId))
+        .reduce((sum, f) => sum + f.host.invocations, 0);
     const before = operations();
     const answer = await get(expired);
     expect(answer.status).toBe(401);
@@ -77,7 +84,9 @@ describe('an expired key on the production stage run as deployed', () => {
     try {
       const keyId = API_KEY_FORMAT.exec(running.key)![1]!;
       expect((await get(running.key)).status).toBe(200);
-      const { Item } = await documents.send(new GetCommand({ TableName: running.api.controlTableName, Key: keyItemKey(keyId), ConsistentRead: true }));
+      const { Item } = await documents.send(
+        new GetCommand({ TableName: running.api.controlTableName, Key: keyItemKey(keyId), ConsistentRead: true }),
+      );
       expect(Date.now() - Date.parse(String(Item?.lastUsedAt))).toBeLessThan(60_000);
       expect(running.api.iamReport().functions.find((f) => /^Authorizer/.test(f.function))!.denied).toBe(0);
     } finally {
@@ -96,13 +105,23 @@ describe("a verdict is about this request's token only", () => {
       `GET ${pathname}/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${running.key}\r\nAuthorization: Bearer ${other}\r\nConnection: close\r\n\r\n`,
     );
     expect(answer.status).toBe(401);
-    expect(JSON.parse(answer.body)).toEqual({ code: 'UNAUTHORIZED', message: 'Send one Authorization header, not several.', status: 401 });
+    expect(JSON.parse(answer.body)).toEqual({
+      code: 'UNAUTHORIZED',
+      message: 'Send one Authorization header, not several.',
+      status: 401,
+    });
     expect(authorizerRuns()).toBe(runs);
   });
 
   it('refuses 401 the verdict on one key handed on with another key, as a gateway that mixed them would', async () => {
     const getPet = fn(/^GetPetFunction/);
-    let seen: { headers: Record<string, string>; multiValueHeaders: Record<string, string[]>; requestContext: { authorizer?: Record<string, unknown> } } | undefined;
+    let seen:
+      | {
+          headers: Record<string, string>;
+          multiValueHeaders: Record<string, string[]>;
+          requestContext: { authorizer?: Record<string, unknown> };
+        }
+      | undefined;
     const invoke = getPet.host.invoke.bind(getPet.host);
     getPet.host.invoke = (event) => {
       seen = event as typeof seen;
@@ -114,7 +133,11 @@ describe("a verdict is about this request's token only", () => {
       getPet.host.invoke = invoke;
     }
     expect(seen?.requestContext.authorizer?.keyId).toBe(API_KEY_FORMAT.exec(running.key)![1]);
-    const swapped = { ...seen!, headers: { ...seen!.headers, Authorization: `Bearer ${other}` }, multiValueHeaders: { ...seen!.multiValueHeaders, Authorization: [`Bearer ${other}`] } };
+    const swapped = {
+      ...seen!,
+      headers: { ...seen!.headers, Authorization: `Bearer ${other}` },
+      multiValueHeaders: { ...seen!.multiValueHeaders, Authorization: [`Bearer ${other}`] },
+    };
     const outcome = await getPet.host.invoke(swapped);
     expect(outcome.kind).toBe('ok');
     const payload = (outcome as { payload: { statusCode: number; body: string } }).payload;

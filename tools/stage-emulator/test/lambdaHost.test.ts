@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_ENVIRONMENT_NAMES } from '../src/lambdaEnvironment.ts';
-import { INVOKE_PAYLOAD_LIMIT_BYTES, LambdaHostError, type FunctionDefinition, type InvokeOutcome } from '../src/lambdaFunction.ts';
+import {
+  INVOKE_PAYLOAD_LIMIT_BYTES,
+  LambdaHostError,
+  type FunctionDefinition,
+  type InvokeOutcome,
+} from '../src/lambdaFunction.ts';
 import { LambdaFunctionHost } from '../src/lambdaHost.ts';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../../local/store.ts';
 import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
@@ -100,7 +105,8 @@ describe('environment', () => {
       LAMBDA_TASK_ROOT: fixtureDir,
       _HANDLER: 'index.env',
       TZ: ':UTC',
-      NODE_PATH: '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task',
+      NODE_PATH:
+        '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task',
       TABLE_NAME: 'pets-table',
       AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1',
     });
@@ -110,12 +116,18 @@ describe('environment', () => {
   });
 
   it('refuses a reserved variable in the template, as Lambda does', () => {
-    expect(() => new LambdaFunctionHost(definition({ environment: { AWS_REGION: 'eu-west-1' } }))).toThrow(LambdaHostError);
-    expect(() => new LambdaFunctionHost(definition({ environment: { _HANDLER: 'x.y' } }))).toThrow(/reserved.*_HANDLER/);
+    expect(() => new LambdaFunctionHost(definition({ environment: { AWS_REGION: 'eu-west-1' } }))).toThrow(
+      LambdaHostError,
+    );
+    expect(() => new LambdaFunctionHost(definition({ environment: { _HANDLER: 'x.y' } }))).toThrow(
+      /reserved.*_HANDLER/,
+    );
   });
 
   it('refuses a missing asset folder', () => {
-    expect(() => new LambdaFunctionHost(definition({ assetDir: join(fixtureDir, 'absent') }))).toThrow(/absent does not exist/);
+    expect(() => new LambdaFunctionHost(definition({ assetDir: join(fixtureDir, 'absent') }))).toThrow(
+      /absent does not exist/,
+    );
   });
 
   it('refuses a runtime other than nodejs22.x', () => {
@@ -147,7 +159,9 @@ describe('handler resolution', () => {
     const outcome = await host.invoke({});
     expect(outcome).toMatchObject({ kind: 'error', errorType });
     expect(outcome.kind === 'error' && outcome.errorMessage).toMatch(message);
-    expect(lines.some((line) => line.startsWith('INIT_REPORT') && line.includes(`Error Type: ${errorType}`))).toBe(true);
+    expect(lines.some((line) => line.startsWith('INIT_REPORT') && line.includes(`Error Type: ${errorType}`))).toBe(
+      true,
+    );
     await host.invoke({});
     expect(host.coldStarts).toBe(2);
   });
@@ -181,7 +195,9 @@ describe('invocation', () => {
     expect(before).toBeLessThanOrEqual(3000);
     expect(result.after as number).toBeLessThan(before);
     expect(lines).toContain(`START RequestId: ${result.awsRequestId as string} Version: 7`);
-    expect(lines.some((line) => line.endsWith(`\t${result.awsRequestId as string}\tINFO\techoing {"pet":"Rex"}`))).toBe(true);
+    expect(lines.some((line) => line.endsWith(`\t${result.awsRequestId as string}\tINFO\techoing {"pet":"Rex"}`))).toBe(
+      true,
+    );
   });
 
   it('supports callback-style handlers', async () => {
@@ -194,7 +210,11 @@ describe('invocation', () => {
     expect(await host.invoke({})).toEqual({ kind: 'error', errorType: 'TypeError', errorMessage: 'bad pet' });
     const logged = lines.find((line) => /\tERROR\tInvoke Error \t/.test(line));
     expect(logged).toBeDefined();
-    const details = JSON.parse(logged!.split('Invoke Error \t')[1]!) as { errorType: string; errorMessage: string; stack: string[] };
+    const details = JSON.parse(logged!.split('Invoke Error \t')[1]!) as {
+      errorType: string;
+      errorMessage: string;
+      stack: string[];
+    };
     expect(details).toMatchObject({ errorType: 'TypeError', errorMessage: 'bad pet' });
     expect(details.stack[0]).toBe('TypeError: bad pet');
     // The instance survives a handled error: the next invocation is warm.
@@ -204,7 +224,10 @@ describe('invocation', () => {
 
   it('kills an instance that times out; the next invocation cold-starts a fresh one', async () => {
     const { host, lines } = startHost({ handler: 'index.hangOnce', timeoutSeconds: 1 });
-    expect(await host.invoke({ hang: true })).toEqual({ kind: 'timeout', errorMessage: 'Task timed out after 1.00 seconds' });
+    expect(await host.invoke({ hang: true })).toEqual({
+      kind: 'timeout',
+      errorMessage: 'Task timed out after 1.00 seconds',
+    });
     expect(lines.some((line) => line.endsWith('Task timed out after 1.00 seconds'))).toBe(true);
     expect(lines.some((line) => line.startsWith('REPORT RequestId:') && line.includes('Status: timeout'))).toBe(true);
     expect(host.coldStarts).toBe(1);
@@ -239,13 +262,16 @@ describe('invocation', () => {
       await host.invoke({ ms: 1 });
       ids.push(/^START RequestId: (\S+) Version: 7$/.exec(lines.findLast((line) => line.startsWith('START'))!)![1]!);
     }
-    const report = /^REPORT RequestId: (\S+)\tDuration: [\d.]+ ms\tBilled Duration: \d+ ms\tMemory Size: 256 MB\tMax Memory Used: (\d+) MB(\tInit Duration: [\d.]+ ms)?$/;
+    const report =
+      /^REPORT RequestId: (\S+)\tDuration: [\d.]+ ms\tBilled Duration: \d+ ms\tMemory Size: 256 MB\tMax Memory Used: (\d+) MB(\tInit Duration: [\d.]+ ms)?$/;
     const reports = lines.filter((line) => line.startsWith('REPORT')).map((line) => report.exec(line));
     expect(reports.map((match) => match?.[1])).toEqual(ids);
     expect(reports.map((match) => match?.[3] !== undefined)).toEqual([true, false]);
     expect(Number(reports[0]![2])).toBeGreaterThan(0);
     for (const id of ids) {
-      const order = ['START', 'END', 'REPORT'].map((kind) => lines.findIndex((line) => line.startsWith(`${kind} RequestId: ${id}`)));
+      const order = ['START', 'END', 'REPORT'].map((kind) =>
+        lines.findIndex((line) => line.startsWith(`${kind} RequestId: ${id}`)),
+      );
       expect(order).toEqual([...order].sort((a, b) => a - b));
     }
   });
@@ -268,7 +294,10 @@ describe('a real bundled asset from cdk.out (synthesized first when stale)', () 
 
   it('answers 401 UNAUTHORIZED without Authorization, and reads the control table through the endpoint override', async () => {
     const template = JSON.parse(readFileSync(STAGING_TEMPLATE, 'utf8')) as {
-      Resources: Record<string, { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, string> }>;
+      Resources: Record<
+        string,
+        { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, string> }
+      >;
     };
     const [logicalId, fn] = Object.entries(template.Resources).find(
       ([id, resource]) => resource.Type === 'AWS::Lambda::Function' && id.startsWith('ListPetsFunction'),
@@ -311,4 +340,5 @@ describe('a real bundled asset from cdk.out (synthesized first when stale)', () 
   });
 });
 
-if (!existsSync(STAGING_TEMPLATE)) console.warn(`skipping the real-asset test: ${STAGING_TEMPLATE} is absent (run npx cdk synth)`);
+if (!existsSync(STAGING_TEMPLATE))
+  console.warn(`skipping the real-asset test: ${STAGING_TEMPLATE} is absent (run npx cdk synth)`);

@@ -31,7 +31,9 @@ describe.each(STAGES)('%s: every DynamoDB grant of every role is used', (stage) 
     await driveEveryGrantedPath(running, stage);
     const report = running.api.iamReport();
     expect(unusedGrants(report)).toEqual([]);
-    expect(report.functions.map((fn) => [fn.function, fn.denied])).toEqual(report.functions.map((fn) => [fn.function, 0]));
+    expect(report.functions.map((fn) => [fn.function, fn.denied])).toEqual(
+      report.functions.map((fn) => [fn.function, 0]),
+    );
     // Each function's grants, every one of them used: a role with no DynamoDB grant would pass vacuously.
     for (const fn of report.functions) {
       expect(fn.grants.length, fn.function).toBeGreaterThan(0);
@@ -57,7 +59,9 @@ describe('a grant no call uses', () => {
     const role = Object.values(template.Resources).find(
       (r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties).includes('"PolicyName":"createPet"'),
     )!;
-    const policy = (role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string; Action: string | string[] }[] } }[])[0]!;
+    const policy = (
+      role.Properties!.Policies as { PolicyDocument: { Statement: { Sid?: string; Action: string | string[] }[] } }[]
+    )[0]!;
     const table = policy.PolicyDocument.Statement.find((statement) => statement.Sid === 'Table')!;
     table.Action = [...[table.Action].flat(), 'dynamodb:DeleteItem'];
     return template;

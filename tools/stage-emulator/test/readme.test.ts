@@ -60,7 +60,8 @@ function messagePattern(literal: string): RegExp {
 
 /** The messages src/ throws in the errors a user sees as one line, by error class. */
 function thrownMessages(): { kind: string; literal: string; pattern: RegExp }[] {
-  const thrown = /new (RestApiTemplateError|TemplateResolutionError|LambdaHostError|CloudAssemblyError)\(\s*(`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*')/g;
+  const thrown =
+    /new (RestApiTemplateError|TemplateResolutionError|LambdaHostError|CloudAssemblyError)\(\s*(`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*')/g;
   return SOURCE_FILES.flatMap((file) =>
     [...source(file).matchAll(thrown)].map((match) => {
       const literal = match[2]!.slice(1, -1);
@@ -113,20 +114,29 @@ describe('the README of @petstore/stage-emulator', () => {
 
     it('each match a message src/ throws', () => {
       expect(messages.length).toBeGreaterThan(20);
-      const unknown = lines.filter((line) => !messages.some(({ pattern }) => pattern.test(line.slice('start:deployed: '.length))));
+      const unknown = lines.filter(
+        (line) => !messages.some(({ pattern }) => pattern.test(line.slice('start:deployed: '.length))),
+      );
       expect(unknown, 'quoted lines no message in src/ can print').toEqual([]);
     });
 
     it('quote every RestApiTemplateError, the refusal of a REST API outside the subset', () => {
       const templateErrors = messages.filter(({ kind }) => kind === 'RestApiTemplateError');
       expect(templateErrors.length).toBeGreaterThan(5);
-      const unquoted = templateErrors.filter(({ pattern }) => !lines.some((line) => pattern.test(line.slice('start:deployed: '.length))));
-      expect(unquoted.map(({ literal }) => literal), 'RestApiTemplateError messages the README does not quote').toEqual([]);
+      const unquoted = templateErrors.filter(
+        ({ pattern }) => !lines.some((line) => pattern.test(line.slice('start:deployed: '.length))),
+      );
+      expect(
+        unquoted.map(({ literal }) => literal),
+        'RestApiTemplateError messages the README does not quote',
+      ).toEqual([]);
     });
   });
 
   it('names only paths that exist, and links only to files that exist', () => {
-    const named = [...README.matchAll(/`((?:src|test|infra|local|lib|functions|docs|events)\/[\w./-]*)`/g)].map((match) => match[1]!);
+    const named = [...README.matchAll(/`((?:src|test|infra|local|lib|functions|docs|events)\/[\w./-]*)`/g)].map(
+      (match) => match[1]!,
+    );
     const linked = [...README.matchAll(/\]\((\.[^)#\s]+)(?:#[^)]*)?\)/g)].map((match) => resolve(PACKAGE, match[1]!));
     expect(named.length).toBeGreaterThan(20);
     const missing = [

@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(() => stage?.close());
 
 const get = (headers: [string, string][]) =>
-  rawExchange(port, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}Connection: close\r\n\r\n`);
+  rawExchange(
+    port,
+    `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}Connection: close\r\n\r\n`,
+  );
 
 describe('repeated Authorization headers on the stage as deployed', () => {
   it('a valid key between two made-up ones, in mixed case, is refused, and the last made-up one stays refused alone', async () => {

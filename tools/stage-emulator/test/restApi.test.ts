@@ -48,11 +48,20 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((emulator) => emulator.close()));
 });
 
-interface Recorded { functionArn: string; event: any }
+interface Recorded {
+  functionArn: string;
+  event: any;
+}
 
 const okResult = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' };
 
-async function start(options: { template?: CfnTemplate; answer?: (event: any) => Promise<InvokeOutcome> | InvokeOutcome; headersTimeoutMs?: number } = {}) {
+async function start(
+  options: {
+    template?: CfnTemplate;
+    answer?: (event: any) => Promise<InvokeOutcome> | InvokeOutcome;
+    headersTimeoutMs?: number;
+  } = {},
+) {
   const used = options.template ?? template;
   const resolver = new TemplateResolver({ stackName: 'PetStore-staging', template: used });
   const calls: Recorded[] = [];
@@ -71,10 +80,23 @@ async function start(options: { template?: CfnTemplate; answer?: (event: any) =>
   return { emulator, calls, resolver };
 }
 
-interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; text: string; json(): any }
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
+  json(): any;
+}
 
 /** A raw HTTP request (repeated headers stay separate lines, bodies stay bytes). */
-function send(url: string, { method = 'GET', headers = {}, body }: { method?: string; headers?: OutgoingHttpHeaders; body?: Buffer | string } = {}): Promise<Reply> {
+function send(
+  url: string,
+  {
+    method = 'GET',
+    headers = {},
+    body,
+  }: { method?: string; headers?: OutgoingHttpHeaders; body?: Buffer | string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     // An explicit length: Node sends a DELETE's body unframed otherwise.
     const length = body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) };
@@ -83,7 +105,13 @@ function send(url: string, { method = 'GET', headers = {}, body }: { method?: st
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const data = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data, text: data.toString('utf8'), json: () => JSON.parse(data.toString('utf8')) });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: data,
+          text: data.toString('utf8'),
+          json: () => JSON.parse(data.toString('utf8')),
+        });
       });
     });
     req.on('error', reject);
@@ -91,8 +119,14 @@ function send(url: string, { method = 'GET', headers = {}, body }: { method?: st
   });
 }
 
-const logicalIdOf = (resources: Resources, type: string, test: (properties: Record<string, any>) => boolean): string => {
-  const found = Object.entries(resources).find(([, r]) => r.Type === type && test((r.Properties ?? {}) as Record<string, any>));
+const logicalIdOf = (
+  resources: Resources,
+  type: string,
+  test: (properties: Record<string, any>) => boolean,
+): string => {
+  const found = Object.entries(resources).find(
+    ([, r]) => r.Type === type && test((r.Properties ?? {}) as Record<string, any>),
+  );
   if (!found) throw new Error(`no ${type} in the template`);
   return found[0];
 };
@@ -106,9 +140,12 @@ function expectGatewayHeaders(reply: Reply): void {
   expect(reply.headers['content-length']).toBe(String(reply.body.length));
 }
 
-
 /** INTEGRATION_FAILURE through the template's gateway response: 502 BAD_GATEWAY with API Gateway's request id. */
-function expectBadGateway(reply: { status: number; json(): unknown; headers: Record<string, string | string[] | undefined> }): void {
+function expectBadGateway(reply: {
+  status: number;
+  json(): unknown;
+  headers: Record<string, string | string[] | undefined>;
+}): void {
   expect(reply.status).toBe(502);
   expect(reply.json()).toEqual({
     code: 'BAD_GATEWAY',
@@ -145,11 +182,19 @@ describe('routing and the mock methods', () => {
 
   it('refuses a mock request whose Content-Type has no request template: the template 415', async () => {
     const { emulator } = await start();
-    const reply = await send(`${emulator.url}/pets`, { method: 'DELETE', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    const reply = await send(`${emulator.url}/pets`, {
+      method: 'DELETE',
+      headers: { 'Content-Type': 'text/csv' },
+      body: 'a,b',
+    });
     expect(reply.status).toBe(415);
     expect(reply.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
     // A listed type with parameters is still that type.
-    const listed = await send(`${emulator.url}/pets`, { method: 'DELETE', headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'x' });
+    const listed = await send(`${emulator.url}/pets`, {
+      method: 'DELETE',
+      headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+      body: 'x',
+    });
     expect(listed.status).toBe(405);
   });
 
@@ -170,13 +215,21 @@ describe('routing and the mock methods', () => {
 
   it("falls back to API Gateway's own 403 when the template does not override the type", async () => {
     const changed = copy();
-    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')];
+    delete changed.Resources[
+      logicalIdOf(
+        changed.Resources,
+        'AWS::ApiGateway::GatewayResponse',
+        (p) => p.ResponseType === 'MISSING_AUTHENTICATION_TOKEN',
+      )
+    ];
     const { emulator } = await start({ template: changed });
     const reply = await send(`${emulator.origin}/elsewhere`);
     // DEFAULT_4XX is in the template: its status and body, with this type's message.
     expect(reply.status).toBe(403);
     expect(reply.json()).toMatchObject({ code: 'FORBIDDEN', status: 403 });
-    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'DEFAULT_4XX')];
+    delete changed.Resources[
+      logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'DEFAULT_4XX')
+    ];
     const bare = await start({ template: changed });
     const builtIn = await send(`${bare.emulator.origin}/elsewhere`);
     expect(builtIn.status).toBe(403);
@@ -189,7 +242,12 @@ describe('AWS_PROXY integrations', () => {
     const { emulator, calls, resolver } = await start({
       answer: () => ({
         kind: 'ok',
-        payload: { statusCode: 201, headers: { 'X-One': '1', 'X-Both': 'single' }, multiValueHeaders: { 'X-Both': ['m1', 'm2'] }, body: 'hello' },
+        payload: {
+          statusCode: 201,
+          headers: { 'X-One': '1', 'X-Both': 'single' },
+          multiValueHeaders: { 'X-Both': ['m1', 'm2'] },
+          body: 'hello',
+        },
       }),
     });
     const reply = await send(`${emulator.url}/pets/abc%20d`, { headers: { 'User-Agent': 'tester/1' } });
@@ -203,7 +261,9 @@ describe('AWS_PROXY integrations', () => {
     const resources = template.Resources;
     const petResource = logicalIdOf(resources, 'AWS::ApiGateway::Resource', (p) => p.PathPart === '{petId}');
     const api = logicalIdOf(resources, 'AWS::ApiGateway::RestApi', () => true);
-    const alias = logicalIdOf(resources, 'AWS::Lambda::Alias', (p) => JSON.stringify(p.FunctionName).includes('GetPet'));
+    const alias = logicalIdOf(resources, 'AWS::Lambda::Alias', (p) =>
+      JSON.stringify(p.FunctionName).includes('GetPet'),
+    );
     expect(calls).toHaveLength(1);
     const [{ functionArn, event }] = calls as [Recorded];
     expect(functionArn).toBe(resolver.ref(alias));
@@ -261,14 +321,30 @@ describe('AWS_PROXY integrations', () => {
   it('passes bodies as text and base64 answers undecoded, as a REST API without binary media types does', async () => {
     const bytes = Buffer.from([0xff, 0xfe, 0x41]);
     const { emulator, calls } = await start({
-      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: bytes.toString('base64'), isBase64Encoded: true } }),
+      answer: () => ({
+        kind: 'ok',
+        payload: {
+          statusCode: 200,
+          headers: { 'Content-Type': 'application/octet-stream' },
+          body: bytes.toString('base64'),
+          isBase64Encoded: true,
+        },
+      }),
     });
-    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
+    const reply = await send(`${emulator.url}/pets`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream' },
+      body: bytes,
+    });
     const [{ event }] = calls as [Recorded];
     expect(event).toMatchObject({ body: bytes.toString('utf8'), isBase64Encoded: false });
     expect(reply.body.toString('utf8')).toBe(bytes.toString('base64'));
 
-    await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex é"}' });
+    await send(`${emulator.url}/pets`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"name":"Rex é"}',
+    });
     expect(calls[1]?.event).toMatchObject({ body: '{"name":"Rex é"}', isBase64Encoded: false });
   });
 
@@ -279,7 +355,15 @@ describe('AWS_PROXY integrations', () => {
     const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
     const { emulator, calls } = await start({
       template: binary,
-      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: bytes.toString('base64'), isBase64Encoded: true } }),
+      answer: () => ({
+        kind: 'ok',
+        payload: {
+          statusCode: 200,
+          headers: { 'Content-Type': 'application/octet-stream' },
+          body: bytes.toString('base64'),
+          isBase64Encoded: true,
+        },
+      }),
     });
     const headers = { 'Content-Type': 'application/octet-stream', Accept: 'application/octet-stream, */*' };
     const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers, body: bytes });
@@ -293,7 +377,9 @@ describe('AWS_PROXY integrations', () => {
     ['a newline in a value', { 'X-Bad': 'a\nb' }],
     ['a space in a name', { 'Bad Name': 'x' }],
   ])('answers a proxy result with %s 502 through INTEGRATION_FAILURE, and keeps serving', async (_case, headers) => {
-    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: '{}' } }) });
+    const { emulator } = await start({
+      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: '{}' } }),
+    });
     const reply = await send(`${emulator.url}/pets`);
     expect(reply.status).toBe(502);
     expect(JSON.parse(reply.body.toString('utf8'))).toMatchObject({ code: 'BAD_GATEWAY', status: 502 });
@@ -335,12 +421,20 @@ describe('AWS_PROXY integrations', () => {
     const reply = await send(`${emulator.url}/pets`);
     release();
     expect(reply.status).toBe(504);
-    expect(reply.json()).toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504, requestId: reply.headers['x-amzn-requestid'] });
+    expect(reply.json()).toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+      status: 504,
+      requestId: reply.headers['x-amzn-requestid'],
+    });
   });
 
   it("refuses to invoke a function whose policy does not let this method's API invoke it: 500 DEFAULT_5XX", async () => {
     const changed = copy();
-    delete changed.Resources[logicalIdOf(changed.Resources, 'AWS::Lambda::Permission', (p) => JSON.stringify(p.SourceArn).includes('/GET/pets/*'))];
+    delete changed.Resources[
+      logicalIdOf(changed.Resources, 'AWS::Lambda::Permission', (p) =>
+        JSON.stringify(p.SourceArn).includes('/GET/pets/*'),
+      )
+    ];
     const { emulator, calls } = await start({ template: changed });
     const reply = await send(`${emulator.url}/pets/7`);
     expect(reply.status).toBe(500);
@@ -361,14 +455,21 @@ describe('AWS_PROXY integrations', () => {
   // "Amazon API Gateway important notes for REST APIs": "Customizing the default gateway response for
   // 413 REQUEST_TOO_LARGE isn't currently supported", so even a template that defines one gets API
   // Gateway's own body.
-  it('answers a body over 10 MB 413 with API Gateway\'s own body, whatever the template defines, without invoking', async () => {
+  it("answers a body over 10 MB 413 with API Gateway's own body, whatever the template defines, without invoking", async () => {
     // A template that tries to shape the 413 (ours no longer does), beside its DEFAULT_4XX.
     const changed = copy();
-    const default4xx = changed.Resources[logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'DEFAULT_4XX')]!;
+    const default4xx =
+      changed.Resources[
+        logicalIdOf(changed.Resources, 'AWS::ApiGateway::GatewayResponse', (p) => p.ResponseType === 'DEFAULT_4XX')
+      ]!;
     changed.Resources.TooLargeResponse = structuredClone(default4xx);
     changed.Resources.TooLargeResponse.Properties!.ResponseType = 'REQUEST_TOO_LARGE';
     const { emulator, calls } = await start({ template: changed });
-    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20) });
+    const reply = await send(`${emulator.url}/pets`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20),
+    });
     expect(reply.status).toBe(413);
     expect(reply.json()).toEqual({ message: 'Request Too Long' });
     expect(calls).toEqual([]);
@@ -401,10 +502,16 @@ describe("API Gateway's and Lambda's documented limits", () => {
     const { emulator, calls } = await start();
     const target = (length: number) => `/v1/pets?q=${'a'.repeat(length - '/v1/pets?q='.length)}`;
     // The URL is https://x<target>: 9 characters before the target.
-    const atLimit = await rawExchange(port(emulator), `GET ${target(limits.urlCharacters - 9)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const atLimit = await rawExchange(
+      port(emulator),
+      `GET ${target(limits.urlCharacters - 9)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
     expect(atLimit.status, atLimit.body).toBe(200);
     expect(calls).toHaveLength(1);
-    const over = await rawExchange(port(emulator), `GET ${target(limits.urlCharacters - 8)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const over = await rawExchange(
+      port(emulator),
+      `GET ${target(limits.urlCharacters - 8)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
     expectEdgeAnswer(over, 431, 'HEADERS_TOO_LARGE');
     expect(calls).toHaveLength(1);
   });
@@ -412,11 +519,19 @@ describe("API Gateway's and Lambda's documented limits", () => {
   // AWS, "Lambda quotas" (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html):
   // "Invocation payload (request and response): 6 MB each for request and response (synchronous)";
   // Lambda refuses a larger event with RequestEntityTooLargeException (lambdaHost.test.ts).
-  it("answers an event Lambda refuses as over its 6 MB invoke payload 413 through REQUEST_TOO_LARGE", async () => {
+  it('answers an event Lambda refuses as over its 6 MB invoke payload 413 through REQUEST_TOO_LARGE', async () => {
     const { emulator } = await start({
-      answer: () => ({ kind: 'error', errorType: 'RequestEntityTooLargeException', errorMessage: 'Request must be smaller than 6291456 bytes' }),
+      answer: () => ({
+        kind: 'error',
+        errorType: 'RequestEntityTooLargeException',
+        errorMessage: 'Request must be smaller than 6291456 bytes',
+      }),
     });
-    const reply = await send(`${emulator.url}/pets`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const reply = await send(`${emulator.url}/pets`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(reply.status).toBe(413);
     expect(reply.json()).toEqual({ message: 'Request Too Long' });
   });
@@ -427,7 +542,9 @@ describe("API Gateway's and Lambda's documented limits", () => {
   // endpoint", its Lambda response column, declared once in PROXY_RESPONSE_HEADER_RULES.
   it.each(Object.entries(PROXY_RESPONSE_HEADER_RULES))('a proxy response header %s is %s', async (name, rule) => {
     const value = 'from-the-function';
-    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { [name]: value }, body: 'ok' } }) });
+    const { emulator } = await start({
+      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers: { [name]: value }, body: 'ok' } }),
+    });
     const reply = await send(`${emulator.url}/pets`);
     expect(reply.status).toBe(200);
     expect(reply.text).toBe('ok');
@@ -436,8 +553,17 @@ describe("API Gateway's and Lambda's documented limits", () => {
   });
 
   it('passes every other proxy response header as the function set it (Warn, Accept, Age, Content-Encoding...)', async () => {
-    const headers = { Warn: '199 - "x"', Accept: 'text/plain', Age: '3', 'Content-Encoding': 'identity', Pragma: 'no-cache', 'X-Custom': 'c' };
-    const { emulator } = await start({ answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: 'ok' } }) });
+    const headers = {
+      Warn: '199 - "x"',
+      Accept: 'text/plain',
+      Age: '3',
+      'Content-Encoding': 'identity',
+      Pragma: 'no-cache',
+      'X-Custom': 'c',
+    };
+    const { emulator } = await start({
+      answer: () => ({ kind: 'ok', payload: { statusCode: 200, headers, body: 'ok' } }),
+    });
     const reply = await send(`${emulator.url}/pets`);
     for (const [name, value] of Object.entries(headers)) {
       expect(reply.headers[name.toLowerCase()], name).toBe(value);
@@ -456,11 +582,20 @@ describe("API Gateway's and Lambda's documented limits", () => {
 describe("a function's own timeout, shorter than the integration's", () => {
   it('answers 502 through INTEGRATION_FAILURE when the function outlasts its Timeout from the template', async () => {
     const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-timeout-'));
-    writeFileSync(join(assetDir, 'index.mjs'), 'export const handler = async () => { await new Promise((r) => setTimeout(r, 10_000)); return { statusCode: 200, body: "late" }; };');
+    writeFileSync(
+      join(assetDir, 'index.mjs'),
+      'export const handler = async () => { await new Promise((r) => setTimeout(r, 10_000)); return { statusCode: 200, body: "late" }; };',
+    );
     const changed = copy();
-    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
+    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) =>
+      String(p.Description).startsWith('GET /v1/pets:'),
+    );
     changed.Resources[listPets]!.Properties!.Timeout = 1;
-    const host = new LambdaFunctionHost(fixtureFunction('timeout-fixture', assetDir, { timeoutSeconds: Number(changed.Resources[listPets]!.Properties!.Timeout) }));
+    const host = new LambdaFunctionHost(
+      fixtureFunction('timeout-fixture', assetDir, {
+        timeoutSeconds: Number(changed.Resources[listPets]!.Properties!.Timeout),
+      }),
+    );
     try {
       const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
       const started = Date.now();
@@ -486,11 +621,18 @@ describe('a function throttled past its ReservedConcurrentExecutions', () => {
   /** Two concurrent GET /pets to a listPets of reserved concurrency 1 (a real sandbox), timed. */
   async function twoConcurrentRequests(changed: CfnTemplate) {
     const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-throttle-'));
-    writeFileSync(join(assetDir, 'index.mjs'), `export const handler = async () => { await new Promise((r) => setTimeout(r, ${slowMs})); return { statusCode: 200, body: "ran" }; };`);
-    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) => String(p.Description).startsWith('GET /v1/pets:'));
+    writeFileSync(
+      join(assetDir, 'index.mjs'),
+      `export const handler = async () => { await new Promise((r) => setTimeout(r, ${slowMs})); return { statusCode: 200, body: "ran" }; };`,
+    );
+    const listPets = logicalIdOf(changed.Resources, 'AWS::Lambda::Function', (p) =>
+      String(p.Description).startsWith('GET /v1/pets:'),
+    );
     changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions = 1;
     const host = new LambdaFunctionHost(
-      fixtureFunction('throttle-fixture', assetDir, { reservedConcurrency: Number(changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions) }),
+      fixtureFunction('throttle-fixture', assetDir, {
+        reservedConcurrency: Number(changed.Resources[listPets]!.Properties!.ReservedConcurrentExecutions),
+      }),
     );
     try {
       const { emulator } = await start({ template: changed, answer: (event) => host.invoke(event) });
@@ -510,9 +652,10 @@ describe('a function throttled past its ReservedConcurrentExecutions', () => {
     }
   }
 
-  it("answers API Gateway's own 500 {\"message\":\"Internal server error\"} when the template shapes no gateway response", async () => {
+  it('answers API Gateway\'s own 500 {"message":"Internal server error"} when the template shapes no gateway response', async () => {
     const changed = copy();
-    for (const [id, resource] of Object.entries(changed.Resources)) if (resource.Type === 'AWS::ApiGateway::GatewayResponse') delete changed.Resources[id];
+    for (const [id, resource] of Object.entries(changed.Resources))
+      if (resource.Type === 'AWS::ApiGateway::GatewayResponse') delete changed.Resources[id];
     const reply = await twoConcurrentRequests(changed);
     expect(reply.status).toBe(500);
     expect(reply.json()).toEqual({ message: 'Internal server error' });
@@ -554,10 +697,16 @@ describe('the front door: any target, any method, half-closed connections', () =
     ['GET //x/v1/pets', 'GET //x/v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'],
     ['GET http://[', 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n'],
     ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'],
-    ['POST //[ with a body', 'POST //[ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    [
+      'POST //[ with a body',
+      'POST //[ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    ],
     ['CONNECT example.com:443', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'],
     ['CONNECT /v1/pets', 'CONNECT /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'],
-    ['Upgrade: websocket', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'],
+    [
+      'Upgrade: websocket',
+      'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    ],
   ])('answers %s with the gateway 404, invoking nothing, and serves on', async (_, request) => {
     const { emulator, calls } = await start();
     const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
@@ -577,7 +726,10 @@ describe('the front door: any target, any method, half-closed connections', () =
     const { emulator, calls } = await start({
       answer: async () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        return { kind: 'ok', payload: { statusCode: 201, headers: { 'Content-Type': 'application/json' }, body: '{"id":1}' } };
+        return {
+          kind: 'ok',
+          payload: { statusCode: 201, headers: { 'Content-Type': 'application/json' }, body: '{"id":1}' },
+        };
       },
     });
     const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
@@ -621,12 +773,15 @@ describe('doubled and trailing slashes (local/requestTarget.ts routingSegments, 
 });
 
 describe('edges: what never reaches a method is answered as the local API answers it (local/httpEdges.ts)', () => {
-  it.each(PARSER_EDGE_REQUESTS)('answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes', async (_, request, status, code) => {
-    const { emulator, calls } = await start();
-    const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
-    expectEdgeAnswer(answer, status, code);
-    expect(calls).toEqual([]);
-  });
+  it.each(PARSER_EDGE_REQUESTS)(
+    'answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes',
+    async (_, request, status, code) => {
+      const { emulator, calls } = await start();
+      const answer = await rawExchange(Number(new URL(emulator.origin).port), request);
+      expectEdgeAnswer(answer, status, code);
+      expect(calls).toEqual([]);
+    },
+  );
 
   it('answers a client that sends its headers too slowly 408 REQUEST_TIMEOUT, not an empty 408', async () => {
     const { emulator } = await start({ headersTimeoutMs: 300 });
@@ -649,7 +804,13 @@ describe('startRestApiEmulator', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const started = startRestApiEmulator({ template, resolver: new TemplateResolver({ stackName: 'PetStore-staging', template }), env: OFFLINE, port, invoke: async () => ({ kind: 'ok', payload: okResult }) });
+      const started = startRestApiEmulator({
+        template,
+        resolver: new TemplateResolver({ stackName: 'PetStore-staging', template }),
+        env: OFFLINE,
+        port,
+        invoke: async () => ({ kind: 'ok', payload: okResult }),
+      });
       await expect(started).rejects.toThrow(new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use[^\\n]*$`));
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
@@ -669,22 +830,35 @@ describe('the key authorizer and the usage plan (a stand-in authorizer)', () => 
     kind: 'ok',
     payload: {
       principalId: 'key-1',
-      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn.replace(/\/[A-Z]+\/.*$/, '/*') }] },
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn.replace(/\/[A-Z]+\/.*$/, '/*') },
+        ],
+      },
       context: { keyId: 'key-1' },
       usageIdentifierKey: KEY,
     },
   });
   const isAuthorizer = (event: any) => event.type === 'REQUEST' && typeof event.methodArn === 'string';
   const keyed = (authorizer: (event: any) => InvokeOutcome, template = keyedTemplate) =>
-    start({ template, answer: (event) => (isAuthorizer(event) ? authorizer(event) : { kind: 'ok', payload: okResult }) });
+    start({
+      template,
+      answer: (event) => (isAuthorizer(event) ? authorizer(event) : { kind: 'ok', payload: okResult }),
+    });
   const auth = { Authorization: 'Bearer k1' };
 
-  it("runs the authorizer with the REQUEST event, caches its answer per Authorization, and hands principalId and context to the integration", async () => {
+  it('runs the authorizer with the REQUEST event, caches its answer per Authorization, and hands principalId and context to the integration', async () => {
     const { emulator, calls } = await keyed(allow);
     for (let i = 0; i < 2; i++) expect((await send(`${emulator.url}/pets/7`, { headers: auth })).status).toBe(200);
     const [authorizerCall, ...proxied] = calls;
     expect(isAuthorizer(authorizerCall!.event)).toBe(true);
-    expect(authorizerCall!.event).toMatchObject({ resource: '/pets/{petId}', path: '/pets/7', httpMethod: 'GET', headers: { Authorization: 'Bearer k1' } });
+    expect(authorizerCall!.event).toMatchObject({
+      resource: '/pets/{petId}',
+      path: '/pets/7',
+      httpMethod: 'GET',
+      headers: { Authorization: 'Bearer k1' },
+    });
     expect(authorizerCall!.event.methodArn).toMatch(/^arn:aws:execute-api:[^:]+:\d+:\w+\/v1\/GET\/pets\/7$/);
     expect(proxied).toHaveLength(2);
     expect(proxied.every((call) => !isAuthorizer(call.event))).toBe(true);
@@ -702,16 +876,35 @@ describe('the key authorizer and the usage plan (a stand-in authorizer)', () => 
 
   it.each([
     ['"Unauthorized"', { kind: 'error', errorType: 'Error', errorMessage: 'Unauthorized' }, 401, 'UNAUTHORIZED'],
-    ['another error', { kind: 'error', errorType: 'Error', errorMessage: 'table unreachable' }, 503, 'SERVICE_UNAVAILABLE'],
-    ['a Deny', { kind: 'ok', payload: { principalId: 'p', policyDocument: { Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }] } } }, 403, 'FORBIDDEN'],
+    [
+      'another error',
+      { kind: 'error', errorType: 'Error', errorMessage: 'table unreachable' },
+      503,
+      'SERVICE_UNAVAILABLE',
+    ],
+    [
+      'a Deny',
+      {
+        kind: 'ok',
+        payload: {
+          principalId: 'p',
+          policyDocument: { Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }] },
+        },
+      },
+      403,
+      'FORBIDDEN',
+    ],
     ['an answer without a policy', { kind: 'ok', payload: { principalId: 'p' } }, 500, 'INTERNAL'],
-  ] as const)('answers an authorizer that returns %s through its gateway response, in the Error shape', async (_, outcome, status, code) => {
-    const { emulator, calls } = await keyed(() => outcome as InvokeOutcome);
-    const reply = await send(`${emulator.url}/pets`, { headers: auth });
-    expect(reply.status).toBe(status);
-    expect(reply.json()).toMatchObject({ code, status });
-    expect(calls.filter((call) => !isAuthorizer(call.event))).toEqual([]);
-  });
+  ] as const)(
+    'answers an authorizer that returns %s through its gateway response, in the Error shape',
+    async (_, outcome, status, code) => {
+      const { emulator, calls } = await keyed(() => outcome as InvokeOutcome);
+      const reply = await send(`${emulator.url}/pets`, { headers: auth });
+      expect(reply.status).toBe(status);
+      expect(reply.json()).toMatchObject({ code, status });
+      expect(calls.filter((call) => !isAuthorizer(call.event))).toEqual([]);
+    },
+  );
 
   it('refuses 403 an Allow without a usageIdentifierKey, since every route method needs an API key', async () => {
     const { emulator } = await keyed((event) => {
@@ -727,7 +920,8 @@ describe('the key authorizer and the usage plan (a stand-in authorizer)', () => 
   it("answers 500 when the authorizer's function does not let API Gateway invoke it", async () => {
     const unpermitted = structuredClone(keyedTemplate);
     for (const [id, resource] of Object.entries(unpermitted.Resources)) {
-      if (resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties).includes('/authorizers/')) delete unpermitted.Resources[id];
+      if (resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties).includes('/authorizers/'))
+        delete unpermitted.Resources[id];
     }
     const { emulator, calls } = await keyed(allow, unpermitted);
     const reply = await send(`${emulator.url}/pets`, { headers: auth });
@@ -755,12 +949,22 @@ describe('VTL context', () => {
     params: { path: { petId: '7' }, querystring: { limit: '3' }, header: { 'X-Thing': 'h' } },
   };
   const render = (template: string) =>
-    renderTemplate(template, { context: { requestId: 'r-1', error: { messageString: '"m"' } }, input, stageVariables: { color: 'blue' } });
+    renderTemplate(template, {
+      context: { requestId: 'r-1', error: { messageString: '"m"' } },
+      input,
+      stageVariables: { color: 'blue' },
+    });
 
   it('gives $input: params by name and all of them, JSONPath as JSON text and as objects, the raw body', () => {
-    expect(render("$input.params('petId') $input.params('limit') $input.params('x-thing') [$input.params('none')]")).toBe('7 3 h []');
-    expect(render("#foreach($name in $input.params().path.keySet())$name=$input.params().path.get($name)#end")).toBe('petId=7');
-    expect(render("$input.json('$.name') $input.json('$.tags') $input.json('$.nested')")).toBe('"Rex" ["a","b"] {"n":1}');
+    expect(
+      render("$input.params('petId') $input.params('limit') $input.params('x-thing') [$input.params('none')]"),
+    ).toBe('7 3 h []');
+    expect(render('#foreach($name in $input.params().path.keySet())$name=$input.params().path.get($name)#end')).toBe(
+      'petId=7',
+    );
+    expect(render("$input.json('$.name') $input.json('$.tags') $input.json('$.nested')")).toBe(
+      '"Rex" ["a","b"] {"n":1}',
+    );
     expect(render("$input.path('$').tags.size() $input.path('$.tags[1]') $input.path('$.nested').n")).toBe('2 b 1');
     expect(render('$input.body')).toBe(input.body);
   });
@@ -776,6 +980,8 @@ describe('VTL context', () => {
   });
 
   it('gives $context and $stageVariables, and renders what does not exist as nothing', () => {
-    expect(render('$context.requestId $context.error.messageString $stageVariables.color [$context.nothing] [$nothing]')).toBe('r-1 "m" blue [] []');
+    expect(
+      render('$context.requestId $context.error.messageString $stageVariables.color [$context.nothing] [$nothing]'),
+    ).toBe('r-1 "m" blue [] []');
   });
 });

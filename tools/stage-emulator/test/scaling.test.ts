@@ -14,7 +14,10 @@ const hosts: LambdaFunctionHost[] = [];
 
 beforeAll(() => {
   fixtureDir = mkdtempSync(join(tmpdir(), 'lambda-scaling-'));
-  writeFileSync(join(fixtureDir, 'index.mjs'), `export const slow = async (event) => { await new Promise((r) => setTimeout(r, event.ms)); return { pid: process.pid }; };`);
+  writeFileSync(
+    join(fixtureDir, 'index.mjs'),
+    `export const slow = async (event) => { await new Promise((r) => setTimeout(r, event.ms)); return { pid: process.pid }; };`,
+  );
 });
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((host) => host.close()));
@@ -22,7 +25,9 @@ afterEach(async () => {
 afterAll(() => rmSync(fixtureDir, { recursive: true, force: true }));
 
 function startHost(overrides: Partial<FunctionDefinition>, lines: string[]): LambdaFunctionHost {
-  const host = new LambdaFunctionHost(fixtureFunction('scaling', fixtureDir, { handler: 'index.slow', log: (line) => lines.push(line), ...overrides }));
+  const host = new LambdaFunctionHost(
+    fixtureFunction('scaling', fixtureDir, { handler: 'index.slow', log: (line) => lines.push(line), ...overrides }),
+  );
   hosts.push(host);
   return host;
 }
@@ -68,7 +73,10 @@ it('past reserved concurrency N, Lambda throttles at once: N of N+k concurrent i
   const refused = results.filter((result) => result.outcome.kind !== 'ok');
   expect(new Set(pidsOf(ran.map((result) => result.outcome))).size).toBe(N);
   expect(refused.map((result) => result.outcome)).toEqual(Array.from({ length: k }, () => THROTTLED_OUTCOME));
-  expect(THROTTLED_OUTCOME).toMatchObject({ errorType: 'TooManyRequestsException', reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' });
+  expect(THROTTLED_OUTCOME).toMatchObject({
+    errorType: 'TooManyRequestsException',
+    reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+  });
   // Refused at once, not after a sandbox came free (the slow ones take slowMs).
   for (const result of refused) expect(result.afterMs).toBeLessThan(slowMs / 3);
   for (const result of ran) expect(result.afterMs).toBeGreaterThanOrEqual(slowMs);

@@ -54,7 +54,9 @@ afterAll(() => store?.close());
 
 /** getPet's deployed bundle, signing with `given`, behind a gate that expects `expected`; asks for a pet no one has. */
 async function getUnknownPet(expected: GateCredentials, given: GateCredentials) {
-  const [fnId, fn] = Object.entries(stack.template.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('GetPet'))!;
+  const [fnId, fn] = Object.entries(stack.template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('GetPet'),
+  )!;
   const roleId = (fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
   const functionName = resolver.ref(fnId);
   const gate = (running.gate = await startIamGate({
@@ -73,7 +75,10 @@ async function getUnknownPet(expected: GateCredentials, given: GateCredentials) 
     memoryMiB: Number(fn.Properties!.MemorySize),
     timeoutSeconds: Number(fn.Properties!.Timeout),
     region: OFFLINE_ENVIRONMENT.region,
-    environment: resolver.resolve((fn.Properties!.Environment as { Variables: unknown }).Variables) as Record<string, string>,
+    environment: resolver.resolve((fn.Properties!.Environment as { Variables: unknown }).Variables) as Record<
+      string,
+      string
+    >,
     credentials: given,
     endpointOverrides: { AWS_ENDPOINT_URL_DYNAMODB: gate.endpoint },
     invokedFunctionArn: `${resolver.getAtt(fnId, 'Arn')}:live`,
@@ -88,7 +93,11 @@ async function getUnknownPet(expected: GateCredentials, given: GateCredentials) 
   const outcome = await host.invoke(event);
   if (outcome.kind !== 'ok') throw new Error(`the function failed: ${JSON.stringify(outcome)}`);
   const result = outcome.payload as { statusCode: number; body: string };
-  return { status: result.statusCode, code: (JSON.parse(result.body) as { code: string }).code, signatures: gate.signatures };
+  return {
+    status: result.statusCode,
+    code: (JSON.parse(result.body) as { code: string }).code,
+    signatures: gate.signatures,
+  };
 }
 
 describe("a deployed bundle signs every DynamoDB call with the environment's credentials", () => {

@@ -23,7 +23,8 @@ afterAll(async () => {
 });
 
 const describeTable = async (name: string) => (await client.send(new DescribeTableCommand({ TableName: name }))).Table!;
-const logicalIdOf = (template: CfnTemplate, prefix: string) => Object.keys(template.Resources).find((id) => id.startsWith(prefix))!;
+const logicalIdOf = (template: CfnTemplate, prefix: string) =>
+  Object.keys(template.Resources).find((id) => id.startsWith(prefix))!;
 
 describe('createTablesFromTemplate', () => {
   it("creates the staging stack's tables as the template defines them, ACTIVE, and returns their keys", async () => {
@@ -54,11 +55,29 @@ describe('createTablesFromTemplate', () => {
     expect(pets.KeySchema).toEqual(petsDefinition.KeySchema);
     expect(pets.AttributeDefinitions).toEqual(expect.arrayContaining(petsDefinition.AttributeDefinitions as object[]));
     expect(pets.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
-    expect(pets.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection, IndexStatus }) => ({ IndexName, KeySchema, Projection, IndexStatus }))).toEqual([
-      { IndexName: 'status-index', KeySchema: [{ AttributeName: 'statusShard', KeyType: 'HASH' }, { AttributeName: 'id', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' }, IndexStatus: 'ACTIVE' },
+    expect(
+      pets.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection, IndexStatus }) => ({
+        IndexName,
+        KeySchema,
+        Projection,
+        IndexStatus,
+      })),
+    ).toEqual([
+      {
+        IndexName: 'status-index',
+        KeySchema: [
+          { AttributeName: 'statusShard', KeyType: 'HASH' },
+          { AttributeName: 'id', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+        IndexStatus: 'ACTIVE',
+      },
     ]);
     const control = await describeTable(`PetStore-staging-${logicalIdOf(stagingTemplate, 'ControlTable')}`);
-    expect(control.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
+    expect(control.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
 
     // A second start over the same store finds the tables there.
     expect(await createTablesFromTemplate(store.endpoint, stagingTemplate, resolver)).toEqual(tables);
@@ -88,12 +107,18 @@ describe('createTablesFromTemplate', () => {
               { AttributeName: 'order', AttributeType: 'S' },
               { AttributeName: 'placedAt', AttributeType: 'N' },
             ],
-            KeySchema: [{ AttributeName: 'customer', KeyType: 'HASH' }, { AttributeName: 'order', KeyType: 'RANGE' }],
+            KeySchema: [
+              { AttributeName: 'customer', KeyType: 'HASH' },
+              { AttributeName: 'order', KeyType: 'RANGE' },
+            ],
             ProvisionedThroughput: { ReadCapacityUnits: 2, WriteCapacityUnits: 3 },
             LocalSecondaryIndexes: [
               {
                 IndexName: 'by-date',
-                KeySchema: [{ AttributeName: 'customer', KeyType: 'HASH' }, { AttributeName: 'placedAt', KeyType: 'RANGE' }],
+                KeySchema: [
+                  { AttributeName: 'customer', KeyType: 'HASH' },
+                  { AttributeName: 'placedAt', KeyType: 'RANGE' },
+                ],
                 Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['total'] },
               },
             ],
@@ -101,21 +126,39 @@ describe('createTablesFromTemplate', () => {
         },
       },
     };
-    const tables = await createTablesFromTemplate(store.endpoint, template, new TemplateResolver({ stackName: 'Shop', template }));
+    const tables = await createTablesFromTemplate(
+      store.endpoint,
+      template,
+      new TemplateResolver({ stackName: 'Shop', template }),
+    );
     expect(tables).toEqual([
-      { logicalId: 'Orders', tableName: 'Shop-orders', partitionKey: 'customer', sortKey: 'order', indexes: [{ indexName: 'by-date', partitionKey: 'customer', sortKey: 'placedAt' }] },
+      {
+        logicalId: 'Orders',
+        tableName: 'Shop-orders',
+        partitionKey: 'customer',
+        sortKey: 'order',
+        indexes: [{ indexName: 'by-date', partitionKey: 'customer', sortKey: 'placedAt' }],
+      },
     ]);
     const orders = await describeTable('Shop-orders');
     expect(orders.ProvisionedThroughput).toMatchObject({ ReadCapacityUnits: 2, WriteCapacityUnits: 3 });
-    expect(orders.LocalSecondaryIndexes?.[0]).toMatchObject({ IndexName: 'by-date', Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['total'] } });
+    expect(orders.LocalSecondaryIndexes?.[0]).toMatchObject({
+      IndexName: 'by-date',
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['total'] },
+    });
   });
 
   it('refuses a table the store rejects, naming it', async () => {
     const template: CfnTemplate = {
-      Resources: { Broken: { Type: 'AWS::DynamoDB::Table', Properties: { TableName: 'broken', AttributeDefinitions: [], KeySchema: [] } } },
+      Resources: {
+        Broken: {
+          Type: 'AWS::DynamoDB::Table',
+          Properties: { TableName: 'broken', AttributeDefinitions: [], KeySchema: [] },
+        },
+      },
     };
-    await expect(createTablesFromTemplate(store.endpoint, template, new TemplateResolver({ stackName: 'S', template }))).rejects.toThrow(
-      /^Cannot create table broken: /,
-    );
+    await expect(
+      createTablesFromTemplate(store.endpoint, template, new TemplateResolver({ stackName: 'S', template })),
+    ).rejects.toThrow(/^Cannot create table broken: /);
   });
 });

@@ -57,7 +57,8 @@ describe('start:deployed --watch', () => {
   /** A key of the stage the infra change restarted (issued before its authorizer first read the keys). */
   let restartedStageKey: string | undefined;
 
-  const get = (id: number, key: string) => fetchApi(`${watching.api.url}/pets/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+  const get = (id: number, key: string) =>
+    fetchApi(`${watching.api.url}/pets/${id}`, { headers: { Authorization: `Bearer ${key}` } });
   const getPetName = () => watching.api.functions.find((fn) => /GetPet/.test(fn.logicalId))!.functionName;
   const rebuiltGetPet = () => new RegExp(`^reload: functions/getPet\\.ts changed; rebuilt ${getPetName()} in \\d+ ms$`);
 
@@ -76,7 +77,8 @@ describe('start:deployed --watch', () => {
   const until = async (what: string, probe: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> => {
     const deadline = performance.now() + WAIT_MS;
     while (!(await probe())) {
-      if (performance.now() > deadline) throw new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`);
+      if (performance.now() > deadline)
+        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`);
       await sleep(everyMs);
     }
   };
@@ -95,7 +97,14 @@ describe('start:deployed --watch', () => {
     watching = await watchDeployedStage({
       start: () => {
         starts += 1;
-        return startDeployedApi({ stackName: stackName('staging'), outdir: DEFAULT_OUTDIR, port, parameters: DEPLOY_PARAMETERS, log: (line) => logs.push(line), report: () => undefined });
+        return startDeployedApi({
+          stackName: stackName('staging'),
+          outdir: DEFAULT_OUTDIR,
+          port,
+          parameters: DEPLOY_PARAMETERS,
+          log: (line) => logs.push(line),
+          report: () => undefined,
+        });
       },
       resynthesize: () => {
         resyntheses += 1;
@@ -146,7 +155,8 @@ describe('start:deployed --watch', () => {
     // before the save until AFTER_RELOAD requests sent after the reload line have been answered.
     const answers: { sentAt: number; answeredAt: number; status: number; message: unknown }[] = [];
     const failures: string[] = [];
-    const sentAfterReload = () => answers.filter((answer) => reportedAt[1] !== undefined && answer.sentAt > reportedAt[1]);
+    const sentAfterReload = () =>
+      answers.filter((answer) => reportedAt[1] !== undefined && answer.sentAt > reportedAt[1]);
     const client = async (key: string) => {
       while (sentAfterReload().length < AFTER_RELOAD) {
         const pace = sleep(PACE_MS);
@@ -173,25 +183,43 @@ describe('start:deployed --watch', () => {
     // The same id asked after the reload line (and the release): the new code answers it.
     const heldIdNow = await get(HELD_ID, keys[2]!);
 
-    const firstNew = Math.min(...answers.filter((answer) => answer.message === newMessage(MISSING_ID)).map((answer) => answer.answeredAt));
+    const firstNew = Math.min(
+      ...answers.filter((answer) => answer.message === newMessage(MISSING_ID)).map((answer) => answer.answeredAt),
+    );
     console.log(
       `start:deployed --watch: edit 1 save to reload line ${heldReloadMs} ms; edit 2 save to reload line ${Math.round(reportedAt[1]! - savedAt)} ms,` +
         ` save to first new answer received ${Math.round(firstNew - savedAt)} ms; held request answered after ${heldMs} ms;` +
         ` ${answers.length} paced requests; ${reports.join(' | ')}`,
     );
     expect(failures).toEqual([]);
-    expect(answers.filter((answer) => answer.status !== 404 || ![oldMessage(MISSING_ID), newMessage(MISSING_ID)].includes(answer.message as string))).toEqual([]);
+    expect(
+      answers.filter(
+        (answer) =>
+          answer.status !== 404 || ![oldMessage(MISSING_ID), newMessage(MISSING_ID)].includes(answer.message as string),
+      ),
+    ).toEqual([]);
     expect(answers.some((answer) => answer.message === oldMessage(MISSING_ID))).toBe(true);
     // Every request sent after the reload line got the new code.
-    expect(sentAfterReload().map((answer) => answer.message)).toEqual(sentAfterReload().map(() => newMessage(MISSING_ID)));
+    expect(sentAfterReload().map((answer) => answer.message)).toEqual(
+      sentAfterReload().map(() => newMessage(MISSING_ID)),
+    );
     // The request in flight at the swap finished, on the code it started on.
     expect(inFlightAfterReload).toBe(true);
     expect(held).toEqual({ status: 404, message: oldMessage(HELD_ID) });
-    expect({ status: heldIdNow.status, message: heldIdNow.body.message }).toEqual({ status: 404, message: newMessage(HELD_ID) });
+    expect({ status: heldIdNow.status, message: heldIdNow.body.message }).toEqual({
+      status: 404,
+      message: newMessage(HELD_ID),
+    });
     // One reload line per edit, naming the file and the one function whose bundle holds it.
     expect(reports).toEqual([expect.stringMatching(rebuiltGetPet()), expect.stringMatching(rebuiltGetPet())]);
     // The deployable assets are untouched: the new code exists only in the runner's folder.
-    const asset = readFileSync(join(watching.api.stack.assetDir(watching.api.functions.find((fn) => fn.functionName === getPetName())!.logicalId), BUNDLE_FILE), 'utf8');
+    const asset = readFileSync(
+      join(
+        watching.api.stack.assetDir(watching.api.functions.find((fn) => fn.functionName === getPetName())!.logicalId),
+        BUNDLE_FILE,
+      ),
+      'utf8',
+    );
     expect(asset).toContain('No pet has the id');
     expect(asset).not.toContain('is not in the inventory');
   }, 120_000);
@@ -201,13 +229,20 @@ describe('start:deployed --watch', () => {
     const savedAt = performance.now();
     writeFileSync(join(copy, INFRA_SOURCE, 'note.ts'), '// an infra change\n');
     await until('the infra reload line', () => reports.length > before.reports);
-    console.log(`start:deployed --watch: infra change save to reload line ${Math.round(reportedAt[before.reports]! - savedAt)} ms; ${reports[before.reports]}`);
+    console.log(
+      `start:deployed --watch: infra change save to reload line ${Math.round(reportedAt[before.reports]! - savedAt)} ms; ${reports[before.reports]}`,
+    );
 
     expect(reports.slice(before.reports)).toEqual([
-      expect.stringMatching(/^reload: infra\/note\.ts changed; re-synthesized and restarted PetStore-staging on http:\/\/\S+ in \d+ ms \(its store starts empty\)$/),
+      expect.stringMatching(
+        /^reload: infra\/note\.ts changed; re-synthesized and restarted PetStore-staging on http:\/\/\S+ in \d+ ms \(its store starts empty\)$/,
+      ),
     ]);
     expect(reports[before.reports]).toContain(` on ${before.url} in `);
-    expect({ resyntheses: resyntheses - before.resyntheses, starts: starts - before.starts }).toEqual({ resyntheses: 1, starts: 1 });
+    expect({ resyntheses: resyntheses - before.resyntheses, starts: starts - before.starts }).toEqual({
+      resyntheses: 1,
+      starts: 1,
+    });
     expect(watching.api).not.toBe(before.api);
     expect(watching.api.url).toBe(before.url);
 
@@ -223,7 +258,8 @@ describe('start:deployed --watch', () => {
     // The new stage's functions are watched: an edit is rebuilt and served on it.
     const third = '`Pet ${petId}: none in the inventory.`';
     editGetPet(NEW_TEMPLATE, third);
-    const served = async () => (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID}: none in the inventory.`;
+    const served = async () =>
+      (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID}: none in the inventory.`;
     await until('the edit served on the restarted stage', served, PACE_MS);
     expect(reports.slice(before.reports + 1)).toEqual([expect.stringMatching(rebuiltGetPet())]);
   }, 120_000);
@@ -235,7 +271,8 @@ describe('start:deployed --watch', () => {
     const first = /`[^`]*\$\{petId\}[^`]*`/.exec(readFileSync(file, 'utf8'))![0];
     const nextTemplate = (how: string, round: number) => `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
     const timings = await saveEveryWay(file, first, nextTemplate, async (template, label) => {
-      const served = async () => (await get(MISSING_ID, key)).body.message === template.slice(1, -1).replace('${petId}', String(MISSING_ID));
+      const served = async () =>
+        (await get(MISSING_ID, key)).body.message === template.slice(1, -1).replace('${petId}', String(MISSING_ID));
       await until(`the answer after save ${label}`, served, PACE_MS);
     });
     console.log(`start:deployed --watch, save to new answer: ${timings.join('; ')}`);
@@ -252,7 +289,11 @@ describe('start:deployed --watch', () => {
     await until('the build failure line', () => aboutIt().length > 0);
     const brokenLine = source.split('\n').length;
     expect(aboutIt()).toEqual([
-      expect.stringMatching(new RegExp(`^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs \\(\\d+ ms\\): \\S*lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^reload: lib/http/responses\\.ts changed; the build failed, the old code still runs \\(\\d+ ms\\): \\S*lib/http/responses\\.ts:${brokenLine}:\\d+: .+$`,
+        ),
+      ),
     ]);
     expect((await get(MISSING_ID, key)).body.message).toBe(before);
     writeFileSync(file, source);
@@ -261,7 +302,9 @@ describe('start:deployed --watch', () => {
     const rebuilt = (line: string) => /^reload: lib\/http\/responses\.ts changed; rebuilt /.test(line);
     await until('the reload after the fix', () => aboutIt().some(rebuilt));
     const lines = aboutIt();
-    expect(lines.slice(0, lines.findIndex(rebuilt)).every((line) => line.includes(`responses.ts:${brokenLine}:`))).toBe(true);
+    expect(lines.slice(0, lines.findIndex(rebuilt)).every((line) => line.includes(`responses.ts:${brokenLine}:`))).toBe(
+      true,
+    );
     expect((await get(MISSING_ID, key)).body.message).toBe(before);
   }, 120_000);
 });

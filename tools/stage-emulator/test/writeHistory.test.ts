@@ -21,7 +21,14 @@ import { readStack, type CfnTemplate } from '../src/cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from '../src/deployedApi.ts';
 import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
 import { startStage, type RunningStage } from './support/deployedStage.ts';
-import { History, RecordingClient, checkHistory, inParallel, type CreateEvent, type SentPet } from '../../../test/support/history.ts';
+import {
+  History,
+  RecordingClient,
+  checkHistory,
+  inParallel,
+  type CreateEvent,
+  type SentPet,
+} from '../../../test/support/history.ts';
 
 const COLLIDING_SANDBOX = fileURLToPath(new URL('./support/collidingSandbox.mjs', import.meta.url));
 /**
@@ -44,7 +51,9 @@ let running: RunningStage | undefined;
  */
 function productionWithSlowStoreBudget(): CfnTemplate {
   const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('production')).template);
-  for (const resource of Object.values(template.Resources).filter((candidate) => candidate.Type === 'AWS::Lambda::Function')) {
+  for (const resource of Object.values(template.Resources).filter(
+    (candidate) => candidate.Type === 'AWS::Lambda::Function',
+  )) {
     const environment = resource.Properties!.Environment as { Variables: Record<string, unknown> };
     Object.assign(environment.Variables, { STORE_BUDGET_MS: '8000', DYNAMODB_ATTEMPT_TIMEOUT_MS: '4000' });
   }
@@ -52,8 +61,15 @@ function productionWithSlowStoreBudget(): CfnTemplate {
 }
 
 async function startProduction(): Promise<{ stage: RunningStage; client: RecordingClient; collisions: () => number }> {
-  running = await startStage('production', { sandboxPreload: COLLIDING_SANDBOX, template: productionWithSlowStoreBudget() });
-  return { stage: running, client: new RecordingClient(running.api.url, running.key, new History()), collisions: countCollisions(running) };
+  running = await startStage('production', {
+    sandboxPreload: COLLIDING_SANDBOX,
+    template: productionWithSlowStoreBudget(),
+  });
+  return {
+    stage: running,
+    client: new RecordingClient(running.api.url, running.key, new History()),
+    collisions: countCollisions(running),
+  };
 }
 
 /**
@@ -67,7 +83,10 @@ function countCollisions(stage: RunningStage): () => number {
   let collisions = 0;
   stage.proxy.observe = (operation, body) => {
     if (operation !== 'PutItem') return;
-    const put = JSON.parse(body.toString('utf8')) as { TableName: string; Item: Record<string, { N?: string; S?: string }> };
+    const put = JSON.parse(body.toString('utf8')) as {
+      TableName: string;
+      Item: Record<string, { N?: string; S?: string }>;
+    };
     if (put.TableName !== pets) return;
     const id = String(put.Item.id?.N);
     const token = String(put.Item[petsTable.writeTokenAttribute]?.S);
@@ -121,48 +140,60 @@ async function violations(stage: RunningStage, client: RecordingClient): Promise
   const ids = [...new Set(client.history.creates.flatMap((event) => (event.pet ? [event.pet.id] : [])))];
   const reads = new Map<number, Pet | undefined>();
   await inParallel(ids, WIDTH, async (id) => reads.set(id, await client.read(id)));
-  return checkHistory(client.history, { stored: await storedPets(stage.api), read: async (id) => (reads.has(id) ? reads.get(id) : client.read(id)) });
+  return checkHistory(client.history, {
+    stored: await storedPets(stage.api),
+    read: async (id) => (reads.has(id) ? reads.get(id) : client.read(id)),
+  });
 }
 
 const rex: SentPet = { name: 'Rex', categoryId: 7, status: 'available' };
-const fiveHundreds = (history: History) => history.creates.filter((event) => event.status >= 500 || event.status === 0).length;
+const fiveHundreds = (history: History) =>
+  history.creates.filter((event) => event.status >= 500 || event.status === 0).length;
 
 describe('forced id collisions, production run as deployed', () => {
-  it(`stores ${BURST} identical creates without a key as ${BURST} pets`, async () => {
-    const { stage, client, collisions: countedCollisions } = await startProduction();
-    const started = performance.now();
-    await inParallel(Array.from({ length: BURST }), WIDTH, () => client.create(rex));
-    const seconds = (performance.now() - started) / 1000;
-    const collisions = countedCollisions();
-    const summary = client.history.summary();
-    const stored = await storedPets(stage.api);
-    console.log(
-      `collisions, keyless: ${JSON.stringify(summary)}, ${stored.length} stored, ${collisions} collisions, ${fiveHundreds(client.history)} 5xx, ${seconds.toFixed(1)} s`,
-    );
-    expect(await violations(stage, client)).toEqual([]);
-    expect(collisions).toBeGreaterThan(0); // the run forced collisions, or it proves nothing
-    expect(summary).toMatchObject({ acknowledged: BURST, failed: 0 });
-    expect(stored).toHaveLength(BURST);
-  }, timeoutFor(BURST));
+  it(
+    `stores ${BURST} identical creates without a key as ${BURST} pets`,
+    async () => {
+      const { stage, client, collisions: countedCollisions } = await startProduction();
+      const started = performance.now();
+      await inParallel(Array.from({ length: BURST }), WIDTH, () => client.create(rex));
+      const seconds = (performance.now() - started) / 1000;
+      const collisions = countedCollisions();
+      const summary = client.history.summary();
+      const stored = await storedPets(stage.api);
+      console.log(
+        `collisions, keyless: ${JSON.stringify(summary)}, ${stored.length} stored, ${collisions} collisions, ${fiveHundreds(client.history)} 5xx, ${seconds.toFixed(1)} s`,
+      );
+      expect(await violations(stage, client)).toEqual([]);
+      expect(collisions).toBeGreaterThan(0); // the run forced collisions, or it proves nothing
+      expect(summary).toMatchObject({ acknowledged: BURST, failed: 0 });
+      expect(stored).toHaveLength(BURST);
+    },
+    timeoutFor(BURST),
+  );
 
-  it(`ends ${BURST} keyed creates of one body in exactly one pet each, replayed on retry`, async () => {
-    const { stage, client, collisions: countedCollisions } = await startProduction();
-    const keys = Array.from({ length: BURST }, (_, i) => `order-${i}`);
-    const started = performance.now();
-    await inParallel(keys, WIDTH, (key) => client.create(rex, key));
-    const collisions = countedCollisions();
-    await inParallel(keys, WIDTH, (key) => client.create(rex, key));
-    const seconds = (performance.now() - started) / 1000;
-    const summary = client.history.summary();
-    const stored = await storedPets(stage.api);
-    console.log(
-      `collisions, keyed: ${JSON.stringify(summary)}, ${stored.length} stored, ${collisions} collisions, ${fiveHundreds(client.history)} 5xx, ${seconds.toFixed(1)} s`,
-    );
-    expect(await violations(stage, client)).toEqual([]);
-    expect(collisions).toBeGreaterThan(0);
-    expect(summary).toMatchObject({ acknowledged: 2 * BURST, replayed: BURST, failed: 0 });
-    expect(stored).toHaveLength(BURST);
-  }, timeoutFor(2 * BURST));
+  it(
+    `ends ${BURST} keyed creates of one body in exactly one pet each, replayed on retry`,
+    async () => {
+      const { stage, client, collisions: countedCollisions } = await startProduction();
+      const keys = Array.from({ length: BURST }, (_, i) => `order-${i}`);
+      const started = performance.now();
+      await inParallel(keys, WIDTH, (key) => client.create(rex, key));
+      const collisions = countedCollisions();
+      await inParallel(keys, WIDTH, (key) => client.create(rex, key));
+      const seconds = (performance.now() - started) / 1000;
+      const summary = client.history.summary();
+      const stored = await storedPets(stage.api);
+      console.log(
+        `collisions, keyed: ${JSON.stringify(summary)}, ${stored.length} stored, ${collisions} collisions, ${fiveHundreds(client.history)} 5xx, ${seconds.toFixed(1)} s`,
+      );
+      expect(await violations(stage, client)).toEqual([]);
+      expect(collisions).toBeGreaterThan(0);
+      expect(summary).toMatchObject({ acknowledged: 2 * BURST, replayed: BURST, failed: 0 });
+      expect(stored).toHaveLength(BURST);
+    },
+    timeoutFor(2 * BURST),
+  );
 });
 
 /** A window in which createPet's sandboxes were being killed: from the SIGKILL until the host saw every one exit. */
@@ -177,84 +208,95 @@ describe('killed createPet sandboxes, production run as deployed', () => {
   const KILLS = 3;
   const TRIES = 8;
 
-  it('keeps every acknowledged pet and one pet per key through SIGKILLs of the function processes', async () => {
-    const { stage, client, collisions } = await startProduction();
-    const createPet = createPetOf(stage.api);
-    const kills: Kill[] = [];
+  it(
+    'keeps every acknowledged pet and one pet per key through SIGKILLs of the function processes',
+    async () => {
+      const { stage, client, collisions } = await startProduction();
+      const createPet = createPetOf(stage.api);
+      const kills: Kill[] = [];
 
-    /** SIGKILLs every live createPet sandbox and waits until the host has seen each one exit. */
-    const killSandboxes = async (): Promise<Kill> => {
-      const pids = createPet.host.sandboxPids;
-      const kill: Kill = { from: Date.now(), to: Infinity, pids };
-      kills.push(kill);
-      for (const pid of pids) process.kill(pid, 'SIGKILL');
-      while (createPet.host.sandboxPids.some((pid) => pids.includes(pid))) await sleep(5);
-      kill.to = Date.now();
-      return kill;
-    };
-    /** A request is faulted when a kill overlapped it: sent before the kill ended, answered after it began. */
-    const overlapsKill = (sentAt: number, event: CreateEvent) => kills.some((kill) => sentAt <= kill.to && event.answeredAt >= kill.from);
+      /** SIGKILLs every live createPet sandbox and waits until the host has seen each one exit. */
+      const killSandboxes = async (): Promise<Kill> => {
+        const pids = createPet.host.sandboxPids;
+        const kill: Kill = { from: Date.now(), to: Infinity, pids };
+        kills.push(kill);
+        for (const pid of pids) process.kill(pid, 'SIGKILL');
+        while (createPet.host.sandboxPids.some((pid) => pids.includes(pid))) await sleep(5);
+        kill.to = Date.now();
+        return kill;
+      };
+      /** A request is faulted when a kill overlapped it: sent before the kill ended, answered after it began. */
+      const overlapsKill = (sentAt: number, event: CreateEvent) =>
+        kills.some((kill) => sentAt <= kill.to && event.answeredAt >= kill.from);
 
-    const creates = Array.from({ length: CREATES }, (_, i) => ({
-      pet: { name: `Pet ${i}`, categoryId: 1 + (i % 3), status: PET_STATUSES[i % PET_STATUSES.length] },
-      key: i % 2 === 0 ? `kill-${i}` : undefined,
-    }));
-    let done = false;
-    const burst = inParallel(creates, WIDTH, async ({ pet, key }) => {
-      // A client with a key retries until it is answered; one without cannot know, and does not.
-      for (let attempt = 1; attempt <= TRIES; attempt++) {
-        const sentAt = Date.now();
-        const event = await client.create(pet, key);
-        if (overlapsKill(sentAt, event)) event.faulted = true;
-        if (event.status === 201 || key === undefined) return;
-        await sleep(event.status === 409 ? RETRY_AFTER_SECONDS * 1000 : 100);
-      }
-    }).finally(() => (done = true));
-    const killer = (async () => {
-      for (let k = 1; k <= KILLS; k++) {
-        while (!done && client.history.creates.length < (CREATES * k) / (KILLS + 1)) await sleep(10);
-        if (!done) await killSandboxes();
-      }
-    })();
-    // Walks while the kills go on: every page of all pets, then of one status.
-    const walker = (async () => {
-      while (!done) {
-        await client.walk(undefined, 50);
-        await client.walk('available', 50);
-        await sleep(250);
-      }
-    })();
-    await Promise.all([burst, killer, walker]);
+      const creates = Array.from({ length: CREATES }, (_, i) => ({
+        pet: { name: `Pet ${i}`, categoryId: 1 + (i % 3), status: PET_STATUSES[i % PET_STATUSES.length] },
+        key: i % 2 === 0 ? `kill-${i}` : undefined,
+      }));
+      let done = false;
+      const burst = inParallel(creates, WIDTH, async ({ pet, key }) => {
+        // A client with a key retries until it is answered; one without cannot know, and does not.
+        for (let attempt = 1; attempt <= TRIES; attempt++) {
+          const sentAt = Date.now();
+          const event = await client.create(pet, key);
+          if (overlapsKill(sentAt, event)) event.faulted = true;
+          if (event.status === 201 || key === undefined) return;
+          await sleep(event.status === 409 ? RETRY_AFTER_SECONDS * 1000 : 100);
+        }
+      }).finally(() => (done = true));
+      const killer = (async () => {
+        for (let k = 1; k <= KILLS; k++) {
+          while (!done && client.history.creates.length < (CREATES * k) / (KILLS + 1)) await sleep(10);
+          if (!done) await killSandboxes();
+        }
+      })();
+      // Walks while the kills go on: every page of all pets, then of one status.
+      const walker = (async () => {
+        while (!done) {
+          await client.walk(undefined, 50);
+          await client.walk('available', 50);
+          await sleep(250);
+        }
+      })();
+      await Promise.all([burst, killer, walker]);
 
-    // After the burst: one more kill, and the host starts a new sandbox for the next request.
-    const last = await killSandboxes();
-    const next = await client.create({ name: 'After the kills', categoryId: 1, status: 'sold' });
-    expect(next.status).toBe(201);
-    expect(createPet.host.sandboxPids.length).toBeGreaterThan(0);
-    expect(createPet.host.sandboxPids.filter((pid) => kills.some((kill) => kill.pids.includes(pid)))).toEqual([]);
-    await client.walk(undefined, 50);
-    await client.walk('available', 50);
+      // After the burst: one more kill, and the host starts a new sandbox for the next request.
+      const last = await killSandboxes();
+      const next = await client.create({ name: 'After the kills', categoryId: 1, status: 'sold' });
+      expect(next.status).toBe(201);
+      expect(createPet.host.sandboxPids.length).toBeGreaterThan(0);
+      expect(createPet.host.sandboxPids.filter((pid) => kills.some((kill) => kill.pids.includes(pid)))).toEqual([]);
+      await client.walk(undefined, 50);
+      await client.walk('available', 50);
 
-    const summary = client.history.summary();
-    const stored = await storedPets(stage.api);
-    const killed = kills.reduce((sum, kill) => sum + kill.pids.length, 0);
-    const faultedFailures = client.history.creates.filter((event) => event.faulted && (event.status >= 500 || event.status === 0)).length;
-    console.log(
-      `kills: ${kills.length} kills of ${killed} sandboxes (the last of ${last.pids.length}), ${JSON.stringify(summary)}, ${stored.length} stored, ` +
-        `${fiveHundreds(client.history)} 5xx (${faultedFailures} during kills), ${collisions()} collisions`,
-    );
-    expect(kills).toHaveLength(KILLS + 1);
-    expect(faultedFailures).toBeGreaterThan(0); // the kills hit requests in flight, or they prove nothing
-    expect(await violations(stage, client)).toEqual([]);
-    const keys = new Set(creates.filter(({ key }) => key !== undefined).map(({ key }) => key));
-    const answeredKeys = new Set(client.history.creates.filter((event) => event.status === 201 && event.idempotencyKey).map((event) => event.idempotencyKey));
-    expect(answeredKeys).toEqual(keys);
-    // Every create has its own name: a key's retries end in exactly one stored pet, a keyless create in at most one.
-    const storedByName = new Map<string, number>();
-    for (const pet of stored) storedByName.set(pet.name, (storedByName.get(pet.name) ?? 0) + 1);
-    const wrongCounts = creates
-      .map(({ pet, key }) => ({ name: pet.name, key, count: storedByName.get(pet.name) ?? 0 }))
-      .filter(({ key, count }) => (key === undefined ? count > 1 : count !== 1));
-    expect(wrongCounts).toEqual([]);
-  }, timeoutFor(2 * CREATES));
+      const summary = client.history.summary();
+      const stored = await storedPets(stage.api);
+      const killed = kills.reduce((sum, kill) => sum + kill.pids.length, 0);
+      const faultedFailures = client.history.creates.filter(
+        (event) => event.faulted && (event.status >= 500 || event.status === 0),
+      ).length;
+      console.log(
+        `kills: ${kills.length} kills of ${killed} sandboxes (the last of ${last.pids.length}), ${JSON.stringify(summary)}, ${stored.length} stored, ` +
+          `${fiveHundreds(client.history)} 5xx (${faultedFailures} during kills), ${collisions()} collisions`,
+      );
+      expect(kills).toHaveLength(KILLS + 1);
+      expect(faultedFailures).toBeGreaterThan(0); // the kills hit requests in flight, or they prove nothing
+      expect(await violations(stage, client)).toEqual([]);
+      const keys = new Set(creates.filter(({ key }) => key !== undefined).map(({ key }) => key));
+      const answeredKeys = new Set(
+        client.history.creates
+          .filter((event) => event.status === 201 && event.idempotencyKey)
+          .map((event) => event.idempotencyKey),
+      );
+      expect(answeredKeys).toEqual(keys);
+      // Every create has its own name: a key's retries end in exactly one stored pet, a keyless create in at most one.
+      const storedByName = new Map<string, number>();
+      for (const pet of stored) storedByName.set(pet.name, (storedByName.get(pet.name) ?? 0) + 1);
+      const wrongCounts = creates
+        .map(({ pet, key }) => ({ name: pet.name, key, count: storedByName.get(pet.name) ?? 0 }))
+        .filter(({ key, count }) => (key === undefined ? count > 1 : count !== 1));
+      expect(wrongCounts).toEqual([]);
+    },
+    timeoutFor(2 * CREATES),
+  );
 });

@@ -55,10 +55,24 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
  * `npm run keys -- create`, exactly as an operator runs it after a deploy (at a terminal). `createdAt`
  * backdates the key (keys' clock), so that it expires soon, or has expired already.
  */
-export async function issueKey(stage: Stage, api: DeployedApi, { createdAt }: { createdAt?: Date } = {}): Promise<string> {
+export async function issueKey(
+  stage: Stage,
+  api: DeployedApi,
+  { createdAt }: { createdAt?: Date } = {},
+): Promise<string> {
   const out: string[] = [];
   const code = await runKeys(
-    ['create', '--stage', stage, '--table', api.controlTableName, '--endpoint', api.storeEndpoint, '--description', 'deployed-runner test'],
+    [
+      'create',
+      '--stage',
+      stage,
+      '--table',
+      api.controlTableName,
+      '--endpoint',
+      api.storeEndpoint,
+      '--description',
+      'deployed-runner test',
+    ],
     {
       out: (line) => out.push(line),
       err: (line) => out.push(line),
@@ -130,7 +144,8 @@ function recordIntegrationEvents(api: DeployedApi) {
   for (const fn of api.functions) {
     const invoke = fn.host.invoke.bind(fn.host);
     fn.host.invoke = (event) => {
-      const verdict = (event as { requestContext?: { authorizer?: Record<string, unknown> } }).requestContext?.authorizer;
+      const verdict = (event as { requestContext?: { authorizer?: Record<string, unknown> } }).requestContext
+        ?.authorizer;
       if (verdict?.keysReadAt !== undefined) last.set(fn.functionName, event as never);
       return invoke(event);
     };
@@ -138,11 +153,24 @@ function recordIntegrationEvents(api: DeployedApi) {
   return {
     async withVerdictsPastTheBound() {
       const pastTheBound = String(Date.now() - KEY_REVOCATION_BOUND_MS - 1_000);
-      expect([...last.keys()].sort()).toEqual(api.functions.filter((fn) => !/Authoriz/i.test(fn.logicalId)).map((fn) => fn.functionName).sort());
+      expect([...last.keys()].sort()).toEqual(
+        api.functions
+          .filter((fn) => !/Authoriz/i.test(fn.logicalId))
+          .map((fn) => fn.functionName)
+          .sort(),
+      );
       for (const [name, event] of last) {
-        const aged = { ...event, requestContext: { ...event.requestContext, authorizer: { ...event.requestContext.authorizer, keysReadAt: pastTheBound } } };
+        const aged = {
+          ...event,
+          requestContext: {
+            ...event.requestContext,
+            authorizer: { ...event.requestContext.authorizer, keysReadAt: pastTheBound },
+          },
+        };
         const outcome = await api.functions.find((fn) => fn.functionName === name)!.host.invoke(aged);
-        expect(outcome.kind === 'ok' && (outcome.payload as { statusCode?: number }).statusCode, name).toBeLessThan(300);
+        expect(outcome.kind === 'ok' && (outcome.payload as { statusCode?: number }).statusCode, name).toBeLessThan(
+          300,
+        );
       }
     },
   };
