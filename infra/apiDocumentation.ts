@@ -6,7 +6,7 @@
  * stage is tied to. The version name carries a digest of openapi.json, so any change publishes anew.
  */
 import { Stack } from 'aws-cdk-lib';
-import { CfnDocumentationPart, CfnDocumentationVersion, CfnStage, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { CfnDocumentationPart, CfnDocumentationVersion, type CfnStage, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { createHash } from 'node:crypto';
 import { INTERFACE_VERSION, openApiDocument, openApiText } from '../contract/openapi.ts';
 

@@ -3,7 +3,7 @@
  * account holds once for every stage), and the cdk-nag checks on them. infra/app.ts and the infra
  * tests both build their apps with these, so the tests check what `cdk synth` makes.
  */
-import { App, Validations, type Environment } from 'aws-cdk-lib';
+import { type App, Validations, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { PetStoreAccountStack } from './accountStack.ts';

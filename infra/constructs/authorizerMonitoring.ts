@@ -6,7 +6,7 @@
  * (`"operation":"authorize"`; a refusal writes none), beside its throttles, duration and concurrency.
  * Its key-store warnings feed the stage's KeyStoreWarnings metric (./monitoring.ts).
  */
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_OPERATION } from '../../lib/http/authorizer.ts';

@@ -5,7 +5,7 @@
  * A changed logical id is a replaced resource: a new, empty table (the old one retained, orphaned)
  * or a new API with a new URL. test/infra/logicalIds.test.ts pins them.
  */
-import { Stack, type CfnElement } from 'aws-cdk-lib';
+import type { Stack, CfnElement } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 

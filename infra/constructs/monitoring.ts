@@ -7,11 +7,11 @@
  * `AlarmEmail` parameter (required where the stage settings say so) and `alarmEmails` subscribe to
  * (./alarmTopic.ts).
  */
-import { Duration, type CfnParameter } from 'aws-cdk-lib';
+import type { Duration, CfnParameter } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';

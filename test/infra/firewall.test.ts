@@ -18,7 +18,7 @@ import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses } from '../../lib/domain/errors.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
-import { alarmNamed, parseErrorBody, props, ref, render, synthesizedStages } from './templates.ts';
+import { alarmNamed, parseErrorBody, props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 /** AWS WAF's smallest rate-based limit. */
@@ -100,7 +100,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     ]);
     const [rate, , , common, badInputs, reputation] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({
-      Limit: settings.webAcl && settings.webAcl.requestsPerAddressPer5Minutes,
+      Limit: settings.webAcl?.requestsPerAddressPer5Minutes,
       AggregateKeyType: 'IP',
       EvaluationWindowSec: RATE_WINDOW_SECONDS,
     });
@@ -121,7 +121,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const { properties } = webAcl();
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
     expect(rule.Statement.RateBasedStatement).toEqual({
-      Limit: settings.webAcl && settings.webAcl.requestsPerKeyPerMinute,
+      Limit: settings.webAcl?.requestsPerKeyPerMinute,
       AggregateKeyType: 'CUSTOM_KEYS',
       CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
       EvaluationWindowSec: KEY_RATE_WINDOW_SECONDS,

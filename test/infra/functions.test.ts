@@ -10,7 +10,6 @@ const of = synthesizedStages();
 
 describe.each(STAGES)('PetStore-%s functions', (stage) => {
   const settings = STAGE_SETTINGS[stage];
-  const production = stage === 'production';
 
   describe('functions', () => {
     it('has one function per route and the key authorizer (test/infra/authorizer.test.ts), and nothing else', () => {

@@ -1,15 +1,14 @@
 /** The REST API, its mocks, gateway answers and documentation (infra/constructs/restApi.ts). */
 import { describe, expect, it } from 'vitest';
-import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
+import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
-import { API_STAGE_NAME, resourcePaths, routes, type OperationName } from '../../lib/domain/routes.ts';
+import { API_STAGE_NAME, resourcePaths, routes } from '../../lib/domain/routes.ts';
 import { apiMethods, functionOf, ref, parseErrorBody, props, render, strings, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
 describe.each(STAGES)('PetStore-%s REST API', (stage) => {
   const settings = STAGE_SETTINGS[stage];
-  const production = stage === 'production';
 
   describe('API', () => {
     it('is one regional REST API on stage v1, throttled, traced and access-logged as JSON', () => {

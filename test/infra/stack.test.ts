@@ -3,14 +3,12 @@
  * own test file (storage, functions, restApi, monitoring, deployment); none bundles (see synth.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { STAGES, stackName, type Stage } from '../../infra/stages.ts';
+import { STAGES, stackName } from '../../infra/stages.ts';
 import { props, ref, render, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
 describe.each(STAGES)('PetStore-%s stack', (stage) => {
-  const production = stage === 'production';
-
   it('outputs the API URL (ending in /v1/) and the table name', () => {
     const s = of(stage);
     const outputs = s.json.Outputs ?? {};

@@ -53,7 +53,7 @@ describe('requests Node refuses before any handler', () => {
 function expectEdgeError(res: Awaited<ReturnType<typeof raw>>, status: number, code: string): void {
   expect(res.status, res.body).toBe(status);
   expect(res.headers['content-type']).toBe('application/json');
-  expect(res.headers['connection']).toBe('close');
+  expect(res.headers.connection).toBe('close');
   expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
   const body = JSON.parse(res.body) as unknown;
@@ -246,7 +246,7 @@ describe('paths and links', () => {
       `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`,
     );
     expect(res.status).toBe(200);
-    expect(res.headers['link']).toMatch(new RegExp(`^<${local.api.url}/pets\\?limit=1&cursor=`));
+    expect(res.headers.link).toMatch(new RegExp(`^<${local.api.url}/pets\\?limit=1&cursor=`));
   });
 });
 

@@ -101,7 +101,7 @@ it('with a wrong key, says once that the key was refused and skips the checks th
   // Skipped for the refused key, said so: never read as an empty store's skip.
   const skips = lines.filter((line) => line.startsWith('skip'));
   expect(skips).toHaveLength(7);
-  for (const line of skips) expect(line).toMatch(/^skip  .*: not run, the API refused the key$/);
+  for (const line of skips) expect(line).toMatch(/^skip {2}.*: not run, the API refused the key$/);
   expect(result).toEqual({ passed: 1, failed: 1, skipped: 7 });
   expect(lines.at(-1)).toBe(`smoke ${api.url}: 1 passed, 1 failed, 7 skipped (the API refused the key)`);
 });
@@ -199,7 +199,7 @@ describe('as npm run smoke', () => {
   it(`reads the key from ${SMOKE_KEY_VARIABLE}; without it says so in one line and exits 2`, async () => {
     const fromEnvironment = await cliWith({ [SMOKE_KEY_VARIABLE]: KEY }, '--base', api.url, '--read-only');
     expect(fromEnvironment.code).toBe(0);
-    expect(fromEnvironment.stdout).toMatch(/ok    404 for an unknown id/);
+    expect(fromEnvironment.stdout).toMatch(/ok {4}404 for an unknown id/);
     const keyless = await cli('--base', api.url, '--read-only');
     expect(keyless).toMatchObject({
       code: 2,

@@ -18,7 +18,7 @@ const STAGE = 'staging';
 let api: DeployedApi;
 const logs: string[] = [];
 /** Issued before any request: the authorizer keeps the keys it read for minutes (lib/store/cache.ts). */
-let keys: string[] = [];
+const keys: string[] = [];
 
 const issueKey = () => issueKeyIn(api);
 

@@ -1,4 +1,4 @@
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CfnTemplate } from '../src/cloudAssembly.ts';
 import { TemplateResolver } from '../src/intrinsics.ts';
