@@ -100,7 +100,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     ]);
     const [rate, , , common, badInputs, reputation] = rules;
     expect(rate!.Statement.RateBasedStatement).toEqual({
-      Limit: settings.webAcl?.requestsPerAddressPer5Minutes,
+      Limit: settings.webAcl ? settings.webAcl.requestsPerAddressPer5Minutes : undefined,
       AggregateKeyType: 'IP',
       EvaluationWindowSec: RATE_WINDOW_SECONDS,
     });
@@ -121,7 +121,7 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     const { properties } = webAcl();
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
     expect(rule.Statement.RateBasedStatement).toEqual({
-      Limit: settings.webAcl?.requestsPerKeyPerMinute,
+      Limit: settings.webAcl ? settings.webAcl.requestsPerKeyPerMinute : undefined,
       AggregateKeyType: 'CUSTOM_KEYS',
       CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
       EvaluationWindowSec: KEY_RATE_WINDOW_SECONDS,

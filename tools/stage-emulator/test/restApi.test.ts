@@ -413,7 +413,7 @@ describe('AWS_PROXY integrations', () => {
     const changed = copy();
     const listPets = logicalIdOf(changed.Resources, 'AWS::ApiGateway::Method', (p) => p.OperationName === 'listPets');
     (changed.Resources[listPets]!.Properties as any).Integration.TimeoutInMillis = 50;
-    let release = () => undefined as undefined;
+    let release: () => void = () => undefined;
     const { emulator } = await start({
       template: changed,
       answer: () => new Promise((resolve) => (release = () => resolve({ kind: 'ok', payload: okResult }))),
