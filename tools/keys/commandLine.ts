@@ -130,14 +130,17 @@ interface Values {
   out?: string | undefined;
 }
 
-export function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): Invocation {
-  let parsed;
+/** The command line as node:util's parseArgs reads it; its refusal as a UsageError. */
+function parseOptions(argv: readonly string[]) {
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: OPTIONS });
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: OPTIONS });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
+}
+
+export function parseCommand(argv: readonly string[], env: Record<string, string | undefined>): Invocation {
+  const { values, positionals } = parseOptions(argv);
   const [name, ...rest] = positionals;
   if (values.help || name === 'help') return { command: { name: 'help' } };
   if (name === undefined) throw new UsageError(`a command is required: ${COMMANDS.join(', ')}.`);

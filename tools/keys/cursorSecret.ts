@@ -1,7 +1,7 @@
 /** `keys rotate-cursor-secret`: the page-cursor secret replaced with an overlap (lib/store/cursorSecret.ts). */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Stage } from '../../lib/domain/stages.ts';
-import { RotationUnderWay, rotateCursorSecret } from '../../lib/store/cursorSecret.ts';
+import { RotationUnderWay, rotateCursorSecret, type Rotation } from '../../lib/store/cursorSecret.ts';
 import { KeysError, errorName } from './stage.ts';
 
 export async function rotateCursor(
@@ -11,7 +11,7 @@ export async function rotateCursor(
   now: Date,
   out: (line: string) => void,
 ): Promise<void> {
-  let rotation;
+  let rotation: Rotation;
   try {
     rotation = await rotateCursorSecret({ documents: client, tableName: table }, now.getTime());
   } catch (error) {

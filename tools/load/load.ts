@@ -64,7 +64,7 @@ async function drive(name: string, baseUrl: string, seedIds: number[]): Promise<
     path: `${url.pathname}/pets`,
     headers,
     body: JSON.stringify({ name: 'Load', categoryId: 1, status: 'available' }),
-    setupRequest: (request: Record<string, any>) => ({
+    setupRequest: (request: autocannon.Request) => ({
       ...request,
       headers: { ...request.headers, 'idempotency-key': randomUUID() },
     }),
@@ -74,7 +74,7 @@ async function drive(name: string, baseUrl: string, seedIds: number[]): Promise<
   };
   const get = {
     method: 'GET' as const,
-    setupRequest: (request: Record<string, any>) => ({
+    setupRequest: (request: autocannon.Request) => ({
       ...request,
       path: `${url.pathname}/pets/${seedIds[Math.floor(Math.random() * seedIds.length)]}`,
     }),

@@ -76,15 +76,17 @@ export class SmokeRun {
     const { print } = this.options;
     if (error instanceof Skipped) {
       this.result.skipped++;
-      return print(`skip  ${name}: ${error.message}`);
+      print(`skip  ${name}: ${error.message}`);
+      return;
     }
     if (error instanceof PetStoreNetworkError) this.#unreachable = error.message;
     this.result.failed++;
     if (byRefusedKey) {
       this.keyRefused = true;
-      return print(
+      print(
         `FAIL  ${name}: the API refused the key (401): check ${SMOKE_KEY_VARIABLE}; the checks that need it are skipped`,
       );
+      return;
     }
     print(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
   }

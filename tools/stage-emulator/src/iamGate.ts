@@ -1,5 +1,4 @@
-
-import { randomBytes, } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';

@@ -179,6 +179,7 @@ function proxyResult(payload: unknown, decodeBinary: boolean): Answer | undefine
 
 /** A string or boolean that HTTP can carry: no control character but tab (a newline would split the header). */
 const isHeaderValue = (value: unknown): boolean =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   typeof value === 'boolean' || (typeof value === 'string' && !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value));
 
 /** An HTTP token (RFC 9110): a header name with a space or a colon cannot be sent. */
