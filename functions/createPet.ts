@@ -4,7 +4,6 @@
  */
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { NewPet, parseOrThrow } from '../lib/domain/schemas.ts';
-import { callerOf } from '../lib/http/auth.ts';
 import { idempotencyKeyOf } from '../lib/http/idempotencyKey.ts';
 import { jsonBody } from '../lib/http/jsonBody.ts';
 import { httpHandler } from '../lib/http/pipeline.ts';
@@ -17,13 +16,13 @@ export const createHandler = (service: Service) =>
   httpHandler(
     'createPet',
     service,
-    async (event, { pets, control, newId }) => {
+    async (event, { caller, pets, control }) => {
       const key = idempotencyKeyOf(event.headers);
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(pets, newPet, { newId }), replayed: false }
-          : await new IdempotentCreates(control, pets, newId).create(callerOf(event).digest, key, newPet);
+          ? { pet: await createPet(pets, newPet, { newId: service.newId }), replayed: false }
+          : await new IdempotentCreates(control, pets, service.newId).create(caller.digest, key, newPet);
       const headers = {
         Location: `${API_BASE_PATH}/pets/${pet.id}`,
         ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),

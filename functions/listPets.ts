@@ -9,7 +9,7 @@ import { listPets } from '../lib/store/petPages.ts';
 export const createHandler = (service: Service) => {
   const cursors = cursorCodecFor(service);
   // The secrets are kept across requests (the codec's); each request waits for them until its deadline.
-  return httpHandler('listPets', service, async (event, { pets, control: { deadline } }) => {
+  return httpHandler('listPets', service, async (event, { pets, deadline }) => {
     const query = parseOrThrow(ListPetsQuery, event.queryStringParameters ?? {}, 'query');
     const afterId = query.cursor === undefined ? undefined : await cursors.decode(query.cursor, query.status, deadline);
     const page = await listPets(pets, { limit: query.limit, status: query.status, afterId });
