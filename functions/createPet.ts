@@ -8,21 +8,21 @@ import { idempotencyKeyOf } from '../lib/http/idempotencyKey.ts';
 import { jsonBody } from '../lib/http/jsonBody.ts';
 import { httpHandler } from '../lib/http/pipeline.ts';
 import { jsonResponse } from '../lib/http/responses.ts';
-import { defaultService, type Service } from '../lib/service.ts';
+import { defaultDependencies, type Dependencies } from '../lib/service.ts';
 import { IdempotentCreates } from '../lib/store/idempotency.ts';
 import { createPet } from '../lib/store/petWrites.ts';
 
-export const createHandler = (service: Service) =>
+export const createHandler = (dependencies: Dependencies) =>
   httpHandler(
     'createPet',
-    service,
+    dependencies,
     async (event, { caller, pets, control }) => {
       const key = idempotencyKeyOf(event.headers);
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(pets, newPet, { newId: service.newId }), replayed: false }
-          : await new IdempotentCreates(control, pets, service.newId).create(caller.digest, key, newPet);
+          ? { pet: await createPet(pets, newPet, { newId: dependencies.newId }), replayed: false }
+          : await new IdempotentCreates(control, pets, dependencies.newId).create(caller.digest, key, newPet);
       const headers = {
         Location: `${API_BASE_PATH}/pets/${pet.id}`,
         ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
@@ -32,4 +32,4 @@ export const createHandler = (service: Service) =>
     { body: jsonBody() },
   );
 
-export const handler = createHandler(defaultService());
+export const handler = createHandler(defaultDependencies());

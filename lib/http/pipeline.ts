@@ -62,7 +62,7 @@ export type Operation = (event: APIGatewayProxyEvent, scope: RequestScope) => Pr
 
 export function httpHandler(
   operation: OperationName,
-  service: PipelineDependencies,
+  dependencies: PipelineDependencies,
   handle: Operation,
   options: PipelineOptions = {},
 ) {
@@ -72,14 +72,14 @@ export function httpHandler(
     .use(cors())
     .use(jsonResponses(operation, deprecation ? (event) => deprecationHeaders(deprecation, event) : () => ({})))
     .use(lowerCaseHeaders())
-    .use(bearerAuth(service.keys));
-  if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
+    .use(bearerAuth(dependencies.keys));
+  if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, dependencies.now()) });
   for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
-  const handler = pipeline.handler((event, context) => handle(event, requestScope(context, service)));
+  const handler = pipeline.handler((event, context) => handle(event, requestScope(context, dependencies)));
   // The deadline starts before authentication: reading the keys spends the same budget as the operation.
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const startedAt = process.hrtime.bigint();
-    const deadline = requestDeadline(Date.now(), context.getRemainingTimeInMillis?.(), service.storeBudgetMs);
+    const deadline = requestDeadline(Date.now(), context.getRemainingTimeInMillis?.(), dependencies.storeBudgetMs);
     return handler(event, requestContext(context, deadline, startedAt));
   };
 }

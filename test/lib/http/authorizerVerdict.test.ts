@@ -13,7 +13,7 @@ import { createHandler as getPetHandler } from '../../../functions/getPet.ts';
 import { StaticApiKeys, digestKey, type ApiKeyStore, type KeyDigests } from '../../../lib/domain/apiKeys.ts';
 import { createAuthorizer } from '../../../lib/http/authorizer.ts';
 import { INVALID_KEY, callerFromVerdict } from '../../../lib/http/authorizerVerdict.ts';
-import { serviceFromEnvironment, type Service } from '../../../lib/service.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../../lib/service.ts';
 import { ControlTableApiKeys, KEY_REVOCATION_BOUND_MS, keyItem } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
@@ -44,7 +44,7 @@ class CountedKeys implements ApiKeyStore {
 describe('a function given the key authorizer verdict', () => {
   const { key, keyId } = generateApiKey();
   let tableName: string;
-  let service: Service;
+  let service: Dependencies;
   let functionKeys: CountedKeys;
   let authorize: ReturnType<typeof createAuthorizer>;
 
@@ -60,7 +60,7 @@ describe('a function given the key authorizer verdict', () => {
     authorize = createAuthorizer(new ControlTableApiKeys({ documents, tableName }));
     functionKeys = new CountedKeys(new ControlTableApiKeys({ documents, tableName }));
     const env = await freshEnvironment(endpoint());
-    service = { ...serviceFromEnvironment({ ...env, CONTROL_TABLE_NAME: tableName }), keys: functionKeys };
+    service = { ...dependenciesFromEnvironment({ ...env, CONTROL_TABLE_NAME: tableName }), keys: functionKeys };
   });
 
   /** The authorizer's context for `key`, as API Gateway hands it to the integration. */
