@@ -4,26 +4,25 @@
  */
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { NewPet, parseOrThrow } from '../lib/domain/schemas.ts';
-import { callerOf } from '../lib/http/auth.ts';
 import { idempotencyKeyOf } from '../lib/http/idempotencyKey.ts';
 import { jsonBody } from '../lib/http/jsonBody.ts';
 import { httpHandler } from '../lib/http/pipeline.ts';
 import { jsonResponse } from '../lib/http/responses.ts';
-import { defaultService, type Service } from '../lib/service.ts';
+import { defaultDependencies, type Dependencies } from '../lib/service.ts';
 import { IdempotentCreates } from '../lib/store/idempotency.ts';
 import { createPet } from '../lib/store/petWrites.ts';
 
-export const createHandler = (service: Service) =>
+export const createHandler = (dependencies: Dependencies) =>
   httpHandler(
     'createPet',
-    service,
-    async (event, { pets, control, newId }) => {
+    dependencies,
+    async (event, { caller, pets, control }) => {
       const key = idempotencyKeyOf(event.headers);
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(pets, newPet, { newId }), replayed: false }
-          : await new IdempotentCreates(control, pets, newId).create(callerOf(event).digest, key, newPet);
+          ? { pet: await createPet(pets, newPet, { newId: dependencies.newId }), replayed: false }
+          : await new IdempotentCreates(control, pets, dependencies.newId).create(caller.digest, key, newPet);
       const headers = {
         Location: `${API_BASE_PATH}/pets/${pet.id}`,
         ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
@@ -33,4 +32,4 @@ export const createHandler = (service: Service) =>
     { body: jsonBody() },
   );
 
-export const handler = createHandler(defaultService());
+export const handler = createHandler(defaultDependencies());

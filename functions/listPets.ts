@@ -2,14 +2,14 @@
 import { ListPetsQuery, parseOrThrow } from '../lib/domain/schemas.ts';
 import { httpHandler } from '../lib/http/pipeline.ts';
 import { absoluteUrl, jsonResponse, nextPageLink } from '../lib/http/responses.ts';
-import { defaultService, type Service } from '../lib/service.ts';
+import { defaultDependencies, type Dependencies } from '../lib/service.ts';
 import { cursorCodecFor } from '../lib/store/cursorSecret.ts';
 import { listPets } from '../lib/store/petPages.ts';
 
-export const createHandler = (service: Service) => {
-  const cursors = cursorCodecFor(service);
+export const createHandler = (dependencies: Dependencies) => {
+  const cursors = cursorCodecFor(dependencies);
   // The secrets are kept across requests (the codec's); each request waits for them until its deadline.
-  return httpHandler('listPets', service, async (event, { pets, control: { deadline } }) => {
+  return httpHandler('listPets', dependencies, async (event, { pets, deadline }) => {
     const query = parseOrThrow(ListPetsQuery, event.queryStringParameters ?? {}, 'query');
     const afterId = query.cursor === undefined ? undefined : await cursors.decode(query.cursor, query.status, deadline);
     const page = await listPets(pets, { limit: query.limit, status: query.status, afterId });
@@ -19,4 +19,4 @@ export const createHandler = (service: Service) => {
   });
 };
 
-export const handler = createHandler(defaultService());
+export const handler = createHandler(defaultDependencies());

@@ -21,6 +21,7 @@
  * alone (infra/bundle/credentialProvider.ts).
  */
 import { StaticApiKeys, type ApiKeyStore } from './domain/apiKeys.ts';
+import type { Deadline } from './domain/deadline.ts';
 import type { IdGenerator } from './domain/ids.ts';
 import { ControlTableApiKeys } from './store/controlTableKeys.ts';
 import { KeyUses } from './store/keyUses.ts';
@@ -34,7 +35,8 @@ import {
   type PetsTable,
 } from './store/table.ts';
 
-export interface Service {
+/** What the operations' handlers run against: the tables, the keys, the clock and the settings. */
+export interface Dependencies {
   /** The pets table, with its status index's shard count. */
   pets: PetsTable;
   /** The control table, through the pets table's own client. */
@@ -54,7 +56,7 @@ export interface Service {
 
 export type Environment = Record<string, string | undefined>;
 
-export function serviceFromEnvironment(env: Environment = process.env): Service {
+export function dependenciesFromEnvironment(env: Environment = process.env): Dependencies {
   const control = controlTableFromEnvironment(env);
   const { documents } = control;
   return {
@@ -75,20 +77,21 @@ const storeBudgetFromEnvironment = (env: Environment): number => Number(env.STOR
  * or PETSTORE_API_KEYS), without the pets table, which the authorizer's role cannot reach; where
  * each key's last use is recorded (the control table's keys only); and the store budget.
  */
-export function authorizerFromEnvironment(env: Environment = process.env): AuthorizerParts {
+export function authorizerFromEnvironment(env: Environment = process.env): AuthorizerDependencies {
   const control = controlTableFromEnvironment(env);
   const uses = env.PETSTORE_API_KEYS ? undefined : new KeyUses(control.documents, control.tableName);
   return {
     keys: keyStoreOf(env, control),
     storeBudgetMs: storeBudgetFromEnvironment(env),
-    recordUse: uses && ((keyId: string, deadline: number) => uses.record(keyId, deadline)),
+    recordUse: uses && ((keyId: string, deadline: Deadline) => uses.record(keyId, deadline)),
   };
 }
 
-export interface AuthorizerParts {
+/** What the key authorizer runs against (`authorizerFromEnvironment`). */
+export interface AuthorizerDependencies {
   keys: ApiKeyStore;
   storeBudgetMs: number;
-  recordUse: ((keyId: string, deadline: number) => Promise<void>) | undefined;
+  recordUse: ((keyId: string, deadline: Deadline) => Promise<void>) | undefined;
 }
 
 function controlTableFromEnvironment(env: Environment): StoreTable {
@@ -117,10 +120,10 @@ export function statusIndexShardsOf(env: Environment): number {
   return shards;
 }
 
-let shared: Service | undefined;
+let shared: Dependencies | undefined;
 
-/** One service per process, shared by every handler module loaded in it. */
-export function defaultService(): Service {
-  shared ??= serviceFromEnvironment();
+/** One set of dependencies per process, shared by every handler module loaded in it. */
+export function defaultDependencies(): Dependencies {
+  shared ??= dependenciesFromEnvironment();
   return shared;
 }

@@ -3,7 +3,11 @@ import type { Handler } from 'aws-lambda';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { Route } from '../lib/domain/routes.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../lib/service.ts';
+import {
+  dependenciesFromEnvironment as serviceFromEnvironment,
+  type Environment,
+  type Dependencies as Service,
+} from '../lib/service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -31,7 +31,7 @@ import { loadHandler } from './handlers.ts';
 import { parsePort } from './port.ts';
 import { readRequestBody } from './requestBody.ts';
 import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
-import type { Service } from '../lib/service.ts';
+import type { Dependencies as Service } from '../lib/service.ts';
 import { routingPath, targetUrl } from './requestTarget.ts';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
 

@@ -5,16 +5,16 @@
  * bearer token off a request is the pipeline's part (lib/http/auth.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Deadline } from './deadline.ts';
 import { serviceUnavailable } from './errors.ts';
 import { isExpired } from './keyLifetime.ts';
 
 export interface ApiKeyStore {
   /**
    * Every key that is valid now: its SHA-256 digest and its id. A store that reads them waits for
-   * its read no longer than the caller's `deadline` (epoch ms: its request's store deadline), and
-   * without one as long as the read takes.
+   * its read no longer than the caller's `deadline`, and without one as long as the read takes.
    */
-  keyDigests(deadline?: number): Promise<KeyDigests>;
+  keyDigests(deadline?: Deadline): Promise<KeyDigests>;
   /**
    * For a store that keeps what it reads: the oldest digests it ever serves, counted from the start
    * of their read. A verdict on digests read that long ago is as good as the store's own.
@@ -112,7 +112,7 @@ export async function matchingKeyId(digest: Buffer, keys: ApiKeyStore): Promise<
 export async function matchingKey(
   digest: Buffer,
   keys: ApiKeyStore,
-  deadline?: number,
+  deadline?: Deadline,
   now: number = Date.now(),
 ): Promise<MatchedKey | undefined> {
   const digests = await validDigests(keys, deadline);
@@ -126,7 +126,7 @@ export async function matchingKey(
 }
 
 /** A key store that cannot be read is an outage to retry, not a client error nor a bug. */
-async function validDigests(keys: ApiKeyStore, deadline: number | undefined): Promise<KeyDigests> {
+async function validDigests(keys: ApiKeyStore, deadline: Deadline | undefined): Promise<KeyDigests> {
   try {
     return await keys.keyDigests(deadline);
   } catch (error) {

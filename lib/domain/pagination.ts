@@ -6,6 +6,7 @@
  * now: a rotated secret's cursors keep working through the rotation's overlap (lib/store/cursorSecret.ts).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Deadline } from './deadline.ts';
 import { ApiError } from './errors.ts';
 import type { PetStatus } from './schemas.ts';
 
@@ -45,9 +46,9 @@ const invalidCursor = () =>
 
 /**
  * Where the secrets come from: configuration locally, the control table when deployed. A source that
- * reads them waits no longer than the caller's `deadline` (epoch ms), if given.
+ * reads them waits no longer than the caller's `deadline`, if given.
  */
-export type SecretSource = (deadline?: number) => Promise<CursorKeyring>;
+export type SecretSource = (deadline?: Deadline) => Promise<CursorKeyring>;
 
 export class CursorCodec {
   readonly #secret: SecretSource;
@@ -57,7 +58,7 @@ export class CursorCodec {
   }
 
   /** A cursor for the page after `lastId`; `deadline` bounds the wait for the secrets (the request's). */
-  async encode(lastId: number, status: PetStatus | undefined, deadline?: number): Promise<string> {
+  async encode(lastId: number, status: PetStatus | undefined, deadline?: Deadline): Promise<string> {
     const { signing } = await this.#secret(deadline);
     const payload: CursorPayload = { v: 2, k: signing.id, id: lastId, status: status ?? null };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -65,7 +66,7 @@ export class CursorCodec {
   }
 
   /** The id after which the next page starts; throws 400 unless this codec made the cursor for `status`. */
-  async decode(cursor: string, status: PetStatus | undefined, deadline?: number): Promise<number> {
+  async decode(cursor: string, status: PetStatus | undefined, deadline?: Deadline): Promise<number> {
     const [body, signature, ...rest] = cursor.split('.');
     if (!body || !signature || rest.length > 0) throw invalidCursor();
     const bodyBytes = canonicalBase64url(body);

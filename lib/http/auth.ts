@@ -1,13 +1,13 @@
 /**
  * Bearer authentication (RFC 6750) in the pipeline: the `Authorization` header read, its key checked
- * against the service's `ApiKeyStore` (lib/domain/apiKeys.ts), the caller remembered for the
- * operation and its key id noted for the request log. Anything else is a 401 with a challenge.
+ * against the service's `ApiKeyStore` (lib/domain/apiKeys.ts), the caller set on the request's context
+ * (./proxy.ts), where the operation and the request log read it. Anything else is a 401 with a challenge.
  */
 import { digestKey, matchingKey, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
+import type { Deadline } from '../domain/deadline.ts';
 import { ApiError } from '../domain/errors.ts';
-import { REFUSED, vouchedCaller } from './authorizerVerdict.ts';
-import { storeDeadlineOf, type ProxyMiddleware, type ProxyRequest } from './proxy.ts';
-import { noteKeyId } from './requestLog.ts';
+import { INVALID_KEY, callerFromVerdict } from './authorizerVerdict.ts';
+import type { ProxyMiddleware } from './proxy.ts';
 
 export const AUTH_REALM = 'petstore';
 
@@ -33,7 +33,7 @@ export async function authenticate(authorization: string | undefined, keys: ApiK
 export async function authenticateCaller(
   authorization: string | undefined,
   keys: ApiKeyStore,
-  deadline?: number,
+  deadline?: Deadline,
   now?: number,
 ): Promise<Caller> {
   return callerWithToken(bearerToken(authorization), keys, deadline, now);
@@ -42,7 +42,7 @@ export async function authenticateCaller(
 const invalidKey = () => unauthorized('The API key is invalid.', true);
 
 /** The caller whose key is `token`, checked against `keys`; throws a 401 when they do not hold it, or it has expired. */
-async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: number, now?: number): Promise<Caller> {
+async function callerWithToken(token: string, keys: ApiKeyStore, deadline?: Deadline, now?: number): Promise<Caller> {
   const digest = digestKey(token);
   const matched = await matchingKey(digest, keys, deadline, now);
   if (matched === undefined) throw invalidKey();
@@ -75,35 +75,21 @@ function bearerToken(authorization: string | undefined): string {
   return token;
 }
 
-const callers = new WeakMap<object, Caller>();
-
 /**
- * Who sent `event`, as the pipeline authenticated it: two keys never see each other's idempotency
- * records (every key reads every pet). Only for an event that passed authentication.
- */
-export function callerOf(event: object): Caller {
-  const caller = callers.get(event);
-  if (!caller) throw new Error('callerOf needs an authenticated request.');
-  return caller;
-}
-
-/**
- * Authenticates every request (header names already lower-cased), remembering its caller: by the
- * key authorizer's verdict when it is fresh and about this request's token (./authorizerVerdict.ts),
- * else against `keys`, read within the request's store deadline.
+ * Authenticates every request (header names already lower-cased), setting its context's caller: by
+ * the key authorizer's verdict when it is fresh and about this request's token (./authorizerVerdict.ts),
+ * else against `keys`, read within the request's deadline.
  */
 export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): ProxyMiddleware {
   return {
-    before: async (request: ProxyRequest) => {
-      const { headers, multiValueHeaders, requestContext } = request.event;
+    before: async ({ event, context }) => {
+      const { headers, multiValueHeaders, requestContext } = event;
       // The header is read once: a malformed one is the same 401 whether or not a verdict came with it.
       const token = bearerToken(onlyAuthorization(headers, multiValueHeaders));
       const at = now();
-      const vouched = vouchedCaller(requestContext?.authorizer, token, keys, at);
-      if (vouched === REFUSED) throw invalidKey();
-      const caller = vouched ?? (await callerWithToken(token, keys, storeDeadlineOf(request.context), at));
-      callers.set(request.event, caller);
-      noteKeyId(request, caller.keyId);
+      const verdict = callerFromVerdict(requestContext?.authorizer, token, keys, at);
+      if (verdict === INVALID_KEY) throw invalidKey();
+      context.caller = verdict ?? (await callerWithToken(token, keys, context.deadline, at));
     },
   };
 }

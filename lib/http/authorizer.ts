@@ -18,7 +18,8 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Cont
 import type { ApiKeyStore } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
 import { logError } from '../domain/log.ts';
-import { storeBudget } from '../store/deadline.ts';
+import type { Deadline } from '../domain/deadline.ts';
+import { requestDeadline } from '../store/deadline.ts';
 import { AUTH_REALM, authenticateCaller, onlyAuthorization } from './auth.ts';
 import { verdictContext } from './authorizerVerdict.ts';
 
@@ -40,7 +41,7 @@ export interface AuthorizerOptions {
   /** Each run's budget for reading the keys (lib/store/deadline.ts STORE_BUDGET_MS by default). */
   storeBudgetMs?: number | undefined;
   /** Notes each allowed key's use (lib/store/keyUses.ts, deployed); never throws. None: uses are not recorded. */
-  recordUse?: ((keyId: string, deadline: number) => Promise<void>) | undefined;
+  recordUse?: ((keyId: string, deadline: Deadline) => Promise<void>) | undefined;
   now?: () => number;
 }
 
@@ -51,7 +52,7 @@ export const createAuthorizer =
     context?: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>,
   ): Promise<APIGatewayAuthorizerResult> => {
     const at = now();
-    const deadline = at + storeBudget(context?.getRemainingTimeInMillis?.(), storeBudgetMs);
+    const deadline = requestDeadline(at, context?.getRemainingTimeInMillis?.(), storeBudgetMs);
     let caller;
     try {
       const authorization = onlyAuthorization(lowerCased(event.headers), lowerCased(event.multiValueHeaders));

@@ -41,20 +41,20 @@ export function verdictContext(vouched: Vouched): Partial<VerdictContext> & { ke
   };
 }
 
-/** A verdict about another token than this request's, or about a key expired since: a 401. */
-export const REFUSED = 'refused';
+/** What a fresh verdict about another token than this request's, or about a key expired since, shows: a 401. */
+export const INVALID_KEY = 'invalid key';
 
 /**
- * The caller a fresh verdict vouches for; REFUSED when the verdict is not about this request's token
- * (`token`, its own bearer token: its digest is compared with the verdict's) or the key has expired
- * by `now`; undefined when the function must check the key itself.
+ * The caller a fresh verdict vouches for; INVALID_KEY when the verdict is not about this request's
+ * token (`token`, its own bearer token: its digest is compared with the verdict's) or the key has
+ * expired by `now`; undefined when the function must check the key itself.
  */
-export function vouchedCaller(
+export function callerFromVerdict(
   authorizer: unknown,
   token: string,
   keys: ApiKeyStore,
   now: number,
-): Caller | typeof REFUSED | undefined {
+): Caller | typeof INVALID_KEY | undefined {
   if (keys.maxStaleMs === undefined || typeof authorizer !== 'object' || authorizer === null) return undefined;
   const { keyId, keysReadAt, keyDigest, expiresAt } = authorizer as Record<string, unknown>;
   if (typeof keyId !== 'string' || keyId === '') return undefined;
@@ -64,7 +64,7 @@ export function vouchedCaller(
   if (readAt === undefined || expires === undefined || typeof keyDigest !== 'string' || now - readAt > keys.maxStaleMs)
     return undefined;
   const digest = digestKey(token);
-  if (!sameDigest(keyDigest, digest) || isExpired(expires, now)) return REFUSED;
+  if (!sameDigest(keyDigest, digest) || isExpired(expires, now)) return INVALID_KEY;
   return { digest, keyId, keysReadAt: readAt, expiresAt: expires };
 }
 

@@ -1,33 +1,36 @@
 /**
  * The one middy pipeline every handler runs in:
  *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> body or no body
- *   -> operation, all within the request's store budget (the key store's read counts too); the
- *   operation is handed the service's tables scoped to the request's store deadline.
+ *   -> operation, all within the request's store budget (the key store's read counts too). The request
+ *   travels through them as one `RequestContext` (./proxy.ts); the operation is handed its `RequestScope`:
+ *   its caller, and the tables scoped to its deadline.
  * A handler supplies only its operation; everything a client can get wrong is answered here
  * with an Error body, and nothing unexpected leaks past `INTERNAL`.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { ApiKeyStore } from '../domain/apiKeys.ts';
+import type { ApiKeyStore, Caller } from '../domain/apiKeys.ts';
+import type { Deadline } from '../domain/deadline.ts';
 import { ApiError, codeForStatus } from '../domain/errors.ts';
 import { logError } from '../domain/log.ts';
 import { routes, type OperationName } from '../domain/routes.ts';
-import { storeBudget } from '../store/deadline.ts';
+import { requestDeadline } from '../store/deadline.ts';
 import { withinDeadline, type StoreTable } from '../store/dynamo.ts';
+import type { PetsTable } from '../store/table.ts';
 import { bearerAuth } from './auth.ts';
 import { noBody } from './bodyLimits.ts';
 import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { lowerCaseHeaders } from './headers.ts';
-import { storeDeadlineOf, withStoreDeadline, type ProxyMiddleware, type ProxyRequest } from './proxy.ts';
+import { requestContext, type ProxyMiddleware, type ProxyRequest, type RequestContext } from './proxy.ts';
 import { requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 
-/** What the pipeline reads of the service (lib/service.ts builds it from the environment). */
-export interface PipelineService {
+/** What the pipeline reads of the service's dependencies (lib/service.ts builds them from the environment). */
+export interface PipelineDependencies {
   keys: ApiKeyStore;
   /** The tables an operation calls, handed to it scoped to its request's deadline. */
-  pets: StoreTable;
+  pets: PetsTable;
   control: StoreTable;
   now: () => Date;
   /** Each request's budget for store calls (lib/store/deadline.ts); default STORE_BUDGET_MS. */
@@ -43,45 +46,50 @@ export interface PipelineOptions {
   body?: readonly ProxyMiddleware[];
 }
 
-/** What an operation does with its request, given the service as that request sees it (`scopedService`). */
-export type Operation<S> = (event: APIGatewayProxyEvent, service: S) => Promise<APIGatewayProxyResult>;
+/** What an operation works with of its request, which the pipeline has authenticated. */
+export interface RequestScope {
+  /** Who sent it: two keys never see each other's idempotency records (every key reads every pet). */
+  caller: Caller;
+  /** When its store calls stop: what the caches' callers pass (the tables below carry it already). */
+  deadline: Deadline;
+  /** The tables, every call through them aborted at `deadline`. */
+  pets: PetsTable;
+  control: StoreTable;
+}
 
-export function httpHandler<S extends PipelineService>(
+/** What an operation does with its request. */
+export type Operation = (event: APIGatewayProxyEvent, scope: RequestScope) => Promise<APIGatewayProxyResult>;
+
+export function httpHandler(
   operation: OperationName,
-  service: S,
-  handle: Operation<S>,
+  dependencies: PipelineDependencies,
+  handle: Operation,
   options: PipelineOptions = {},
 ) {
   const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
-  const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+  const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, RequestContext>()
     .use(requestLog(operation))
     .use(cors())
     .use(jsonResponses(operation, deprecation ? (event) => deprecationHeaders(deprecation, event) : () => ({})))
     .use(lowerCaseHeaders())
-    .use(bearerAuth(service.keys));
-  if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, service.now()) });
+    .use(bearerAuth(dependencies.keys));
+  if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, dependencies.now()) });
   for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
-  // Every context here is the one the wrapper below made: it always carries the deadline.
-  const handler = pipeline.handler((event, context) =>
-    handle(event, scopedService(service, storeDeadlineOf(context)!)),
-  );
+  const handler = pipeline.handler((event, context) => handle(event, requestScope(context, dependencies)));
   // The deadline starts before authentication: reading the keys spends the same budget as the operation.
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
-    const deadline = storeDeadline(context.getRemainingTimeInMillis?.(), service.storeBudgetMs);
-    return handler(event, withStoreDeadline(context, deadline));
+    const startedAt = process.hrtime.bigint();
+    const deadline = requestDeadline(Date.now(), context.getRemainingTimeInMillis?.(), dependencies.storeBudgetMs);
+    return handler(event, requestContext(context, deadline, startedAt));
   };
 }
 
-/** The deadline (epoch ms) of a request starting now, with `remainingMs` left of its function's time. */
-const storeDeadline = (remainingMs: number | undefined, budgetMs: number | undefined): number =>
-  Date.now() + storeBudget(remainingMs, budgetMs);
-
-/** `service` as one request sees it: its tables' calls aborted at the request's `deadline`. */
-const scopedService = <S extends PipelineService>(service: S, deadline: number): S => ({
-  ...service,
-  pets: withinDeadline(service.pets, deadline),
-  control: withinDeadline(service.control, deadline),
-});
+/** What the operation of an authenticated request works with: its caller, and the tables bounded by its deadline. */
+function requestScope({ caller, deadline }: RequestContext, { pets, control }: PipelineDependencies): RequestScope {
+  // bearerAuth runs before every operation, and either names the caller or throws.
+  if (caller === undefined) throw new Error('An operation runs only for a request bearer auth has authenticated.');
+  return { caller, deadline, pets: withinDeadline(pets, deadline), control: withinDeadline(control, deadline) };
+}
 
 /** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */
 function jsonResponses(

@@ -1,20 +1,32 @@
-/** The API Gateway proxy shapes every part of the pipeline speaks. */
+/** The API Gateway proxy shapes every part of the pipeline speaks, and the context one request carries through it. */
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-
-export type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
-export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+import type { Caller } from '../domain/apiKeys.ts';
+import type { Deadline } from '../domain/deadline.ts';
 
 /**
- * The request's store deadline (epoch ms) rides on the context the pipeline hands its middlewares:
- * a fresh object per invocation whose prototype is Lambda's context, so that no two requests,
- * concurrent in one process (the local API, the tests), ever share one, whatever objects their callers reuse.
+ * One request as the pipeline's middlewares see it, and as middy's own packages pass per-request
+ * state to a handler: on the context, typed. Only the pipeline (./pipeline.ts) makes one, with
+ * `requestContext`; the operation is handed what it needs of it as a `RequestScope`.
  */
-const STORE_DEADLINE = Symbol('storeDeadline');
+export interface RequestContext extends Context {
+  /** When this request's store calls stop; fixed as it starts, so reading the keys spends the same budget as the operation. */
+  readonly deadline: Deadline;
+  /** When it started (process.hrtime), for the request log's latency. */
+  readonly startedAt: bigint;
+  /** Who sent it, once bearer auth (./auth.ts) has checked the key; a request without one never reaches its operation. */
+  caller: Caller | undefined;
+}
 
-export const withStoreDeadline = (context: Context, deadline: number): Context =>
-  Object.create(context, { [STORE_DEADLINE]: { value: deadline } }) as Context;
+export type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, RequestContext>;
+export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, RequestContext>;
 
-/** The store deadline `withStoreDeadline` gave the request's context; none outside the pipeline. */
-export const storeDeadlineOf = (context: Context | undefined): number | undefined =>
-  (context as { [STORE_DEADLINE]?: number } | undefined)?.[STORE_DEADLINE];
+/**
+ * A fresh context for one invocation whose prototype is Lambda's `context`: no two requests, concurrent
+ * in one process (the local API, the tests), ever share one, whatever objects their callers reuse, and
+ * what Lambda's context holds (its clock, its `callbackWaitsForEmptyEventLoop` setter) stays its own.
+ */
+export function requestContext(context: Context, deadline: Deadline, startedAt: bigint): RequestContext {
+  const own: Pick<RequestContext, 'deadline' | 'startedAt' | 'caller'> = { deadline, startedAt, caller: undefined };
+  return Object.assign(Object.create(context), own);
+}

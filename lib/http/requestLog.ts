@@ -43,20 +43,12 @@ export function setRequestLogWriter(write: LineWriter): void {
   writeLine = write;
 }
 
-const keyIds = new WeakMap<object, string>();
-
-/** Records which key authenticated `request`, by its non-secret id. */
-export function noteKeyId(request: ProxyRequest, keyId: string): void {
-  keyIds.set(request, keyId);
-}
-
 /**
- * Must be the first middleware of the pipeline: its `before` runs first (the clock starts), and
- * its `after`/`onError` run last, when the response is final.
+ * Must be the first middleware of the pipeline: its `after`/`onError` run last, when the response is
+ * final. The clock starts with the request's context (./proxy.ts `startedAt`).
  */
 export function requestLog(operation: OperationName): ProxyMiddleware {
   let coldStart = true;
-  const started = new WeakMap<object, bigint>();
   const finish = (request: ProxyRequest) => {
     const response = request.response;
     if (response) response.headers = { ...response.headers, [REQUEST_ID_HEADER]: requestIdOf(request) };
@@ -67,31 +59,27 @@ export function requestLog(operation: OperationName): ProxyMiddleware {
       operation,
       status,
       ...errorCodeOf(response),
-      latencyMs: elapsedMs(started.get(request)),
+      latencyMs: elapsedMs(request.context.startedAt),
       coldStart,
       requestId: requestIdOf(request),
       ...(request.context?.awsRequestId ? { awsRequestId: request.context.awsRequestId } : {}),
-      ...(keyIds.has(request) ? { keyId: keyIds.get(request) } : {}),
+      ...(request.context.caller ? { keyId: request.context.caller.keyId } : {}),
     };
     coldStart = false;
     writeLine(JSON.stringify(line));
   };
   return {
-    before: (request) => {
-      started.set(request, process.hrtime.bigint());
-    },
     after: finish,
     onError: finish,
   };
 }
 
 /**
- * Whole milliseconds since `since` (0 without it). `process.hrtime`, not `performance.now()`: the
- * global `performance` loads Node's perf_hooks on first use, about 1.3 ms of a cold start that
- * Lambda's runtime has not paid (tools/bench/coldRequest.ts times with hrtime for the same reason).
+ * Whole milliseconds since `since`. `process.hrtime`, not `performance.now()`: the global
+ * `performance` loads Node's perf_hooks on first use, about 1.3 ms of a cold start that Lambda's
+ * runtime has not paid (tools/bench/coldRequest.ts times with hrtime for the same reason).
  */
-const elapsedMs = (since: bigint | undefined): number =>
-  since === undefined ? 0 : Math.round(Number(process.hrtime.bigint() - since) / 1e6);
+const elapsedMs = (since: bigint): number => Math.round(Number(process.hrtime.bigint() - since) / 1e6);
 
 /** Every error answer is an Error body (`{code, message, status}`); its code is all we log of it. */
 function errorCodeOf(response: APIGatewayProxyResult | null | undefined): { errorCode?: string } {

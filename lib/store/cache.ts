@@ -17,6 +17,7 @@
  *   load is given no caller's deadline: one shared by many requests is not aborted at its first caller's.
  */
 import { warn } from '../domain/log.ts';
+import type { Deadline } from '../domain/deadline.ts';
 import { untilDeadline } from './deadline.ts';
 
 export interface RefreshingOptions<T> {
@@ -36,8 +37,8 @@ export interface RefreshingOptions<T> {
 export const DEFAULT_GRACE_MS = 30_000;
 const DEFAULT_RETRY_MS = 10_000;
 
-/** The kept value, waited for until the caller's `deadline` (epoch ms; none: as long as the load takes). */
-export type Refreshing<T> = (deadline?: number) => Promise<T>;
+/** The kept value, waited for until the caller's `deadline` (none: as long as the load takes). */
+export type Refreshing<T> = (deadline?: Deadline) => Promise<T>;
 
 export function refreshing<T>({
   name,

@@ -10,6 +10,7 @@
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyStore, KeyDigest, KeyDigests } from '../domain/apiKeys.ts';
+import type { Deadline } from '../domain/deadline.ts';
 import { keyExpiry } from '../domain/keyLifetime.ts';
 import { warn } from '../domain/log.ts';
 import { refreshing, type Refreshing } from './cache.ts';
@@ -152,7 +153,7 @@ export class ControlTableApiKeys implements ApiKeyStore {
     });
   }
 
-  keyDigests(deadline?: number): Promise<KeyDigests> {
+  keyDigests(deadline?: Deadline): Promise<KeyDigests> {
     return this.#digests(deadline);
   }
 }

@@ -25,7 +25,7 @@ import {
   type SecretSource,
 } from '../domain/pagination.ts';
 import { DEFAULT_GRACE_MS, refreshing } from './cache.ts';
-import { guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
+import { isConditionFailed, unavailableAs503, type StoreTable } from './dynamo.ts';
 import { controlKeys, controlTable } from './table.ts';
 
 /** How long a read of the secrets is used before the next one. */
@@ -138,7 +138,7 @@ export function controlTableCursorSecret({
     now,
     load: async () => (await readSecrets(documents, tableName))?.secrets ?? (await create()),
   });
-  return async (deadline) => keyringAt(await guarded(secrets(deadline)), now());
+  return async (deadline) => keyringAt(await unavailableAs503(secrets(deadline)), now());
 }
 
 /** What a rotation did: the new secret's id and when it signs; the replaced one's id and when it retires. */

@@ -1,8 +1,7 @@
 /**
  * The DynamoDB client every store module sends through, and what they share: each call is aborted
- * at the deadline of the table handle it goes through (a request's, lib/store/deadline.ts), and its
- * faults are classified. Faults that a
- * retry can cure (throttling, timeouts, an unreachable or missing table) become 503
+ * at the deadline of the table handle it goes through (`abortAt(table.deadline)`, lib/store/deadline.ts),
+ * and its faults are classified. Faults that a retry can cure (throttling, timeouts, an unreachable or missing table) become 503
  * SERVICE_UNAVAILABLE here, so every handler answers them the same way; a write whose outcome is
  * unknown (the request may have reached DynamoDB) says so in its 503. The pet operations live one
  * per module (petReads, petWrites, petPages), so each function bundles only the calls it makes.
@@ -11,21 +10,21 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { serviceUnavailable, writeOutcomeUnknown } from '../domain/errors.ts';
 import { boundedClientConfig, endpointConfig } from './awsClients.ts';
-import { deadlineSignal } from './deadline.ts';
+import type { Deadline } from '../domain/deadline.ts';
 
 /** One table, through the document client: what each store operation is given. */
 export interface StoreTable {
   documents: DynamoDBDocumentClient;
   tableName: string;
   /**
-   * When every call through this handle is aborted (epoch ms): the deadline of the request it was
-   * scoped to (`withinDeadline`); none outside a request (scripts, set-up), whose calls are unbounded.
+   * When every call through this handle is aborted: the deadline of the request it was scoped to
+   * (`withinDeadline`); none outside a request (scripts, set-up), whose calls are unbounded.
    */
-  deadline?: number | undefined;
+  deadline?: Deadline | undefined;
 }
 
 /** `table` as one request sees it: its calls aborted at the request's `deadline`. */
-export const withinDeadline = <T extends StoreTable>(table: T, deadline: number): T => ({ ...table, deadline });
+export const withinDeadline = <T extends StoreTable>(table: T, deadline: Deadline): T => ({ ...table, deadline });
 
 export interface DynamoClientOptions {
   region?: string | undefined;
@@ -52,9 +51,6 @@ export function createDynamoClient({ region, endpoint, attemptTimeoutMs }: Dynam
 export function createDocumentClient(options: DynamoClientOptions): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(createDynamoClient(options), { marshallOptions: { removeUndefinedValues: true } });
 }
-
-/** Per-call options for a call through `table`: abort at its deadline, if it has one. */
-export const bounded = ({ deadline }: StoreTable) => ({ abortSignal: deadlineSignal(deadline) });
 
 const RETRYABLE = new Set([
   'ProvisionedThroughputExceededException',
@@ -98,11 +94,13 @@ export function isWriteOutcomeUnknown(error: unknown): boolean {
   return !NOT_APPLIED.has(name ?? '') && !NOT_SENT_CODES.has(code ?? '') && !neverConnected;
 }
 
-/** A write: like `guarded`, but a failure after which the write may have landed says so. */
-export const guardedWrite = <T>(call: Promise<T>): Promise<T> => guarded(call, { write: true });
+/** `call`, its store faults that a retry can cure answered 503 SERVICE_UNAVAILABLE; any other error as it is. */
+export const unavailableAs503 = <T>(call: Promise<T>): Promise<T> => answerStoreFaults(call, false);
 
-/** Store faults a retry can cure become 503 (for a write whose outcome is unknown, a 503 that says so). */
-export async function guarded<T>(call: Promise<T>, { write = false } = {}): Promise<T> {
+/** `unavailableAs503` for a write: a failure after which the write may have landed is a 503 that says so. */
+export const writeUnavailableAs503 = <T>(call: Promise<T>): Promise<T> => answerStoreFaults(call, true);
+
+async function answerStoreFaults<T>(call: Promise<T>, write: boolean): Promise<T> {
   try {
     return await call;
   } catch (error) {

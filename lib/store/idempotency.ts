@@ -27,7 +27,8 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, RETRY_AFTER_SECONDS } from '../domain/errors.ts';
 import { newWriteToken, timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { bounded, guarded, isConditionFailed, type StoreTable } from './dynamo.ts';
+import { abortAt } from './deadline.ts';
+import { isConditionFailed, unavailableAs503, type StoreTable } from './dynamo.ts';
 import type { PetsTable } from './table.ts';
 import { ID_ATTEMPTS, putPet, storedToken } from './petWrites.ts';
 import { IDEMPOTENCY_KEY_PREFIX } from './table.ts';
@@ -122,7 +123,8 @@ export class IdempotentCreates {
       ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
     });
-    if (await succeeded(guarded(this.control.documents.send(put, bounded(this.control))))) return { claimed: record };
+    if (await succeeded(unavailableAs503(this.control.documents.send(put, abortAt(this.control.deadline)))))
+      return { claimed: record };
     const found = await this.#read(pk);
     return found?.token === record.token ? { claimed: record } : { found };
   }
@@ -174,7 +176,8 @@ export class IdempotentCreates {
       ExpressionAttributeNames: { '#token': 'token' },
       ExpressionAttributeValues: { ':next': petId, ':token': record.token, ':taken': record.petId },
     });
-    if (await succeeded(guarded(this.control.documents.send(move, bounded(this.control))))) return { ...record, petId };
+    if (await succeeded(unavailableAs503(this.control.documents.send(move, abortAt(this.control.deadline)))))
+      return { ...record, petId };
     const latest = await this.#read(record.pk);
     if (latest?.token !== record.token) throw inProgress();
     return { ...record, petId: latest.petId };
@@ -211,7 +214,7 @@ export class IdempotentCreates {
    */
   async #read(pk: string): Promise<IdempotencyRecord | undefined> {
     const get = new GetCommand({ TableName: this.control.tableName, Key: { pk, sk: 'record' }, ConsistentRead: true });
-    const { Item } = await guarded(this.control.documents.send(get, bounded(this.control)));
+    const { Item } = await unavailableAs503(this.control.documents.send(get, abortAt(this.control.deadline)));
     return Item as IdempotencyRecord | undefined;
   }
 
@@ -221,7 +224,7 @@ export class IdempotentCreates {
     const condition = whileInProgress
       ? '#token = :token AND #state = :inProgress AND leaseUntil = :lease0'
       : '#token = :token';
-    return guarded(
+    return unavailableAs503(
       this.control.documents.send(
         new UpdateCommand({
           TableName: this.control.tableName,
@@ -235,7 +238,7 @@ export class IdempotentCreates {
             ...(whileInProgress ? { ':inProgress': 'in_progress', ':lease0': record.leaseUntil } : {}),
           },
         }),
-        bounded(this.control),
+        abortAt(this.control.deadline),
       ),
     );
   }

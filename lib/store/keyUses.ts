@@ -12,7 +12,8 @@ import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamod
 import { KEY_USE_RECORD_INTERVAL_MS } from '../domain/keyLifetime.ts';
 import { warn } from '../domain/log.ts';
 import { LAST_USED_ATTRIBUTE, keyItemKey } from './controlTableKeys.ts';
-import { deadlineSignal } from './deadline.ts';
+import type { Deadline } from '../domain/deadline.ts';
+import { abortAt } from './deadline.ts';
 import { controlTable } from './table.ts';
 
 export class KeyUses {
@@ -25,7 +26,7 @@ export class KeyUses {
   ) {}
 
   /** Notes a use of `keyId`, waiting no longer than `deadline`. Never throws: a failure is a warning, not a refused request. */
-  async record(keyId: string, deadline?: number): Promise<void> {
+  async record(keyId: string, deadline?: Deadline): Promise<void> {
     const at = this.now();
     const tried = this.#triedAt.get(keyId);
     if (tried !== undefined && at - tried < KEY_USE_RECORD_INTERVAL_MS) return;
@@ -43,7 +44,7 @@ export class KeyUses {
             ':since': new Date(at - KEY_USE_RECORD_INTERVAL_MS).toISOString(),
           },
         }),
-        { abortSignal: deadlineSignal(deadline) },
+        abortAt(deadline),
       );
     } catch (error) {
       // Another sandbox recorded it within the interval, or the key was revoked meanwhile: nothing to do.

@@ -13,7 +13,8 @@
  */
 import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Pet, PetStatus } from '../domain/schemas.ts';
-import { bounded, guarded, type StoreTable } from './dynamo.ts';
+import { abortAt } from './deadline.ts';
+import { unavailableAs503, type StoreTable } from './dynamo.ts';
 import { toPet } from './petReads.ts';
 import { STATUS_INDEX, petsTable, shardCountOf, statusShardsOf, type PetsTable } from './table.ts';
 
@@ -122,7 +123,7 @@ async function readMore(
     shard.resumeAt ? undefined : afterId,
     shard.resumeAt,
   );
-  const page = await guarded(table.documents.send(query, bounded(table)));
+  const page = await unavailableAs503(table.documents.send(query, abortAt(table.deadline)));
   shard.unread.push(...(page.Items ?? []));
   shard.resumeAt = page.LastEvaluatedKey;
   shard.finished = page.LastEvaluatedKey === undefined;
@@ -158,8 +159,8 @@ async function scanned(table: StoreTable, limit: number, afterId: number | undef
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : { id: afterId };
   do {
-    const page = await guarded(
-      table.documents.send(tableScan(table.tableName, limit + 1 - items.length, startKey), bounded(table)),
+    const page = await unavailableAs503(
+      table.documents.send(tableScan(table.tableName, limit + 1 - items.length, startKey), abortAt(table.deadline)),
     );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;

@@ -1,12 +1,13 @@
 /** Reading one pet (getPet; createPet's read-back), and the one mapping from an item to a Pet. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Pet, PetStatus } from '../domain/schemas.ts';
-import { bounded, guarded, type StoreTable } from './dynamo.ts';
+import { abortAt } from './deadline.ts';
+import { unavailableAs503, type StoreTable } from './dynamo.ts';
 
 /** The pet stored under `id`, read consistently, or undefined. */
 export async function getPet(table: StoreTable, id: number): Promise<Pet | undefined> {
   const get = new GetCommand({ TableName: table.tableName, Key: { id }, ConsistentRead: true });
-  const { Item } = await guarded(table.documents.send(get, bounded(table)));
+  const { Item } = await unavailableAs503(table.documents.send(get, abortAt(table.deadline)));
   return Item ? toPet(Item) : undefined;
 }
 

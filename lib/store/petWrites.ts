@@ -16,7 +16,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newWriteToken, timeOrderedId, type IdGenerator } from '../domain/ids.ts';
 import type { NewPet, Pet } from '../domain/schemas.ts';
-import { bounded, guarded, guardedWrite, isConditionFailed } from './dynamo.ts';
+import { abortAt } from './deadline.ts';
+import { isConditionFailed, unavailableAs503, writeUnavailableAs503 } from './dynamo.ts';
 import { petsTable, shardCountOf, statusShardOf, type PetsTable } from './table.ts';
 
 /** How many ids one create draws before it gives up (each taken one is a collision). */
@@ -47,14 +48,14 @@ export type PutOutcome = 'stored' | 'taken';
 /** Puts `pet` with `token` unless its id is taken; a taken id holding the same token is this write's own. */
 export async function putPet(table: PetsTable, pet: Pet, token: string): Promise<PutOutcome> {
   try {
-    await guardedWrite(
+    await writeUnavailableAs503(
       table.documents.send(
         new PutCommand({
           TableName: table.tableName,
           Item: itemOf(pet, token, shardCountOf(table)),
           ConditionExpression: 'attribute_not_exists(id)',
         }),
-        bounded(table),
+        abortAt(table.deadline),
       ),
     );
     return 'stored';
@@ -73,7 +74,7 @@ export async function storedToken(table: PetsTable, id: number): Promise<string 
     ProjectionExpression: '#token',
     ExpressionAttributeNames: { '#token': petsTable.writeTokenAttribute },
   });
-  const { Item } = await guarded(table.documents.send(get, bounded(table)));
+  const { Item } = await unavailableAs503(table.documents.send(get, abortAt(table.deadline)));
   return Item?.[petsTable.writeTokenAttribute] as string | undefined;
 }
 

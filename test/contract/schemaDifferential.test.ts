@@ -16,7 +16,7 @@ import { OPENAPI_FILE } from '../../contract/files.ts';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { serviceFromEnvironment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment } from '../../lib/service.ts';
 import { cursorCodecFor } from '../../lib/store/cursorSecret.ts';
 import { apiEvent, call, routeOf } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -52,7 +52,7 @@ let storedId: number;
 let genuineCursor = '';
 
 beforeAll(async () => {
-  const service = serviceFromEnvironment(await freshEnvironment(endpoint()));
+  const service = dependenciesFromEnvironment(await freshEnvironment(endpoint()));
   createPet = createPetHandler(service);
   listPets = listPetsHandler(service);
   getPet = getPetHandler(service);

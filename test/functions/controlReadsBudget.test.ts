@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { CursorCodec, fixedSecret } from '../../lib/domain/pagination.ts';
-import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -36,7 +36,7 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 describe('with the control table hung', () => {
   it('answers 503 within the budget when the API keys cannot be read, for a request that joins a read already waiting too', async () => {
     const { PETSTORE_API_KEYS: _local, ...deployed } = env;
-    const handler = getPetHandler(serviceFromEnvironment(deployed));
+    const handler = getPetHandler(dependenciesFromEnvironment(deployed));
     proxy().fault = { kind: 'hang', operations: ['Query'], bodyIncludes: env.CONTROL_TABLE_NAME! };
     const first = timed(call(handler, apiEvent('GET', '/pets/1')));
     await sleep(BUDGET_MS * 0.6);
@@ -59,7 +59,7 @@ describe('with the control table hung', () => {
 
   it('answers 503 within the budget when the cursor secret cannot be read', async () => {
     const { PETSTORE_CURSOR_SECRET: _local, ...deployed } = env;
-    const handler = listPetsHandler(serviceFromEnvironment(deployed));
+    const handler = listPetsHandler(dependenciesFromEnvironment(deployed));
     const cursor = await new CursorCodec(fixedSecret('any-secret-of-16-bytes-or-more')).encode(1, undefined);
     proxy().fault = { kind: 'hang', operations: ['GetItem'], bodyIncludes: env.CONTROL_TABLE_NAME! };
     const answer = await timed(call(handler, apiEvent('GET', `/pets?cursor=${cursor}`)));

@@ -7,20 +7,20 @@ import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { getPet as readPet } from '../../lib/store/petReads.ts';
 import { createPet as storePet } from '../../lib/store/petWrites.ts';
-import type { Service } from '../../lib/service.ts';
+import type { Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
-import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 
 const endpoint = useEmbeddedStore();
 let env: Environment;
-let service: Service;
+let service: Dependencies;
 let createPet: ReturnType<typeof createPetHandler>;
 let getPet: ReturnType<typeof getPetHandler>;
 
 beforeEach(async () => {
   env = await freshEnvironment(endpoint());
-  service = serviceFromEnvironment(env);
+  service = dependenciesFromEnvironment(env);
   createPet = createPetHandler(service);
   getPet = getPetHandler(service);
 });
@@ -230,7 +230,7 @@ describe('createPet', () => {
 
   it('gives 500 concurrent creates 500 distinct ids, every one readable', async () => {
     // 500 requests queue on one in-process dynalite: budgets for that, not for a healthy store.
-    service = serviceFromEnvironment({ ...env, STORE_BUDGET_MS: '60000', DYNAMODB_ATTEMPT_TIMEOUT_MS: '30000' });
+    service = dependenciesFromEnvironment({ ...env, STORE_BUDGET_MS: '60000', DYNAMODB_ATTEMPT_TIMEOUT_MS: '30000' });
     createPet = createPetHandler(service);
     getPet = getPetHandler(service);
     const created = await Promise.all(
@@ -246,7 +246,7 @@ describe('createPet', () => {
 
   it('draws a new id when one is taken, and never overwrites a stored pet', async () => {
     const ids = [1001, 1001, 1002];
-    const pets = serviceFromEnvironment(env).pets;
+    const pets = dependenciesFromEnvironment(env).pets;
     const newId = () => ids.shift() ?? 9999;
     await storePet(pets, { name: 'First', categoryId: 1 }, { newId });
     const second = await storePet(pets, { name: 'Second', categoryId: 1 }, { newId });

@@ -4,7 +4,7 @@ import { createHandler as createPetHandler } from '../../functions/createPet.ts'
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
@@ -22,10 +22,10 @@ const requests = [
 ] as const;
 
 /** A service whose DynamoDB client fails every call with `error`: the one place a client is mocked. */
-function failingService(error: unknown): Service {
+function failingService(error: unknown): Dependencies {
   const documents = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
   vi.spyOn(documents, 'send').mockRejectedValue(error as never);
-  const service = serviceFromEnvironment(env);
+  const service = dependenciesFromEnvironment(env);
   return { ...service, pets: { ...service.pets, documents } };
 }
 
@@ -84,13 +84,13 @@ describe.each(requests)('%s when the store fails', (_name, make, event) => {
 
 describe('real store faults, without mocks', () => {
   it('answers 503 when the table does not exist', async () => {
-    const service = serviceFromEnvironment({ ...env, TABLE_NAME: 'no-such-table' });
+    const service = dependenciesFromEnvironment({ ...env, TABLE_NAME: 'no-such-table' });
     const res = await call(listPetsHandler(service), apiEvent('GET', '/pets'));
     expect(res).toMatchObject({ status: 503, body: unavailable });
   });
 
   it('answers 503 when the store cannot be reached', async () => {
-    const service = serviceFromEnvironment({ ...env, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
+    const service = dependenciesFromEnvironment({ ...env, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
     const res = await call(
       createPetHandler(service),
       apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 } }),
@@ -102,7 +102,7 @@ describe('real store faults, without mocks', () => {
 describe('key store faults', () => {
   it.each(requests)('%s answers 503 when the API keys cannot be read', async (_name, make, event) => {
     const service = {
-      ...serviceFromEnvironment(env),
+      ...dependenciesFromEnvironment(env),
       keys: { keyDigests: () => Promise.reject(new Error('the control table is down')) },
     };
     const res = await call(make(service), event());

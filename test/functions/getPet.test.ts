@@ -1,17 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../lib/service.ts';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
-let service: Service;
+let service: Dependencies;
 let rex: Pet;
 
 beforeAll(async () => {
-  service = serviceFromEnvironment(await freshEnvironment(endpoint()));
+  service = dependenciesFromEnvironment(await freshEnvironment(endpoint()));
   const created = await call(
     createPetHandler(service),
     apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 3, status: 'sold' } }),

@@ -5,7 +5,7 @@ import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { RECORD_TTL_SECONDS, bodyHashOf, recordKey } from '../../lib/store/idempotency.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import type { NewPet } from '../../lib/domain/schemas.ts';
-import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -17,7 +17,7 @@ let createPet: ReturnType<typeof createPetHandler>;
 
 beforeEach(async () => {
   env = await freshEnvironment(endpoint(), { PETSTORE_API_KEYS: `${TEST_API_KEY},${OTHER_API_KEY}` });
-  createPet = createPetHandler(serviceFromEnvironment(env));
+  createPet = createPetHandler(dependenciesFromEnvironment(env));
 });
 
 const rex = { name: 'Rex', categoryId: 7, status: 'available' };

@@ -14,7 +14,7 @@ import { localContext } from '../../local/proxyEvent.ts';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import type { FaultKind } from '../../tools/load/faultProxy.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
@@ -26,11 +26,11 @@ const ANSWER_BOUND_MS = STORE_BUDGET_MS + 2_000;
 const endpoint = useEmbeddedStore();
 const proxy = useFaultProxy(endpoint);
 let env: Environment;
-let service: Service;
+let service: Dependencies;
 
 beforeEach(async () => {
   env = await freshEnvironment(proxy().endpoint);
-  service = serviceFromEnvironment(env);
+  service = dependenciesFromEnvironment(env);
 });
 
 const rex = { name: 'Rex', categoryId: 1 };

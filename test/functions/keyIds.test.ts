@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
-import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { EXIT_OK, generateApiKey } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
@@ -53,7 +53,7 @@ describe('the key id', () => {
       body: { name: 'Rex', categoryId: 1 },
       headers: { Authorization: `Bearer ${key}` },
     });
-    expect((await call(createPetHandler(serviceFromEnvironment(env)), event)).status).toBe(201);
+    expect((await call(createPetHandler(dependenciesFromEnvironment(env)), event)).status).toBe(201);
     const logged = lines.at(-1)?.keyId;
 
     const listed = (await cli(table, 'list')).split('\n').find((row) => row.endsWith('the partner in the log'));
@@ -66,7 +66,7 @@ describe('the key id', () => {
     const env = await freshEnvironment(endpoint(), { PETSTORE_API_KEYS: `other-local-key-0123456789,${key}` });
     capture();
     await call(
-      getPetHandler(serviceFromEnvironment(env)),
+      getPetHandler(dependenciesFromEnvironment(env)),
       apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }),
     );
     expect(lines.at(-1)).toMatchObject({ status: 404, keyId });

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
-import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../lib/service.ts';
 import { ControlTableApiKeys, DEFAULT_KEYS_TTL_MS, KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { API_KEY_FORMAT, EXIT_OK } from '../../tools/keys/keys.ts';
@@ -34,7 +34,7 @@ afterAll(() => {
 });
 
 let at: number;
-let service: Service;
+let service: Dependencies;
 let table: string;
 beforeEach(async () => {
   const env = await freshEnvironment(endpoint());
@@ -42,7 +42,7 @@ beforeEach(async () => {
   throughProxy = createDocumentClient({ endpoint: proxy().endpoint });
   at = Date.parse('2025-06-01T00:00:00Z');
   const keys = new ControlTableApiKeys({ documents: throughProxy, tableName: table, now: () => at });
-  service = { ...serviceFromEnvironment(env), keys };
+  service = { ...dependenciesFromEnvironment(env), keys };
 });
 
 async function cli(...argv: string[]): Promise<string> {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { CursorCodec, fixedSecret } from '../../lib/domain/pagination.ts';
-import { serviceFromEnvironment, type Environment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -17,7 +17,7 @@ let pets: Pet[];
 
 beforeAll(async () => {
   env = await freshEnvironment(endpoint());
-  const service = serviceFromEnvironment(env);
+  const service = dependenciesFromEnvironment(env);
   listPets = listPetsHandler(service);
   const createPet = createPetHandler(service);
   pets = [];
@@ -132,7 +132,7 @@ describe('listPets', () => {
   });
 
   it('answers an empty array and no link when nothing matches', async () => {
-    const empty = listPetsHandler(serviceFromEnvironment(await freshEnvironment(endpoint())));
+    const empty = listPetsHandler(dependenciesFromEnvironment(await freshEnvironment(endpoint())));
     const res = await call(empty, apiEvent('GET', '/pets'));
     expect(res.body).toEqual([]);
     expect(res.headers.link).toBeUndefined();

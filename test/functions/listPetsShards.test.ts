@@ -7,7 +7,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { petsTable, STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
@@ -24,11 +24,11 @@ const SHARD_KEY = petsTable.statusIndex.partitionKey.name;
 const endpoint = useEmbeddedStore();
 const proxy = useFaultProxy(endpoint);
 let env: Environment;
-let service: Service;
+let service: Dependencies;
 
 beforeEach(async () => {
   env = await freshEnvironment(proxy().endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: String(SHARDS) });
-  service = serviceFromEnvironment(env);
+  service = dependenciesFromEnvironment(env);
 });
 
 const create = (status?: string) =>
@@ -60,7 +60,7 @@ describe('createPet on a sharded index', () => {
 
   it('is refused 503 once one index key value takes more writes than its partition allows; other values still write', async () => {
     env = await freshEnvironment(proxy().endpoint, { [STATUS_INDEX_SHARDS_VARIABLE]: '1' });
-    service = serviceFromEnvironment(env);
+    service = dependenciesFromEnvironment(env);
     proxy().fault = { kind: 'indexPartitionLimit', keyAttribute: SHARD_KEY, writesPerSecond: 1 };
     // The SDK retries a throttled write with backoff, within the store budget: about 1 + 2.5 tokens.
     const hot = await Promise.all(Array.from({ length: 10 }, () => create('available')));
@@ -114,7 +114,7 @@ describe('listPets?status= when one shard fails', () => {
 
 describe('the shard count from configuration', () => {
   it.each(['1', '2', '4', '64'])('takes %s', async (shards) => {
-    expect(serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards }).pets.statusIndexShards).toBe(
+    expect(dependenciesFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards }).pets.statusIndexShards).toBe(
       Number(shards),
     );
   });
@@ -122,7 +122,7 @@ describe('the shard count from configuration', () => {
   it.each(['0', '3', '6', '128', '2.0', 'two', '-2'])(
     'refuses %s in one line: a power of two from 1 to 64',
     async (shards) => {
-      expect(() => serviceFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards })).toThrow(
+      expect(() => dependenciesFromEnvironment({ ...env, [STATUS_INDEX_SHARDS_VARIABLE]: shards })).toThrow(
         `STATUS_INDEX_SHARDS must be a power of two from 1 to 64, not '${shards}'.`,
       );
     },

@@ -12,7 +12,7 @@ import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { apiEvent, call, routeOf } from '../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
@@ -20,13 +20,13 @@ import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 const RUNS = Number(process.env.FAST_CHECK_RUNS ?? 1_000);
 const endpoint = useEmbeddedStore();
 let env: Environment;
-let service: Service;
+let service: Dependencies;
 /** Every pet answered 201, by id. */
 const acknowledged = new Map<number, Pet>();
 
 beforeAll(async () => {
   env = await freshEnvironment(endpoint());
-  service = serviceFromEnvironment(env);
+  service = dependenciesFromEnvironment(env);
   // Pets to find, list and page through from the first case on.
   for (const [i, status] of PET_STATUSES.entries()) await createOk({ name: `Seed ${i}`, categoryId: i + 1, status });
 });

@@ -8,14 +8,14 @@ import { createHandler as createPetHandler } from '../../functions/createPet.ts'
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { StaticApiKeys, digestKey, keyIdOf, type ApiKeyStore } from '../../lib/domain/apiKeys.ts';
 import { setRequestLogWriter, type RequestLogLine } from '../../lib/http/requestLog.ts';
-import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
-let service: Service;
+let service: Dependencies;
 beforeAll(async () => {
-  service = serviceFromEnvironment(await freshEnvironment(endpoint()));
+  service = dependenciesFromEnvironment(await freshEnvironment(endpoint()));
 });
 
 let lines: string[] = [];

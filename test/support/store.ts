@@ -1,11 +1,11 @@
 /**
- * Test support: one embedded dynalite per test file, a fresh table per call, and a Service
+ * Test support: one embedded dynalite per test file, a fresh table per call, and the Dependencies (lib/service.ts)
  * wired to it exactly as the handlers' own configuration would wire it.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { ensureControlTable, ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
-import { serviceFromEnvironment, type Environment, type Service } from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-0123456789';
@@ -28,12 +28,12 @@ export function useEmbeddedStore(): () => string {
 }
 
 /** Dynalite for this file, and before each test a fresh environment (new tables) and the service built from it. */
-export function useFreshService(): { env: Environment; service: Service } {
+export function useFreshService(): { env: Environment; service: Dependencies } {
   const endpoint = useEmbeddedStore();
-  const fresh = {} as { env: Environment; service: Service };
+  const fresh = {} as { env: Environment; service: Dependencies };
   beforeEach(async () => {
     fresh.env = await freshEnvironment(endpoint());
-    fresh.service = serviceFromEnvironment(fresh.env);
+    fresh.service = dependenciesFromEnvironment(fresh.env);
   });
   return fresh;
 }

@@ -9,7 +9,10 @@ import { createHandler as createPetHandler } from '../../functions/createPet.ts'
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { setRequestLogWriter } from '../../lib/http/requestLog.ts';
-import { serviceFromEnvironment, type Service } from '../../lib/service.ts';
+import {
+  dependenciesFromEnvironment as serviceFromEnvironment,
+  type Dependencies as Service,
+} from '../../lib/service.ts';
 import { shareOf, statusShardQuery } from '../../lib/store/petPages.ts';
 import { shardCountOf, statusShardsOf } from '../../lib/store/table.ts';
 import { localContext } from '../../local/proxyEvent.ts';

@@ -32,7 +32,7 @@ import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../l
 import { startLocalApi } from '../../local/server.ts';
 import { parseArgs } from 'node:util';
 import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
-import { serviceFromEnvironment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment as serviceFromEnvironment } from '../../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../../lib/store/table.ts';
 import { localContext, toProxyEvent } from '../../local/proxyEvent.ts';
 import { startFaultProxy } from './faultProxy.ts';

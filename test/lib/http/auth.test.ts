@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { StaticApiKeys } from '../../../lib/domain/apiKeys.ts';
 import { ApiError } from '../../../lib/domain/errors.ts';
-import { authenticate, authenticateCaller, callerOf } from '../../../lib/http/auth.ts';
+import { authenticate, authenticateCaller } from '../../../lib/http/auth.ts';
 
 /** Every character RFC 6750's b64token allows, and its trailing padding. */
 const KEY = 'aZ09-._~+/key==';
@@ -71,11 +71,5 @@ describe('authenticate', () => {
   it("resolves to the key's id and refuses what authenticateCaller refuses", async () => {
     expect(await authenticate(`Bearer ${KEY}`, keys)).toBe(sha256(KEY).toString('hex').slice(0, 12));
     await expect(authenticate('Bearer not-the-key', keys)).rejects.toMatchObject({ status: 401, message: UNKNOWN });
-  });
-});
-
-describe('callerOf', () => {
-  it('refuses an event the pipeline did not authenticate', () => {
-    expect(() => callerOf({})).toThrow('callerOf needs an authenticated request.');
   });
 });

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as getPetHandler } from '../../../functions/getPet.ts';
 import { StaticApiKeys, digestKey, type ApiKeyStore, type KeyDigests } from '../../../lib/domain/apiKeys.ts';
 import { createAuthorizer } from '../../../lib/http/authorizer.ts';
-import { REFUSED, vouchedCaller } from '../../../lib/http/authorizerVerdict.ts';
-import { serviceFromEnvironment, type Service } from '../../../lib/service.ts';
+import { INVALID_KEY, callerFromVerdict } from '../../../lib/http/authorizerVerdict.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../../lib/service.ts';
 import { ControlTableApiKeys, KEY_REVOCATION_BOUND_MS, keyItem } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
@@ -44,7 +44,7 @@ class CountedKeys implements ApiKeyStore {
 describe('a function given the key authorizer verdict', () => {
   const { key, keyId } = generateApiKey();
   let tableName: string;
-  let service: Service;
+  let service: Dependencies;
   let functionKeys: CountedKeys;
   let authorize: ReturnType<typeof createAuthorizer>;
 
@@ -60,7 +60,7 @@ describe('a function given the key authorizer verdict', () => {
     authorize = createAuthorizer(new ControlTableApiKeys({ documents, tableName }));
     functionKeys = new CountedKeys(new ControlTableApiKeys({ documents, tableName }));
     const env = await freshEnvironment(endpoint());
-    service = { ...serviceFromEnvironment({ ...env, CONTROL_TABLE_NAME: tableName }), keys: functionKeys };
+    service = { ...dependenciesFromEnvironment({ ...env, CONTROL_TABLE_NAME: tableName }), keys: functionKeys };
   });
 
   /** The authorizer's context for `key`, as API Gateway hands it to the integration. */
@@ -155,7 +155,7 @@ describe('a function given the key authorizer verdict', () => {
   });
 });
 
-describe('vouchedCaller', () => {
+describe('callerFromVerdict', () => {
   const keys: ApiKeyStore = { keyDigests: () => Promise.reject(new Error('not read')), maxStaleMs: 1_000 };
   const NOW = 1_800_000_000_000;
   const token = 'psk_0123456789ab_token';
@@ -164,16 +164,18 @@ describe('vouchedCaller', () => {
   const about = (fields: Record<string, unknown>) => ({ keyDigest, expiresAt: EXPIRES, ...fields });
 
   it('vouches up to exactly maxStaleMs after the read, with the token digest, the verdict key id and expiry', () => {
-    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW - 1_000) }), token, keys, NOW)).toEqual({
+    expect(callerFromVerdict(about({ keyId: 'k1', keysReadAt: String(NOW - 1_000) }), token, keys, NOW)).toEqual({
       digest: digestKey(token),
       keyId: 'k1',
       keysReadAt: NOW - 1_000,
       expiresAt: NOW + 60_000,
     });
     expect(
-      (vouchedCaller(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId,
+      (callerFromVerdict(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId,
     ).toBe('k1');
-    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW - 1_001) }), token, keys, NOW)).toBeUndefined();
+    expect(
+      callerFromVerdict(about({ keyId: 'k1', keysReadAt: String(NOW - 1_001) }), token, keys, NOW),
+    ).toBeUndefined();
   });
 
   it.each<[string, Record<string, unknown>]>([
@@ -182,7 +184,9 @@ describe('vouchedCaller', () => {
     ['a key expired at that instant', { expiresAt: String(NOW) }],
     ['a key expired before', { expiresAt: String(NOW - 1) }],
   ])('refuses a fresh verdict about %s', (_case, fields) => {
-    expect(vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW), ...fields }), token, keys, NOW)).toBe(REFUSED);
+    expect(callerFromVerdict(about({ keyId: 'k1', keysReadAt: String(NOW), ...fields }), token, keys, NOW)).toBe(
+      INVALID_KEY,
+    );
   });
 
   it.each<[string, unknown]>([
@@ -201,12 +205,12 @@ describe('vouchedCaller', () => {
     ['keysReadAt a fraction', about({ keyId: 'k1', keysReadAt: NOW - 0.5 })],
     ['keysReadAt past the safe integers', about({ keyId: 'k1', keysReadAt: '9999999999999999' })],
   ])('does not vouch for %s', (_case, authorizer) => {
-    expect(vouchedCaller(authorizer, token, keys, NOW)).toBeUndefined();
+    expect(callerFromVerdict(authorizer, token, keys, NOW)).toBeUndefined();
   });
 
   it('never vouches for a store that keeps nothing (keys from configuration are checked directly)', () => {
     expect(
-      vouchedCaller(about({ keyId: 'k1', keysReadAt: String(NOW) }), token, new StaticApiKeys([token]), NOW),
+      callerFromVerdict(about({ keyId: 'k1', keysReadAt: String(NOW) }), token, new StaticApiKeys([token]), NOW),
     ).toBeUndefined();
   });
 });

@@ -10,7 +10,7 @@ import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { ensureControlTable } from '../../../local/store.ts';
 import { createHandler as createPet } from '../../../functions/createPet.ts';
 import { createHandler as listPets } from '../../../functions/listPets.ts';
-import { serviceFromEnvironment } from '../../../lib/service.ts';
+import { dependenciesFromEnvironment } from '../../../lib/service.ts';
 import { apiEvent, call } from '../../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';
 
@@ -97,7 +97,7 @@ describe('a service configured as deployed (no key or secret in the environment)
         }),
       }),
     );
-    const service = serviceFromEnvironment(env);
+    const service = dependenciesFromEnvironment(env);
     const authorized = (event: ReturnType<typeof apiEvent>) => ((event.headers.Authorization = `Bearer ${key}`), event);
 
     for (const name of ['A', 'B', 'C']) {
@@ -112,7 +112,7 @@ describe('a service configured as deployed (no key or secret in the environment)
     expect(next).toBeDefined();
     // Another instance (a new service) reads the same secret, so it accepts the cursor.
     const second = await call(
-      listPets(serviceFromEnvironment(env)),
+      listPets(dependenciesFromEnvironment(env)),
       authorized(apiEvent('GET', `/pets${new URL(next!).search}`)),
     );
     expect(second.status).toBe(200);
