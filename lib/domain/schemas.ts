@@ -163,7 +163,10 @@ type Checked = { ok: true; value: unknown } | { ok: false; problem: string };
 const patterns = new Map<string, RegExp>();
 const compiled = (pattern: string): RegExp => {
   let regex = patterns.get(pattern);
-  if (!regex) patterns.set(pattern, (regex = new RegExp(pattern, 'u')));
+  if (!regex) {
+    regex = new RegExp(pattern, 'u');
+    patterns.set(pattern, regex);
+  }
   return regex;
 };
 

@@ -53,7 +53,7 @@ export const createAuthorizer =
   ): Promise<APIGatewayAuthorizerResult> => {
     const at = now();
     const deadline = requestDeadline(at, context?.getRemainingTimeInMillis?.(), storeBudgetMs);
-    let caller;
+    let caller: Awaited<ReturnType<typeof authenticateCaller>>;
     try {
       const authorization = onlyAuthorization(lowerCased(event.headers), lowerCased(event.multiValueHeaders));
       caller = await authenticateCaller(authorization, keys, deadline, at);

@@ -109,7 +109,7 @@ describe('listPets', () => {
     const expected = pets.filter((pet) => !status || pet.status === status);
     expect(ids(pages.flat()).sort()).toEqual(ids(expected).sort());
     expect(new Set(ids(pages.flat())).size).toBe(expected.length);
-    pages.slice(0, -1).forEach((page) => expect(page).toHaveLength(limit));
+    for (const page of pages.slice(0, -1)) expect(page).toHaveLength(limit);
     expect(pages.at(-1)?.length).toBeGreaterThan(0);
   });
 

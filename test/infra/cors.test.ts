@@ -53,9 +53,8 @@ describe('CORS', () => {
       );
     expect(functions).toHaveLength(3);
     for (const [, fn] of functions) {
-      expect(
-        (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[CORS_ORIGINS_VARIABLE],
-      ).toBe(ORIGINS.join(','));
+      const environment = fn.Properties?.Environment as { Variables: Record<string, unknown> } | undefined;
+      expect(environment?.Variables[CORS_ORIGINS_VARIABLE]).toBe(ORIGINS.join(','));
     }
   });
 });

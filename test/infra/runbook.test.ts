@@ -42,7 +42,10 @@ function tables(text: string): string[][][] {
       .split('|')
       .map((cell) => cell.trim());
     if (cells.every((cell) => /^-+$/.test(cell))) continue;
-    if (!current) found.push((current = []));
+    if (!current) {
+      current = [];
+      found.push(current);
+    }
     current.push(cells);
   }
   return found;
@@ -228,7 +231,12 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   });
 
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {
-    const everyDocument = ['README.md', ...readdirSync(join(PROJECT_ROOT, 'docs')).map((doc) => join('docs', doc))];
+    const everyDocument = [
+      'README.md',
+      ...readdirSync(join(PROJECT_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((doc) => doc.endsWith('.md'))
+        .map((doc) => join('docs', doc)),
+    ];
     for (const doc of everyDocument)
       expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
     const firewall = prose('Web firewall (production)');

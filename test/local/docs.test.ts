@@ -19,7 +19,7 @@ const BROWSER_TEST = hasChromium
   ? `renders /docs in Chromium (${CHROMIUM}) with the three operations and the deprecation`
   : `renders /docs in Chromium: no chromium at ${CHROMIUM}; install it: sudo apt-get install -y --no-install-recommends chromium (or set CHROMIUM_PATH)`;
 /** Git-ignored: the screenshot of the last run, to look at. */
-export const SCREENSHOT = join('test-output', 'docs.png');
+const SCREENSHOT = join('test-output', 'docs.png');
 
 let api: LocalApi;
 let origin: string;
@@ -75,8 +75,8 @@ describe('documentation on the local API', () => {
       }
       const deprecated = page.locator('.opblock-deprecated');
       await expect(deprecated.count()).resolves.toBe(1);
-      await expect(deprecated.innerText()).resolves.toContain('/pets/{petId}');
-      await expect(page.locator('.info .title').innerText()).resolves.toContain('Pet Store Inventory');
+      await expect(deprecated.textContent()).resolves.toContain('/pets/{petId}');
+      await expect(page.locator('.info .title').textContent()).resolves.toContain('Pet Store Inventory');
       mkdirSync('test-output', { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       expect(offsite).toEqual([]);

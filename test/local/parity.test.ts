@@ -280,7 +280,7 @@ function normalise(answer: Answer, side: Side, ids: number[]): Record<string, st
   const placeholders = (text: string) => {
     let out = text.split(side.base.origin).join('<origin>');
     out = out.replace(/cursor=[^&>"\s]+/g, 'cursor=<cursor>').replace(/"requestId":"[^"]*"/g, '"requestId":"<id>"');
-    ids.forEach((id, index) => (out = out.split(String(id)).join(`<id${index}>`)));
+    for (const [index, id] of ids.entries()) out = out.split(String(id)).join(`<id${index}>`);
     return out;
   };
   const fields: Record<string, string> = {

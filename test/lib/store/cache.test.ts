@@ -23,7 +23,10 @@ function setUp(maxStaleMs?: number) {
     else next.resolve(outcome);
     await new Promise((done) => setImmediate(done));
   };
-  return { get, load, settle, advance: (ms: number) => void (at += ms) };
+  const advance = (ms: number): void => {
+    at += ms;
+  };
+  return { get, load, settle, advance };
 }
 
 let warnings: MockInstance<typeof console.warn>;
@@ -118,7 +121,10 @@ describe('refreshing: the bound on a kept value', () => {
     expect(await get()).toBe(1);
     advance(1);
     let answered = false;
-    const late = get().then((value) => ((answered = true), value));
+    const late = get().then((value) => {
+      answered = true;
+      return value;
+    });
     await new Promise((done) => setImmediate(done));
     expect(answered).toBe(false);
     expect(load).toHaveBeenCalledTimes(2);

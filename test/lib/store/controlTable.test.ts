@@ -98,7 +98,10 @@ describe('a service configured as deployed (no key or secret in the environment)
       }),
     );
     const service = dependenciesFromEnvironment(env);
-    const authorized = (event: ReturnType<typeof apiEvent>) => ((event.headers.Authorization = `Bearer ${key}`), event);
+    const authorized = (event: ReturnType<typeof apiEvent>) => {
+      event.headers.Authorization = `Bearer ${key}`;
+      return event;
+    };
 
     for (const name of ['A', 'B', 'C']) {
       expect(
