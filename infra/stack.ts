@@ -1,5 +1,5 @@
 /**
- * One Pet Store deployment, composed of one construct per concern (infra/constructs/): storage,
+ * One Pet Store deployment, composed of one construct per part (infra/constructs/): storage,
  * functions, the REST API, its web firewall (where the stage has one), monitoring and deployment. Everything is derived from the shared
  * definitions in lib/ (routes, tables, error codes), so the deployed API cannot drift from the local
  * one. Instantiated once per stage (see stacks.ts).
@@ -7,15 +7,14 @@
 import { CfnOutput, Stack, Tags, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
+import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
-import { logicalIdWithoutConcerns } from './constructs/concern.ts';
-import { KeyAuthorizer, KeyLimits } from './constructs/authorizer.ts';
+import { KeyAuthorizer, KeyUsagePlan } from './constructs/authorizer.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
 import { Functions } from './constructs/functions.ts';
+import { logicalIdWithoutGroups } from './constructs/idTransparentGroup.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { PetStoreApi } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
@@ -29,11 +28,11 @@ export interface PetStoreStackProps extends StackProps {
 export class PetStoreStack extends Stack {
   readonly settings: StageSettings;
   readonly storage: Storage;
-  readonly lambdas: Functions;
+  readonly functions: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
   readonly keyAuthorizer: KeyAuthorizer;
-  readonly keyLimits: KeyLimits;
+  readonly keyUsagePlan: KeyUsagePlan;
   /** The stage's web ACL, where its settings ask for one. */
   readonly firewall: Firewall | undefined;
   readonly monitoring: Monitoring;
@@ -47,14 +46,14 @@ export class PetStoreStack extends Stack {
     acceptCfnLintFindings(this);
 
     this.storage = new Storage(this, 'Storage', { settings });
-    this.lambdas = new Functions(this, 'Functions', {
+    this.functions = new Functions(this, 'Functions', {
       settings,
       tableName: this.table.tableName,
       tableArn: this.table.tableArn,
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
     });
-    this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.lambdas });
+    this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.functions });
     this.keyAuthorizer = new KeyAuthorizer(this, 'KeyAuthorizer', {
       settings,
       controlTableName: this.controlTable.tableName,
@@ -65,7 +64,7 @@ export class PetStoreStack extends Stack {
       targets: (operation) => this.deployment.alias(operation),
       authorizer: this.keyAuthorizer.authorizer,
     });
-    this.keyLimits = new KeyLimits(this, 'KeyLimits', {
+    this.keyUsagePlan = new KeyUsagePlan(this, 'KeyLimits', {
       settings,
       api: this.api,
       stage: this.api.deploymentStage,
@@ -78,12 +77,12 @@ export class PetStoreStack extends Stack {
       settings,
       api: this.api,
       accessLogs: this.restApi.accessLogs,
-      functions: this.lambdas,
+      functions: this.functions,
       authorizer: this.keyAuthorizer,
       tables: { pets: this.table, control: this.controlTable },
       firewall: this.firewall,
     });
-    for (const operation of this.lambdas.byOperation.keys()) {
+    for (const operation of this.functions.byOperation.keys()) {
       this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
     }
     this.#outputs();
@@ -97,17 +96,13 @@ export class PetStoreStack extends Stack {
     return this.storage.controlTable;
   }
 
-  get functions(): ReadonlyMap<OperationName, NodejsFunction> {
-    return new Map([...this.lambdas.byOperation].map(([operation, { fn }]) => [operation, fn]));
-  }
-
   get api(): apigw.RestApi {
     return this.restApi.api;
   }
 
-  /** The concern constructs do not show in logical ids: see constructs/concern.ts. */
+  /** The constructs that group the stack's parts do not show in logical ids: see constructs/idTransparentGroup.ts. */
   protected override allocateLogicalId(element: CfnElement): string {
-    return logicalIdWithoutConcerns(this, element);
+    return logicalIdWithoutGroups(this, element);
   }
 
   #outputs(): void {
@@ -123,7 +118,7 @@ export class PetStoreStack extends Stack {
     });
     new CfnOutput(this, USAGE_PLAN_OUTPUT, {
       description: `The ${stage} usage plan: each API key's throttle and quota (npm run keys adds every key to it).`,
-      value: this.keyLimits.plan.usagePlanId,
+      value: this.keyUsagePlan.plan.usagePlanId,
     });
     new CfnOutput(this, 'DashboardName', {
       description: `The ${stage} CloudWatch dashboard.`,

@@ -12,7 +12,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_CACHE_TTL_SECONDS, reservedFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { stageFunction, stageLogGroup } from './functions.ts';
 import { authorizerStatements } from './permissions.ts';
 
@@ -26,7 +26,7 @@ export interface KeyAuthorizerProps {
   readonly controlTableArn: string;
 }
 
-export class KeyAuthorizer extends Concern {
+export class KeyAuthorizer extends IdTransparentGroup {
   readonly fn: NodejsFunction;
   readonly logGroup: logs.LogGroup;
   readonly authorizer: apigw.RequestAuthorizer;
@@ -57,7 +57,7 @@ export class KeyAuthorizer extends Concern {
   }
 }
 
-export interface KeyLimitsProps {
+export interface KeyUsagePlanProps {
   readonly settings: StageSettings;
   readonly api: apigw.IRestApi;
   readonly stage: apigw.Stage;
@@ -69,10 +69,10 @@ export interface KeyLimitsProps {
  * The stage's usage plan: each key's throttle and daily quota, from `keyLimits` in infra/stages.ts,
  * and createPet's tighter throttle per key (a method throttle on its method).
  */
-export class KeyLimits extends Concern {
+export class KeyUsagePlan extends IdTransparentGroup {
   readonly plan: apigw.UsagePlan;
 
-  constructor(scope: Construct, id: string, { settings, api, stage, createPet }: KeyLimitsProps) {
+  constructor(scope: Construct, id: string, { settings, api, stage, createPet }: KeyUsagePlanProps) {
     super(scope, id);
     const { rateLimit, burstLimit, requestsPerDay, createPet: createLimits } = settings.keyLimits;
     this.plan = new apigw.UsagePlan(this, 'KeyUsagePlan', {

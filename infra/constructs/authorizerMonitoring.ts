@@ -10,7 +10,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_OPERATION } from '../../lib/http/authorizer.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { PERIOD, concurrencyThreshold, durationThreshold, metricNamespace, type StageAlarms } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 
@@ -25,7 +25,7 @@ export interface AuthorizerMonitoringProps {
   readonly authorizer: KeyAuthorizer;
 }
 
-export class AuthorizerMonitoring extends Concern {
+export class AuthorizerMonitoring extends IdTransparentGroup {
   /** Requests the authorizer failed to decide (the key store unreadable or too slow): each answered 503. */
   readonly failures: cloudwatch.Metric;
 

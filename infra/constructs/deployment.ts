@@ -13,7 +13,7 @@ import type { Construct } from 'constructs';
 import type { OperationName } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
 import type { StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import type { Functions } from './functions.ts';
 
 export const LIVE_ALIAS = 'live';
@@ -24,7 +24,7 @@ export interface DeploymentProps {
   readonly functions: Functions;
 }
 
-export class Deployment extends Concern {
+export class Deployment extends IdTransparentGroup {
   readonly aliases: ReadonlyMap<OperationName, lambda.Alias>;
   /** Empty unless the stage deploys by canary. */
   readonly groups: ReadonlyMap<OperationName, codedeploy.LambdaDeploymentGroup>;

@@ -23,7 +23,7 @@ import { errorBody } from '../gatewayErrors.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
 import { removalPolicyFor, type StageSettings, type WebAclSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 /**
  * Seconds a client over the rate limit is told to wait. The block lasts until the address's count
@@ -95,7 +95,7 @@ export interface FirewallProps {
   readonly stage: apigw.Stage;
 }
 
-export class Firewall extends Concern {
+export class Firewall extends IdTransparentGroup {
   readonly webAcl: wafv2.CfnWebACL;
   /** The web ACL's name, literal (its metrics' `WebACL` dimension). */
   readonly webAclName: string;

@@ -23,7 +23,7 @@ import {
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
 import { removalPolicyFor, reservedFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { functionStatements } from './permissions.ts';
 
 export interface FunctionsProps {
@@ -40,7 +40,7 @@ export interface RouteFunction {
   readonly logGroup: logs.LogGroup;
 }
 
-export class Functions extends Concern {
+export class Functions extends IdTransparentGroup {
   /** By operation, in the order of `routes`. */
   readonly byOperation: ReadonlyMap<OperationName, RouteFunction>;
 

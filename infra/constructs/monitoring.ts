@@ -29,7 +29,7 @@ import {
 } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
 import type { Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
@@ -46,7 +46,7 @@ export interface MonitoringProps {
   readonly firewall?: Firewall | undefined;
 }
 
-export class Monitoring extends Concern {
+export class Monitoring extends IdTransparentGroup {
   readonly topic: sns.Topic;
   /** The `AlarmEmail` parameter: required (no default) where the stage settings say so. */
   readonly alarmEmail: CfnParameter;
@@ -328,7 +328,7 @@ export class Monitoring extends Concern {
       throttled: this.#throttled,
       coldStarts: (operation) => this.#coldStarts(operation),
       // Each operation's function, then the key authorizer's.
-      lambdas: [
+      functions: [
         ...routes.map((route) => ({ name: route.operation as string, fn: functions.get(route.operation).fn })),
         { name: 'authorizer', fn: authorizer.fn },
       ],

@@ -25,7 +25,7 @@ import { publishDocumentation } from '../apiDocumentation.ts';
 import { addCorsPreflight } from '../cors.ts';
 import { pascal } from '../names.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 export interface RestApiProps {
   readonly settings: StageSettings;
@@ -35,7 +35,7 @@ export interface RestApiProps {
   readonly authorizer: apigw.IAuthorizer;
 }
 
-export class PetStoreApi extends Concern {
+export class PetStoreApi extends IdTransparentGroup {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.LogGroup;
   /** The proxied method of each route (for per-method metrics). */

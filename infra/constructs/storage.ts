@@ -8,13 +8,13 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { controlTable, petsTable } from '../../lib/store/table.ts';
 import { removalPolicyFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 export interface StorageProps {
   readonly settings: StageSettings;
 }
 
-export class Storage extends Concern {
+export class Storage extends IdTransparentGroup {
   readonly table: dynamodb.Table;
   /** Idempotency records, keys and secrets (lib/store/table.ts `controlTable`). */
   readonly controlTable: dynamodb.Table;
