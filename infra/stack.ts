@@ -10,16 +10,16 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
-import { KeyAuthorizer, KeyUsagePlan } from './constructs/authorizer.ts';
+import { KeyAuthorizer, KeyUsagePlan, type KeyAuthorizerProps } from './constructs/authorizer.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
-import { Functions } from './constructs/functions.ts';
+import { Functions, type FunctionLimits, type FunctionsProps, type LogLifetime } from './constructs/functions.ts';
 import { logicalIdWithoutGroups } from './constructs/idTransparentGroup.ts';
-import { Monitoring } from './constructs/monitoring.ts';
-import { PetStoreApi } from './constructs/restApi.ts';
+import { Monitoring, type MonitoringProps } from './constructs/monitoring.ts';
+import { PetStoreApi, type RestApiProps } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
 import { CONTROL_TABLE_OUTPUT, USAGE_PLAN_OUTPUT } from './names.ts';
-import type { StageSettings } from './stages.ts';
+import { removalPolicyFor, reservedFor, type StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -45,36 +45,48 @@ export class PetStoreStack extends Stack {
     Tags.of(this).add('stage', settings.stage);
     acceptCfnLintFindings(this);
 
-    this.storage = new Storage(this, 'Storage', { settings });
+    this.storage = new Storage(this, 'Storage', {
+      deletionProtection: settings.protectData,
+      removalPolicy: removalPolicyFor(settings),
+    });
     this.functions = new Functions(this, 'Functions', {
-      settings,
+      ...functionsSettings(settings),
       tableName: this.table.tableName,
       tableArn: this.table.tableArn,
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
     });
-    this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.functions });
+    this.deployment = new Deployment(this, 'Deployment', {
+      canaryDeploys: settings.canaryDeploys,
+      functions: this.functions,
+    });
     this.keyAuthorizer = new KeyAuthorizer(this, 'KeyAuthorizer', {
-      settings,
+      ...keyAuthorizerSettings(settings),
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
     });
     this.restApi = new PetStoreApi(this, 'RestApi', {
-      settings,
+      ...restApiSettings(settings),
       targets: (operation) => this.deployment.alias(operation),
       authorizer: this.keyAuthorizer.authorizer,
     });
     this.keyUsagePlan = new KeyUsagePlan(this, 'KeyLimits', {
-      settings,
+      stage: settings.stage,
+      limits: settings.keyLimits,
       api: this.api,
-      stage: this.api.deploymentStage,
+      apiStage: this.api.deploymentStage,
       createPet: this.restApi.methods.get('createPet')!,
     });
     this.firewall = settings.webAcl
-      ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
+      ? new Firewall(this, 'Firewall', {
+          stage: settings.stage,
+          rates: settings.webAcl,
+          blockedRequestLogs: logLifetime(settings),
+          apiStage: this.api.deploymentStage,
+        })
       : undefined;
     this.monitoring = new Monitoring(this, 'Monitoring', {
-      settings,
+      ...monitoringSettings(settings),
       api: this.api,
       accessLogs: this.restApi.accessLogs,
       functions: this.functions,
@@ -135,4 +147,65 @@ export class PetStoreStack extends Stack {
       value: this.monitoring.topic.topicArn,
     });
   }
+}
+
+// How the stage's settings split into each construct's props: the constructs never see StageSettings.
+
+/** The tables' names and ARNs, which the stack passes from Storage rather than from the settings. */
+type TableProps = 'tableName' | 'tableArn' | 'controlTableName' | 'controlTableArn';
+
+const logLifetime = (settings: StageSettings): LogLifetime => ({
+  retention: settings.logRetention,
+  removalPolicy: removalPolicyFor(settings),
+});
+
+const functionLimits = ({ functionMemoryMiB, functionTimeout }: StageSettings): FunctionLimits => ({
+  memoryMiB: functionMemoryMiB,
+  timeout: functionTimeout,
+});
+
+function functionsSettings(settings: StageSettings): Omit<FunctionsProps, TableProps> {
+  return {
+    stage: settings.stage,
+    limits: functionLimits(settings),
+    logs: logLifetime(settings),
+    reservedConcurrency: settings.reservedConcurrency ? settings.reservedConcurrency.operations : undefined,
+    statusIndexShards: settings.statusIndexShards,
+    corsAllowedOrigins: settings.corsAllowedOrigins,
+  };
+}
+
+function keyAuthorizerSettings(settings: StageSettings): Omit<KeyAuthorizerProps, TableProps> {
+  return {
+    stage: settings.stage,
+    limits: functionLimits(settings),
+    logs: logLifetime(settings),
+    reservedConcurrency: reservedFor(settings, 'authorizer'),
+  };
+}
+
+function restApiSettings(settings: StageSettings): Omit<RestApiProps, 'targets' | 'authorizer'> {
+  return {
+    stage: settings.stage,
+    throttling: settings.throttling,
+    accessLogs: logLifetime(settings),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
+    behindWebAcl: settings.webAcl !== false,
+  };
+}
+
+function monitoringSettings(
+  settings: StageSettings,
+): Pick<MonitoringProps, 'stage' | 'thresholds' | 'subscribers' | 'functionTimeout' | 'reservedConcurrency'> {
+  return {
+    stage: settings.stage,
+    thresholds: settings.alarms,
+    subscribers: {
+      requireAlarmSubscriber: settings.requireAlarmSubscriber,
+      alarmEmails: settings.alarmEmails,
+      alarmTopicArns: settings.alarmTopicArns,
+    },
+    functionTimeout: settings.functionTimeout,
+    reservedConcurrency: settings.reservedConcurrency,
+  };
 }
