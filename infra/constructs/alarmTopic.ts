@@ -45,7 +45,7 @@ export function alarmTopic(scope: Construct, stage: Stage, { alarmEmails }: Alar
 
 /**
  * A deploy-time subscriber, so that no address need be committed. Where the stage requires a
- * subscriber and the settings name none, the parameter has no default: CloudFormation (and `cdk
+ * subscriber and `alarmEmails` and `alarmTopicArns` name none, the parameter has no default: CloudFormation (and `cdk
  * deploy` before it) refuses to deploy without a value, and the pattern refuses an empty one. A
  * synth needs no value, so tests and newcomers never give one.
  */

@@ -41,14 +41,18 @@ export interface StageAlarmsProps {
 /** A stage's alarms, by construct id, each made the one way. */
 export class StageAlarms {
   readonly byId = new Map<string, cloudwatch.Alarm>();
-  readonly stage: Stage;
-  readonly thresholds: AlarmThresholds;
   readonly #props: StageAlarmsProps;
 
   constructor(props: StageAlarmsProps) {
     this.#props = props;
-    this.stage = props.stage;
-    this.thresholds = props.thresholds;
+  }
+
+  get stage(): Stage {
+    return this.#props.stage;
+  }
+
+  get thresholds(): AlarmThresholds {
+    return this.#props.thresholds;
   }
 
   add(scope: Construct, { id, what, metric, threshold, unit }: AlarmSpec): cloudwatch.Alarm {
