@@ -1,5 +1,5 @@
 /**
- * One Pet Store deployment, composed of one construct per concern (infra/constructs/): storage,
+ * One Pet Store deployment, composed of one construct per part (infra/constructs/): storage,
  * functions, the REST API, its web firewall (where the stage has one), monitoring and deployment. Everything is derived from the shared
  * definitions in lib/ (routes, tables, error codes), so the deployed API cannot drift from the local
  * one. Instantiated once per stage (see stacks.ts).
@@ -7,20 +7,19 @@
 import { CfnOutput, Stack, Tags, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, type OperationName } from '../lib/domain/routes.ts';
+import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
-import { logicalIdWithoutConcerns } from './constructs/concern.ts';
-import { KeyAuthorizer, KeyLimits } from './constructs/authorizer.ts';
+import { KeyAuthorizer, KeyUsagePlan, type KeyAuthorizerProps } from './constructs/authorizer.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
-import { Functions } from './constructs/functions.ts';
-import { Monitoring } from './constructs/monitoring.ts';
-import { PetStoreApi } from './constructs/restApi.ts';
+import { Functions, type FunctionLimits, type FunctionsProps, type LogLifetime } from './constructs/functions.ts';
+import { logicalIdWithoutGroups } from './constructs/idTransparentGroup.ts';
+import { Monitoring, type MonitoringProps } from './constructs/monitoring.ts';
+import { PetStoreApi, type RestApiProps } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
 import { CONTROL_TABLE_OUTPUT, USAGE_PLAN_OUTPUT } from './names.ts';
-import type { StageSettings } from './stages.ts';
+import { removalPolicyFor, reservedFor, type StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
   readonly settings: StageSettings;
@@ -29,11 +28,11 @@ export interface PetStoreStackProps extends StackProps {
 export class PetStoreStack extends Stack {
   readonly settings: StageSettings;
   readonly storage: Storage;
-  readonly lambdas: Functions;
+  readonly functions: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
   readonly keyAuthorizer: KeyAuthorizer;
-  readonly keyLimits: KeyLimits;
+  readonly keyUsagePlan: KeyUsagePlan;
   /** The stage's web ACL, where its settings ask for one. */
   readonly firewall: Firewall | undefined;
   readonly monitoring: Monitoring;
@@ -46,44 +45,56 @@ export class PetStoreStack extends Stack {
     Tags.of(this).add('stage', settings.stage);
     acceptCfnLintFindings(this);
 
-    this.storage = new Storage(this, 'Storage', { settings });
-    this.lambdas = new Functions(this, 'Functions', {
-      settings,
+    this.storage = new Storage(this, 'Storage', {
+      deletionProtection: settings.protectData,
+      removalPolicy: removalPolicyFor(settings),
+    });
+    this.functions = new Functions(this, 'Functions', {
+      ...functionsSettings(settings),
       tableName: this.table.tableName,
       tableArn: this.table.tableArn,
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
     });
-    this.deployment = new Deployment(this, 'Deployment', { settings, functions: this.lambdas });
+    this.deployment = new Deployment(this, 'Deployment', {
+      canaryDeploys: settings.canaryDeploys,
+      functions: this.functions,
+    });
     this.keyAuthorizer = new KeyAuthorizer(this, 'KeyAuthorizer', {
-      settings,
+      ...keyAuthorizerSettings(settings),
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
     });
     this.restApi = new PetStoreApi(this, 'RestApi', {
-      settings,
+      ...restApiSettings(settings),
       targets: (operation) => this.deployment.alias(operation),
       authorizer: this.keyAuthorizer.authorizer,
     });
-    this.keyLimits = new KeyLimits(this, 'KeyLimits', {
-      settings,
+    this.keyUsagePlan = new KeyUsagePlan(this, 'KeyLimits', {
+      stage: settings.stage,
+      limits: settings.keyLimits,
       api: this.api,
-      stage: this.api.deploymentStage,
+      apiStage: this.api.deploymentStage,
       createPet: this.restApi.methods.get('createPet')!,
     });
     this.firewall = settings.webAcl
-      ? new Firewall(this, 'Firewall', { settings, webAcl: settings.webAcl, stage: this.api.deploymentStage })
+      ? new Firewall(this, 'Firewall', {
+          stage: settings.stage,
+          rates: settings.webAcl,
+          blockedRequestLogs: logLifetime(settings),
+          apiStage: this.api.deploymentStage,
+        })
       : undefined;
     this.monitoring = new Monitoring(this, 'Monitoring', {
-      settings,
+      ...monitoringSettings(settings),
       api: this.api,
       accessLogs: this.restApi.accessLogs,
-      functions: this.lambdas,
+      functions: this.functions,
       authorizer: this.keyAuthorizer,
       tables: { pets: this.table, control: this.controlTable },
       firewall: this.firewall,
     });
-    for (const operation of this.lambdas.byOperation.keys()) {
+    for (const operation of this.functions.byOperation.keys()) {
       this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
     }
     this.#outputs();
@@ -97,17 +108,13 @@ export class PetStoreStack extends Stack {
     return this.storage.controlTable;
   }
 
-  get functions(): ReadonlyMap<OperationName, NodejsFunction> {
-    return new Map([...this.lambdas.byOperation].map(([operation, { fn }]) => [operation, fn]));
-  }
-
   get api(): apigw.RestApi {
     return this.restApi.api;
   }
 
-  /** The concern constructs do not show in logical ids: see constructs/concern.ts. */
+  /** The constructs that group the stack's parts do not show in logical ids: see constructs/idTransparentGroup.ts. */
   protected override allocateLogicalId(element: CfnElement): string {
-    return logicalIdWithoutConcerns(this, element);
+    return logicalIdWithoutGroups(this, element);
   }
 
   #outputs(): void {
@@ -123,7 +130,7 @@ export class PetStoreStack extends Stack {
     });
     new CfnOutput(this, USAGE_PLAN_OUTPUT, {
       description: `The ${stage} usage plan: each API key's throttle and quota (npm run keys adds every key to it).`,
-      value: this.keyLimits.plan.usagePlanId,
+      value: this.keyUsagePlan.plan.usagePlanId,
     });
     new CfnOutput(this, 'DashboardName', {
       description: `The ${stage} CloudWatch dashboard.`,
@@ -140,4 +147,65 @@ export class PetStoreStack extends Stack {
       value: this.monitoring.topic.topicArn,
     });
   }
+}
+
+// How the stage's settings split into each construct's props: the constructs never see StageSettings.
+
+/** The tables' names and ARNs, which the stack passes from Storage rather than from the settings. */
+type TableProps = 'tableName' | 'tableArn' | 'controlTableName' | 'controlTableArn';
+
+const logLifetime = (settings: StageSettings): LogLifetime => ({
+  retention: settings.logRetention,
+  removalPolicy: removalPolicyFor(settings),
+});
+
+const functionLimits = ({ functionMemoryMiB, functionTimeout }: StageSettings): FunctionLimits => ({
+  memoryMiB: functionMemoryMiB,
+  timeout: functionTimeout,
+});
+
+function functionsSettings(settings: StageSettings): Omit<FunctionsProps, TableProps> {
+  return {
+    stage: settings.stage,
+    limits: functionLimits(settings),
+    logs: logLifetime(settings),
+    reservedConcurrency: settings.reservedConcurrency ? settings.reservedConcurrency.operations : undefined,
+    statusIndexShards: settings.statusIndexShards,
+    corsAllowedOrigins: settings.corsAllowedOrigins,
+  };
+}
+
+function keyAuthorizerSettings(settings: StageSettings): Omit<KeyAuthorizerProps, TableProps> {
+  return {
+    stage: settings.stage,
+    limits: functionLimits(settings),
+    logs: logLifetime(settings),
+    reservedConcurrency: reservedFor(settings, 'authorizer'),
+  };
+}
+
+function restApiSettings(settings: StageSettings): Omit<RestApiProps, 'targets' | 'authorizer'> {
+  return {
+    stage: settings.stage,
+    throttling: settings.throttling,
+    accessLogs: logLifetime(settings),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
+    behindWebAcl: settings.webAcl !== false,
+  };
+}
+
+function monitoringSettings(
+  settings: StageSettings,
+): Pick<MonitoringProps, 'stage' | 'thresholds' | 'subscribers' | 'functionTimeout' | 'reservedConcurrency'> {
+  return {
+    stage: settings.stage,
+    thresholds: settings.alarms,
+    subscribers: {
+      requireAlarmSubscriber: settings.requireAlarmSubscriber,
+      alarmEmails: settings.alarmEmails,
+      alarmTopicArns: settings.alarmTopicArns,
+    },
+    functionTimeout: settings.functionTimeout,
+    reservedConcurrency: settings.reservedConcurrency,
+  };
 }

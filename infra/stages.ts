@@ -56,7 +56,7 @@ export interface StageSettings {
   readonly statusIndexShards: number;
   /**
    * Each API key's own limits (docs/operating.md "Keyless traffic and per-key limits"): an API Gateway usage
-   * plan whose keys the authorizer names (`KeyLimits` in infra/constructs/authorizer.ts), so one key cannot spend the
+   * plan whose keys the authorizer names (`KeyUsagePlan` in infra/constructs/authorizer.ts), so one key cannot spend the
    * stage's whole throttle nor fill the shared inventory. API Gateway applies them best effort; in a
    * stage with a web ACL, its per-key rate rule is the hard ceiling behind them.
    */

@@ -8,7 +8,16 @@ import { CfnCondition, CfnParameter, Fn, Stack, Validations } from 'aws-cdk-lib'
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import type { StageSettings } from '../stages.ts';
+import type { Stage } from '../stages.ts';
+
+/** Who gets a stage's alarms besides the `AlarmEmail` parameter's address. */
+export interface AlarmSubscribers {
+  /** The `AlarmEmail` parameter must be given unless `alarmEmails` or `alarmTopicArns` name someone. */
+  readonly requireAlarmSubscriber: boolean;
+  readonly alarmEmails: readonly string[];
+  /** Existing SNS topics, at most 4. */
+  readonly alarmTopicArns: readonly string[];
+}
 
 /** The stack parameter that subscribes an address to the alarms at deploy time. */
 export const ALARM_EMAIL_PARAMETER = 'AlarmEmail';
@@ -17,7 +26,7 @@ export const EMAIL_PATTERN = '[^@\\s]+@[^@\\s]+\\.[^@\\s]+';
 /** CloudWatch takes at most 5 actions per alarm state: the stage topic and 4 more. */
 const MAX_EXTRA_TOPICS = 4;
 
-export function alarmTopic(scope: Construct, { stage, alarmEmails }: StageSettings): sns.Topic {
+export function alarmTopic(scope: Construct, stage: Stage, { alarmEmails }: AlarmSubscribers): sns.Topic {
   const topic = new sns.Topic(scope, 'AlarmTopic', { displayName: `Pet Store ${stage} alarms`, enforceSSL: true });
   for (const email of alarmEmails) {
     if (!new RegExp(`^${EMAIL_PATTERN}$`).test(email))
@@ -36,12 +45,16 @@ export function alarmTopic(scope: Construct, { stage, alarmEmails }: StageSettin
 
 /**
  * A deploy-time subscriber, so that no address need be committed. Where the stage requires a
- * subscriber and the settings name none, the parameter has no default: CloudFormation (and `cdk
+ * subscriber and `alarmEmails` and `alarmTopicArns` name none, the parameter has no default: CloudFormation (and `cdk
  * deploy` before it) refuses to deploy without a value, and the pattern refuses an empty one. A
  * synth needs no value, so tests and newcomers never give one.
  */
-export function alarmEmailParameter(scope: Construct, settings: StageSettings, topic: sns.ITopic): CfnParameter {
-  const { stage, requireAlarmSubscriber, alarmEmails, alarmTopicArns } = settings;
+export function alarmEmailParameter(
+  scope: Construct,
+  stage: Stage,
+  { requireAlarmSubscriber, alarmEmails, alarmTopicArns }: AlarmSubscribers,
+  topic: sns.ITopic,
+): CfnParameter {
   const required = requireAlarmSubscriber && alarmEmails.length === 0 && alarmTopicArns.length === 0;
   const parameter = new CfnParameter(scope, ALARM_EMAIL_PARAMETER, {
     type: 'String',
@@ -71,7 +84,7 @@ export function alarmEmailParameter(scope: Construct, settings: StageSettings, t
 }
 
 /** The existing topics of `alarmTopicArns`, imported (never created or changed by this stack). */
-export function extraTopics(scope: Construct, { stage, alarmTopicArns }: StageSettings): sns.ITopic[] {
+export function extraTopics(scope: Construct, stage: Stage, { alarmTopicArns }: AlarmSubscribers): sns.ITopic[] {
   if (alarmTopicArns.length > MAX_EXTRA_TOPICS) {
     throw new Error(
       `alarmTopicArns of ${stage}: at most ${MAX_EXTRA_TOPICS} topics (CloudWatch takes 5 actions per alarm)`,

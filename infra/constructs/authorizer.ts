@@ -11,9 +11,9 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { AUTHORIZER_CACHE_TTL_SECONDS, reservedFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
-import { stageFunction, stageLogGroup } from './functions.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS, type KeyLimits, type Stage } from '../stages.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
+import { stageFunction, stageLogGroup, type FunctionLimits, type LogLifetime } from './functions.ts';
 import { authorizerStatements } from './permissions.ts';
 
 export const AUTHORIZER_ENTRY = 'functions/authorize.ts';
@@ -21,29 +21,34 @@ export const AUTHORIZER_ENTRY = 'functions/authorize.ts';
 export const AUTHORIZER_IDENTITY_SOURCE = 'Authorization';
 
 export interface KeyAuthorizerProps {
-  readonly settings: StageSettings;
+  readonly stage: Stage;
+  readonly limits: FunctionLimits;
+  readonly logs: LogLifetime;
+  /** The authorizer's reserved concurrency, or none: the account's unreserved pool. */
+  readonly reservedConcurrency?: number | undefined;
   readonly controlTableName: string;
   readonly controlTableArn: string;
 }
 
-export class KeyAuthorizer extends Concern {
+export class KeyAuthorizer extends IdTransparentGroup {
   readonly fn: NodejsFunction;
   readonly logGroup: logs.LogGroup;
   readonly authorizer: apigw.RequestAuthorizer;
 
-  constructor(scope: Construct, id: string, { settings, controlTableName, controlTableArn }: KeyAuthorizerProps) {
+  constructor(scope: Construct, id: string, props: KeyAuthorizerProps) {
     super(scope, id);
-    const { stage } = settings;
-    const logGroup = stageLogGroup(this, 'AuthorizerLogs', settings);
+    const { stage, controlTableName, controlTableArn } = props;
+    const logGroup = stageLogGroup(this, 'AuthorizerLogs', props.logs);
     this.logGroup = logGroup;
-    this.fn = stageFunction(this, 'Authorizer', settings, {
+    this.fn = stageFunction(this, 'Authorizer', {
       entry: AUTHORIZER_ENTRY,
       description: `Checks each request's bearer API key before any operation runs (${stage})`,
       roleDescription: `Runs the API's key authorizer (${stage}): reads the API keys, nothing else.`,
+      limits: props.limits,
       policyName: 'authorizer',
       statements: authorizerStatements({ controlTableArn, logGroup }),
       logGroup,
-      reservedConcurrentExecutions: reservedFor(settings, 'authorizer'),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       // No TABLE_NAME: the authorizer never touches the pets table.
       environment: { CONTROL_TABLE_NAME: controlTableName },
     });
@@ -57,10 +62,12 @@ export class KeyAuthorizer extends Concern {
   }
 }
 
-export interface KeyLimitsProps {
-  readonly settings: StageSettings;
+export interface KeyUsagePlanProps {
+  readonly stage: Stage;
+  /** Each key's throttle and daily quota, and its throttle on createPet. */
+  readonly limits: KeyLimits;
   readonly api: apigw.IRestApi;
-  readonly stage: apigw.Stage;
+  readonly apiStage: apigw.Stage;
   /** createPet's method, whose throttle per key is its own. */
   readonly createPet: apigw.Method;
 }
@@ -69,21 +76,21 @@ export interface KeyLimitsProps {
  * The stage's usage plan: each key's throttle and daily quota, from `keyLimits` in infra/stages.ts,
  * and createPet's tighter throttle per key (a method throttle on its method).
  */
-export class KeyLimits extends Concern {
+export class KeyUsagePlan extends IdTransparentGroup {
   readonly plan: apigw.UsagePlan;
 
-  constructor(scope: Construct, id: string, { settings, api, stage, createPet }: KeyLimitsProps) {
+  constructor(scope: Construct, id: string, { stage, limits, api, apiStage, createPet }: KeyUsagePlanProps) {
     super(scope, id);
-    const { rateLimit, burstLimit, requestsPerDay, createPet: createLimits } = settings.keyLimits;
+    const { rateLimit, burstLimit, requestsPerDay, createPet: createLimits } = limits;
     this.plan = new apigw.UsagePlan(this, 'KeyUsagePlan', {
-      name: `petstore-${settings.stage}-keys`,
-      description: `Each Pet Store API key's own limits (${settings.stage}); npm run keys adds every key.`,
+      name: `petstore-${stage}-keys`,
+      description: `Each Pet Store API key's own limits (${stage}); npm run keys adds every key.`,
       throttle: { rateLimit, burstLimit },
       quota: { limit: requestsPerDay, period: apigw.Period.DAY },
       apiStages: [
         {
           api,
-          stage,
+          stage: apiStage,
           throttle: [
             { method: createPet, throttle: { rateLimit: createLimits.rateLimit, burstLimit: createLimits.burstLimit } },
           ],

@@ -10,8 +10,8 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_OPERATION } from '../../lib/http/authorizer.ts';
-import { Concern } from './concern.ts';
-import { PERIOD, concurrencyThreshold, durationThreshold, metricNamespace, type StageAlarms } from './alarms.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
+import { PERIOD, metricNamespace, type StageAlarms } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 
 /** The authorizer's failure lines: its ERROR lines (lib/domain/log.ts logError) naming its operation. */
@@ -25,21 +25,20 @@ export interface AuthorizerMonitoringProps {
   readonly authorizer: KeyAuthorizer;
 }
 
-export class AuthorizerMonitoring extends Concern {
+export class AuthorizerMonitoring extends IdTransparentGroup {
   /** Requests the authorizer failed to decide (the key store unreadable or too slow): each answered 503. */
   readonly failures: cloudwatch.Metric;
 
   constructor(scope: Construct, id: string, { alarms, authorizer }: AuthorizerMonitoringProps) {
     super(scope, id);
-    const { settings } = alarms;
-    const t = settings.alarms;
+    const t = alarms.thresholds;
     const { fn } = authorizer;
     const sum = { statistic: 'Sum', period: PERIOD };
     const maximum = { statistic: 'Maximum', period: PERIOD };
     this.failures = new logs.MetricFilter(this, 'AuthorizerFailuresFilter', {
       logGroup: authorizer.logGroup,
       filterPattern: AUTHORIZER_FAILURE_PATTERN,
-      metricNamespace: metricNamespace(settings.stage),
+      metricNamespace: metricNamespace(alarms.stage),
       metricName: 'AuthorizerFailures',
       metricValue: '1',
     }).metric(sum);
@@ -61,14 +60,14 @@ export class AuthorizerMonitoring extends Concern {
       id: 'AuthorizerDurationAlarm',
       what: 'Key authorizer maximum duration near its timeout',
       metric: fn.metricDuration(maximum),
-      threshold: durationThreshold(settings),
+      threshold: alarms.durationThreshold(),
       unit: 'ms',
     });
     alarms.add(this, {
       id: 'AuthorizerConcurrencyAlarm',
       what: 'Key authorizer concurrent executions',
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: concurrencyThreshold(settings, 'authorizer'),
+      threshold: alarms.concurrencyThreshold('authorizer'),
       unit: 'executions',
     });
   }

@@ -30,7 +30,7 @@ export interface DashboardParts {
   readonly methodMetric: (route: Route, metricName: string, statistic: string) => cloudwatch.Metric;
   readonly throttled: cloudwatch.IMetric;
   readonly coldStarts: (operation: OperationName) => cloudwatch.IMetric;
-  readonly lambdas: readonly { readonly name: string; readonly fn: IFunction }[];
+  readonly functions: readonly { readonly name: string; readonly fn: IFunction }[];
   readonly authorizerFailures: cloudwatch.Metric;
   readonly tables: Readonly<Record<string, dynamodb.Table>>;
   readonly firewall: Firewall | undefined;
@@ -98,7 +98,7 @@ function trafficRow({ stageMetric, methodMetric }: DashboardParts): cloudwatch.I
 }
 
 /** Cold starts and duration, then errors, throttles and concurrency: the operations' and the authorizer's. */
-function functionRows({ lambdas, coldStarts, authorizerFailures }: DashboardParts): cloudwatch.IWidget[] {
+function functionRows({ functions, coldStarts, authorizerFailures }: DashboardParts): cloudwatch.IWidget[] {
   return [
     new cloudwatch.GraphWidget({
       title: 'Lambda cold starts',
@@ -108,7 +108,7 @@ function functionRows({ lambdas, coldStarts, authorizerFailures }: DashboardPart
     new cloudwatch.GraphWidget({
       title: 'Lambda duration (p50, p99), ms',
       ...WIDE,
-      left: lambdas.flatMap(({ name, fn }) => [
+      left: functions.flatMap(({ name, fn }) => [
         fn.metricDuration({ statistic: 'p50', period: PERIOD, label: `${name} p50` }),
         fn.metricDuration({ statistic: 'p99', period: PERIOD, label: `${name} p99` }),
       ]),
@@ -117,13 +117,13 @@ function functionRows({ lambdas, coldStarts, authorizerFailures }: DashboardPart
       title: 'Lambda errors, throttles, concurrency',
       ...WIDE,
       left: [
-        ...lambdas.flatMap(({ name, fn }) => [
+        ...functions.flatMap(({ name, fn }) => [
           fn.metricErrors({ ...SUM, label: `${name} errors${name === 'authorizer' ? ' (refusals included)' : ''}` }),
           fn.metricThrottles({ ...SUM, label: `${name} throttles` }),
         ]),
         authorizerFailures.with({ label: 'authorizer failures (503s)' }),
       ],
-      right: lambdas.map(({ name, fn }) =>
+      right: functions.map(({ name, fn }) =>
         fn.metric('ConcurrentExecutions', { statistic: 'Maximum', period: PERIOD, label: `${name} concurrency` }),
       ),
     }),

@@ -12,24 +12,24 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { OperationName } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
-import type { StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import type { Functions } from './functions.ts';
 
 export const LIVE_ALIAS = 'live';
 export const CANARY_CONFIG = codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
 
 export interface DeploymentProps {
-  readonly settings: StageSettings;
+  /** Shift traffic by CodeDeploy canaries, rolled back on alarm, rather than all at once. */
+  readonly canaryDeploys: boolean;
   readonly functions: Functions;
 }
 
-export class Deployment extends Concern {
+export class Deployment extends IdTransparentGroup {
   readonly aliases: ReadonlyMap<OperationName, lambda.Alias>;
   /** Empty unless the stage deploys by canary. */
   readonly groups: ReadonlyMap<OperationName, codedeploy.LambdaDeploymentGroup>;
 
-  constructor(scope: Construct, id: string, { settings, functions }: DeploymentProps) {
+  constructor(scope: Construct, id: string, { canaryDeploys, functions }: DeploymentProps) {
     super(scope, id);
     this.aliases = new Map(
       [...functions.byOperation].map(([operation, { fn }]) => [
@@ -37,7 +37,7 @@ export class Deployment extends Concern {
         new lambda.Alias(this, `${pascal(operation)}LiveAlias`, { aliasName: LIVE_ALIAS, version: fn.currentVersion }),
       ]),
     );
-    this.groups = settings.canaryDeploys ? this.#canaries() : new Map();
+    this.groups = canaryDeploys ? this.#canaries() : new Map();
   }
 
   alias(operation: OperationName): lambda.Alias {

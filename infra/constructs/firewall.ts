@@ -22,8 +22,9 @@ import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
-import { removalPolicyFor, type StageSettings, type WebAclSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import type { Stage, WebAclSettings } from '../stages.ts';
+import type { LogLifetime } from './functions.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 /**
  * Seconds a client over the rate limit is told to wait. The block lasts until the address's count
@@ -90,24 +91,28 @@ export const blockedRequestsLogGroupPrefix = (stage: string): string => `aws-waf
 export const REDACTED_HEADERS = ['authorization', 'idempotency-key'] as const;
 
 export interface FirewallProps {
-  readonly settings: StageSettings;
-  readonly webAcl: WebAclSettings;
-  readonly stage: apigw.Stage;
+  readonly stage: Stage;
+  /** The rate limits per address and per key. */
+  readonly rates: WebAclSettings;
+  /** Kept as long as the stage's other logs: the record of an attack outlives the alarm about it. */
+  readonly blockedRequestLogs: LogLifetime;
+  /** The API stage the web ACL guards. */
+  readonly apiStage: apigw.Stage;
 }
 
-export class Firewall extends Concern {
+export class Firewall extends IdTransparentGroup {
   readonly webAcl: wafv2.CfnWebACL;
   /** The web ACL's name, literal (its metrics' `WebACL` dimension). */
   readonly webAclName: string;
   /** The blocked requests, without keys (see REDACTED_HEADERS). */
   readonly blockedRequests: logs.LogGroup;
 
-  constructor(scope: Construct, id: string, { settings, webAcl, stage }: FirewallProps) {
+  constructor(scope: Construct, id: string, { stage, rates, blockedRequestLogs, apiStage }: FirewallProps) {
     super(scope, id);
-    this.webAclName = `petstore-${settings.stage}`;
+    this.webAclName = `petstore-${stage}`;
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       name: this.webAclName,
-      description: `Pet Store Inventory API, ${settings.stage}: rate limit per address, AWS managed rules`,
+      description: `Pet Store Inventory API, ${stage}: rate limit per address, AWS managed rules`,
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.webAclName),
@@ -128,7 +133,7 @@ export class Firewall extends Concern {
           FIREWALL_RULES.rateLimit,
           0,
           {
-            limit: webAcl.requestsPerAddressPer5Minutes,
+            limit: rates.requestsPerAddressPer5Minutes,
             aggregateKeyType: 'IP',
             evaluationWindowSec: RATE_WINDOW_SECONDS,
           },
@@ -141,29 +146,28 @@ export class Firewall extends Concern {
         managedRuleGroup(FIREWALL_RULES.knownBadInputs, 4, []),
         managedRuleGroup(FIREWALL_RULES.ipReputation, 5, []),
         bearerKeyRule(),
-        ratePerKeyRule(webAcl.requestsPerKeyPerMinute),
+        ratePerKeyRule(rates.requestsPerKeyPerMinute),
       ],
     });
     new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
-      resourceArn: stage.stageArn,
+      resourceArn: apiStage.stageArn,
       webAclArn: this.webAcl.attrArn,
     });
-    this.blockedRequests = this.#logBlockedRequests(settings);
+    this.blockedRequests = this.#logBlockedRequests(stage, blockedRequestLogs);
   }
 
   /**
    * Only blocked requests (allowed ones are in the API's access log already), so the log's cost
-   * follows what the firewall refuses. Kept, and retained with the stack, as long as the stage's
-   * other logs (`logRetention`, `protectData`): the record of an attack outlives the alarm about it.
+   * follows what the firewall refuses.
    */
-  #logBlockedRequests(settings: StageSettings): logs.LogGroup {
+  #logBlockedRequests(stage: Stage, { retention, removalPolicy }: LogLifetime): logs.LogGroup {
     // The stack id's first group of hex digits (arn:...:stack/<name>/<uuid>): a new stack, a new name.
     const stackIdPart = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
-    const logGroupName = Fn.join('', [blockedRequestsLogGroupPrefix(settings.stage), stackIdPart]);
+    const logGroupName = Fn.join('', [blockedRequestsLogGroupPrefix(stage), stackIdPart]);
     const logGroup = new logs.LogGroup(this, 'BlockedRequestLogs', {
       logGroupName,
-      retention: settings.logRetention,
-      removalPolicy: removalPolicyFor(settings),
+      retention,
+      removalPolicy,
     });
     const logging = new wafv2.CfnLoggingConfiguration(this, 'Logging', {
       resourceArn: this.webAcl.attrArn,

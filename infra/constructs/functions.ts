@@ -2,7 +2,7 @@
  * One function per route (lib/domain/routes.ts), each with its own log group and a role that may do only
  * what its route needs (./permissions.ts).
  */
-import { Validations } from 'aws-cdk-lib';
+import { Validations, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -22,12 +22,33 @@ import {
 } from '../bundle/bundling.ts';
 import { corsEnvironment } from '../cors.ts';
 import { pascal } from '../names.ts';
-import { removalPolicyFor, reservedFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import type { Stage } from '../stages.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { functionStatements } from './permissions.ts';
 
+/** How long a log group keeps its records, and whether it outlives the stack. */
+export interface LogLifetime {
+  readonly retention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** What every function of the stage gets alike. */
+export interface FunctionLimits {
+  readonly memoryMiB: number;
+  readonly timeout: Duration;
+}
+
 export interface FunctionsProps {
-  readonly settings: StageSettings;
+  /** Named in each function's description. */
+  readonly stage: Stage;
+  readonly limits: FunctionLimits;
+  readonly logs: LogLifetime;
+  /** Each operation's reserved concurrency, or none: the account's unreserved pool. */
+  readonly reservedConcurrency?: Readonly<Record<OperationName, number>> | undefined;
+  /** The status index's shard count, which createPet writes and listPets reads (lib/store/table.ts). */
+  readonly statusIndexShards: number;
+  /** Browser origins the functions answer CORS for (../cors.ts). */
+  readonly corsAllowedOrigins: readonly string[];
   readonly tableName: string;
   readonly tableArn: string;
   readonly controlTableName: string;
@@ -40,7 +61,7 @@ export interface RouteFunction {
   readonly logGroup: logs.LogGroup;
 }
 
-export class Functions extends Concern {
+export class Functions extends IdTransparentGroup {
   /** By operation, in the order of `routes`. */
   readonly byOperation: ReadonlyMap<OperationName, RouteFunction>;
 
@@ -57,34 +78,35 @@ export class Functions extends Concern {
 }
 
 function routeFunction(scope: Construct, route: Route, props: FunctionsProps): RouteFunction {
-  const { settings } = props;
+  const { stage } = props;
   const name = pascal(route.operation);
-  const logGroup = stageLogGroup(scope, `${name}Logs`, settings);
+  const logGroup = stageLogGroup(scope, `${name}Logs`, props.logs);
   const statements = functionStatements(route, {
     tableArn: props.tableArn,
     controlTableArn: props.controlTableArn,
     logGroup,
   });
-  const fn = stageFunction(scope, name, settings, {
+  const fn = stageFunction(scope, name, {
     entry: route.entry,
-    description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${settings.stage})`,
-    roleDescription: `Runs ${route.operation} (${settings.stage}): only what its route needs.`,
+    description: `${route.method} ${API_BASE_PATH}${route.path}: ${route.summary} (${stage})`,
+    roleDescription: `Runs ${route.operation} (${stage}): only what its route needs.`,
+    limits: props.limits,
     policyName: route.operation,
     statements,
     logGroup,
-    reservedConcurrentExecutions: reservedFor(settings, route.operation),
+    reservedConcurrentExecutions: props.reservedConcurrency?.[route.operation],
     environment: {
       TABLE_NAME: props.tableName,
       CONTROL_TABLE_NAME: props.controlTableName,
-      [STATUS_INDEX_SHARDS_VARIABLE]: String(settings.statusIndexShards),
-      ...corsEnvironment(settings.corsAllowedOrigins),
+      [STATUS_INDEX_SHARDS_VARIABLE]: String(props.statusIndexShards),
+      ...corsEnvironment(props.corsAllowedOrigins),
     },
   });
   return { route, fn, logGroup };
 }
 
-export function stageLogGroup(scope: Construct, id: string, settings: StageSettings): logs.LogGroup {
-  return new logs.LogGroup(scope, id, { retention: settings.logRetention, removalPolicy: removalPolicyFor(settings) });
+export function stageLogGroup(scope: Construct, id: string, { retention, removalPolicy }: LogLifetime): logs.LogGroup {
+  return new logs.LogGroup(scope, id, { retention, removalPolicy });
 }
 
 /** What tells one of the stage's functions from another. */
@@ -93,6 +115,7 @@ export interface StageFunctionProps {
   readonly entry: string;
   readonly description: string;
   readonly roleDescription: string;
+  readonly limits: FunctionLimits;
   readonly policyName: string;
   readonly statements: iam.PolicyStatement[];
   readonly logGroup: logs.ILogGroup;
@@ -105,12 +128,7 @@ export interface StageFunctionProps {
  * One function of the stage, bundled as every function is (../bundle/bundling.ts), with its own role holding
  * exactly `statements` (and X-Ray's write-only managed policy), its log group, and active tracing.
  */
-export function stageFunction(
-  scope: Construct,
-  name: string,
-  settings: StageSettings,
-  props: StageFunctionProps,
-): NodejsFunction {
+export function stageFunction(scope: Construct, name: string, props: StageFunctionProps): NodejsFunction {
   const role = new iam.Role(scope, `${name}Role`, {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description: props.roleDescription,
@@ -138,8 +156,8 @@ export function stageFunction(
     depsLockFilePath: DEPS_LOCK_FILE,
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
-    memorySize: settings.functionMemoryMiB,
-    timeout: settings.functionTimeout,
+    memorySize: props.limits.memoryMiB,
+    timeout: props.limits.timeout,
     role,
     logGroup: props.logGroup,
     environment,

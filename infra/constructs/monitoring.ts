@@ -17,26 +17,25 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { API_STAGE_NAME, routes, type OperationName, type Route } from '../../lib/domain/routes.ts';
 import { pascal } from '../names.ts';
-import type { StageSettings } from '../stages.ts';
-import { alarmEmailParameter, alarmTopic, extraTopics } from './alarmTopic.ts';
-import {
-  PERIOD,
-  StageAlarms,
-  concurrencyThreshold,
-  durationThreshold,
-  metricNamespace,
-  type AlarmSpec,
-} from './alarms.ts';
+import type { AlarmThresholds, ReservedConcurrency, Stage } from '../stages.ts';
+import { alarmEmailParameter, alarmTopic, extraTopics, type AlarmSubscribers } from './alarmTopic.ts';
+import { PERIOD, StageAlarms, metricNamespace, type AlarmSpec } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
 import type { Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
 
 export { ALARM_EMAIL_PARAMETER, EMAIL_PATTERN } from './alarmTopic.ts';
 export interface MonitoringProps {
-  readonly settings: StageSettings;
+  readonly stage: Stage;
+  readonly thresholds: AlarmThresholds;
+  readonly subscribers: AlarmSubscribers;
+  /** Each function's timeout, which the duration alarms fire near. */
+  readonly functionTimeout: Duration;
+  /** The stage's reservations, of which the concurrency alarms may fire at a share. */
+  readonly reservedConcurrency: ReservedConcurrency | false;
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.ILogGroup;
   readonly functions: Functions;
@@ -46,7 +45,7 @@ export interface MonitoringProps {
   readonly firewall?: Firewall | undefined;
 }
 
-export class Monitoring extends Concern {
+export class Monitoring extends IdTransparentGroup {
   readonly topic: sns.Topic;
   /** The `AlarmEmail` parameter: required (no default) where the stage settings say so. */
   readonly alarmEmail: CfnParameter;
@@ -61,10 +60,17 @@ export class Monitoring extends Concern {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     this.#props = props;
-    this.topic = alarmTopic(this, props.settings);
-    this.alarmEmail = alarmEmailParameter(this, props.settings, this.topic);
-    const actions = [this.topic, ...extraTopics(this, props.settings)].map((topic) => new SnsAction(topic));
-    this.#alarms = new StageAlarms(props.settings, actions);
+    const { stage, subscribers } = props;
+    this.topic = alarmTopic(this, stage, subscribers);
+    this.alarmEmail = alarmEmailParameter(this, stage, subscribers, this.topic);
+    const actions = [this.topic, ...extraTopics(this, stage, subscribers)].map((topic) => new SnsAction(topic));
+    this.#alarms = new StageAlarms({
+      stage,
+      thresholds: props.thresholds,
+      functionTimeout: props.functionTimeout,
+      reservedConcurrency: props.reservedConcurrency,
+      actions,
+    });
     this.#throttled = this.#throttledRequests();
     this.#api5xx = this.#apiAlarms();
     for (const route of routes) this.#functionAlarms(route);
@@ -84,7 +90,7 @@ export class Monitoring extends Concern {
 
   /** Returns the 5xx rate alarm, which also guards every canary. */
   #apiAlarms(): cloudwatch.Alarm {
-    const t = this.#props.settings.alarms;
+    const t = this.#props.thresholds;
     const average = { statistic: 'Average', period: PERIOD };
     this.#alarm({
       id: 'Api4xxRateAlarm',
@@ -124,8 +130,7 @@ export class Monitoring extends Concern {
   }
 
   #functionAlarms(route: Route): void {
-    const { settings } = this.#props;
-    const t = settings.alarms;
+    const t = this.#props.thresholds;
     const { fn } = this.#props.functions.get(route.operation);
     const name = pascal(route.operation);
     const sum = { statistic: 'Sum', period: PERIOD };
@@ -150,7 +155,7 @@ export class Monitoring extends Concern {
         id: `${name}DurationAlarm`,
         what: `${route.operation} maximum duration near its timeout`,
         metric: fn.metricDuration(maximum),
-        threshold: durationThreshold(settings),
+        threshold: this.#alarms.durationThreshold(),
         unit: 'ms',
       }),
     ];
@@ -166,13 +171,13 @@ export class Monitoring extends Concern {
       id: `${name}ConcurrencyAlarm`,
       what: `${route.operation} concurrent executions`,
       metric: fn.metric('ConcurrentExecutions', maximum),
-      threshold: concurrencyThreshold(settings, route.operation),
+      threshold: this.#alarms.concurrencyThreshold(route.operation),
       unit: 'executions',
     });
   }
 
   #tableAlarms(tableName: string, table: dynamodb.Table): void {
-    const t = this.#props.settings.alarms;
+    const t = this.#props.thresholds;
     const name = pascal(tableName);
     const everyOperation = { operations: TABLE_OPERATIONS, period: PERIOD };
     this.#alarm({
@@ -196,7 +201,7 @@ export class Monitoring extends Concern {
       id: 'WafBlockedAlarm',
       what: 'Requests the web ACL blocked (429 rate limit per address, 400/413 body limits, 403 managed rules)',
       metric: firewall.metric('BlockedRequests'),
-      threshold: this.#props.settings.alarms.wafBlockedRequests,
+      threshold: this.#props.thresholds.wafBlockedRequests,
       unit: 'requests',
     });
   }
@@ -250,7 +255,7 @@ export class Monitoring extends Concern {
     const filter = new logs.MetricFilter(this, 'ThrottledRequestsFilter', {
       logGroup: this.#props.accessLogs,
       filterPattern: logs.FilterPattern.stringValue('$.errorResponseType', '=', 'THROTTLED'),
-      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricNamespace: metricNamespace(this.#props.stage),
       metricName: 'ThrottledRequests',
       metricValue: '1',
     });
@@ -268,7 +273,7 @@ export class Monitoring extends Concern {
     const filter = new logs.MetricFilter(this, 'UnauthorizedRequestsFilter', {
       logGroup: this.#props.accessLogs,
       filterPattern: UNAUTHORIZED_PATTERN,
-      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricNamespace: metricNamespace(this.#props.stage),
       metricName: 'UnauthorizedRequests',
       metricValue: '1',
     });
@@ -277,7 +282,7 @@ export class Monitoring extends Concern {
 
   /** One metric fed by a filter on every function's log group and the authorizer's (each keeps its own keys). */
   #keyStoreWarnings(): cloudwatch.IMetric {
-    const { settings, functions, authorizer } = this.#props;
+    const { stage, functions, authorizer } = this.#props;
     const metricName = 'KeyStoreWarnings';
     const logGroups: [string, logs.ILogGroup][] = [
       ...routes.map((route): [string, logs.ILogGroup] => [
@@ -290,13 +295,13 @@ export class Monitoring extends Concern {
       new logs.MetricFilter(this, `${name}KeyStoreWarningsFilter`, {
         logGroup,
         filterPattern: KEY_STORE_WARNING_PATTERN,
-        metricNamespace: metricNamespace(settings.stage),
+        metricNamespace: metricNamespace(stage),
         metricName,
         metricValue: '1',
       });
     }
     return new cloudwatch.Metric({
-      namespace: metricNamespace(settings.stage),
+      namespace: metricNamespace(stage),
       metricName,
       statistic: 'Sum',
       period: PERIOD,
@@ -312,7 +317,7 @@ export class Monitoring extends Concern {
         logs.FilterPattern.stringValue('$.message', '=', 'request'),
         logs.FilterPattern.booleanValue('$.coldStart', true),
       ),
-      metricNamespace: metricNamespace(this.#props.settings.stage),
+      metricNamespace: metricNamespace(this.#props.stage),
       metricName: `${pascal(operation)}ColdStarts`,
       metricValue: '1',
     });
@@ -320,15 +325,15 @@ export class Monitoring extends Concern {
   }
 
   #dashboard(): cloudwatch.Dashboard {
-    const { settings, functions, authorizer, tables, firewall } = this.#props;
+    const { stage, functions, authorizer, tables, firewall } = this.#props;
     return stageDashboard(this, {
-      stage: settings.stage,
+      stage,
       stageMetric: (name, options) => this.stageMetric(name, options),
       methodMetric: (route, name, statistic) => this.methodMetric(route, name, statistic),
       throttled: this.#throttled,
       coldStarts: (operation) => this.#coldStarts(operation),
       // Each operation's function, then the key authorizer's.
-      lambdas: [
+      functions: [
         ...routes.map((route) => ({ name: route.operation as string, fn: functions.get(route.operation).fn })),
         { name: 'authorizer', fn: authorizer.fn },
       ],

@@ -24,35 +24,41 @@ import {
 import { publishDocumentation } from '../apiDocumentation.ts';
 import { addCorsPreflight } from '../cors.ts';
 import { pascal } from '../names.ts';
-import { removalPolicyFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import type { Stage, Throttle } from '../stages.ts';
+import { stageLogGroup, type LogLifetime } from './functions.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 export interface RestApiProps {
-  readonly settings: StageSettings;
+  readonly stage: Stage;
+  /** The API stage's throttle, shared by every caller. */
+  readonly throttling: Throttle;
+  readonly accessLogs: LogLifetime;
+  /** Browser origins answered CORS preflight (../cors.ts). */
+  readonly corsAllowedOrigins: readonly string[];
+  /** A web ACL guards the stage (./firewall.ts); without one, cdk-nag's APIG3 is acknowledged here. */
+  readonly behindWebAcl: boolean;
   /** What each route's method invokes. */
   readonly targets: (operation: OperationName) => lambda.IFunction;
   /** Runs before every route's method (./authorizer.ts); its usageIdentifierKey names the caller's API key. */
   readonly authorizer: apigw.IAuthorizer;
 }
 
-export class PetStoreApi extends Concern {
+export class PetStoreApi extends IdTransparentGroup {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.LogGroup;
   /** The proxied method of each route (for per-method metrics). */
   readonly methods: ReadonlyMap<OperationName, apigw.Method>;
 
-  constructor(scope: Construct, id: string, { settings, targets, authorizer }: RestApiProps) {
+  constructor(scope: Construct, id: string, props: RestApiProps) {
     super(scope, id);
-    this.accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
-      retention: settings.logRetention,
-      removalPolicy: removalPolicyFor(settings),
-    });
-    this.api = restApi(this, settings, this.accessLogs);
+    const { targets, authorizer } = props;
+    this.accessLogs = stageLogGroup(this, 'ApiAccessLogs', props.accessLogs);
+    this.api = restApi(this, props, this.accessLogs);
     keysFromAuthorizer(this.api);
     this.methods = new Map(
       routes.map((route) => [route.operation, this.#routeMethod(route, targets(route.operation), authorizer)]),
     );
-    addCorsPreflight(this.api, settings.corsAllowedOrigins);
+    addCorsPreflight(this.api, props.corsAllowedOrigins);
     this.#fallbackMethods();
     this.#gatewayResponses();
     publishDocumentation(this.api);
@@ -140,8 +146,11 @@ export class PetStoreApi extends Concern {
   }
 }
 
-function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.LogGroup): apigw.RestApi {
-  const { stage, throttling } = settings;
+function restApi(
+  scope: Construct,
+  { stage, throttling, behindWebAcl }: RestApiProps,
+  accessLogs: logs.LogGroup,
+): apigw.RestApi {
   const api = new apigw.RestApi(scope, 'Api', {
     restApiName: `petstore-${stage}`,
     description: `Pet Store Inventory API (${stage})`,
@@ -172,7 +181,7 @@ function restApi(scope: Construct, settings: StageSettings, accessLogs: logs.Log
       '(lib/schemas.ts), as the local API does. An API Gateway validator would run before the API-key check, ' +
       'answering 400 to unauthenticated callers that must get 401, and would duplicate rules it cannot express.',
   });
-  if (!settings.webAcl) {
+  if (!behindWebAcl) {
     Validations.of(api.deploymentStage).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:

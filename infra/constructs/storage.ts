@@ -4,33 +4,36 @@
  * `statusShard`, whose shard count is configuration the functions get (./functions.ts), not part
  * of the index. Production retains both tables and protects them from deletion.
  */
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { controlTable, petsTable } from '../../lib/store/table.ts';
-import { removalPolicyFor, type StageSettings } from '../stages.ts';
-import { Concern } from './concern.ts';
+import { IdTransparentGroup } from './idTransparentGroup.ts';
 
 export interface StorageProps {
-  readonly settings: StageSettings;
+  /** Both tables refuse to be deleted (and keep their data). */
+  readonly deletionProtection: boolean;
+  /** What becomes of both tables when they leave the stack. */
+  readonly removalPolicy: RemovalPolicy;
 }
 
-export class Storage extends Concern {
+export class Storage extends IdTransparentGroup {
   readonly table: dynamodb.Table;
   /** Idempotency records, keys and secrets (lib/store/table.ts `controlTable`). */
   readonly controlTable: dynamodb.Table;
 
-  constructor(scope: Construct, id: string, { settings }: StorageProps) {
+  constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
-    this.table = petsTableOf(this, settings);
-    this.controlTable = controlTableOf(this, settings);
+    this.table = petsTableOf(this, props);
+    this.controlTable = controlTableOf(this, props);
   }
 }
 
-function petsTableOf(scope: Construct, settings: StageSettings): dynamodb.Table {
+function petsTableOf(scope: Construct, props: StorageProps): dynamodb.Table {
   const { partitionKey, statusIndex } = petsTable;
   const table = new dynamodb.Table(scope, 'PetsTable', {
     partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
-    ...tableDefaults(settings),
+    ...tableDefaults(props),
   });
   table.addGlobalSecondaryIndex({
     indexName: statusIndex.indexName,
@@ -46,23 +49,23 @@ function petsTableOf(scope: Construct, settings: StageSettings): dynamodb.Table 
  * would collide, on a redeploy after `cdk destroy`, with the table production retains. Tools find
  * it through the stack's ControlTableName output (`npm run keys` does).
  */
-function controlTableOf(scope: Construct, settings: StageSettings): dynamodb.Table {
+function controlTableOf(scope: Construct, props: StorageProps): dynamodb.Table {
   const { partitionKey, sortKey, timeToLiveAttribute } = controlTable;
   return new dynamodb.Table(scope, 'ControlTable', {
     partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
     sortKey: { name: sortKey.name, type: attributeType(sortKey.type) },
     timeToLiveAttribute,
-    ...tableDefaults(settings),
+    ...tableDefaults(props),
   });
 }
 
-function tableDefaults(settings: StageSettings) {
+function tableDefaults({ deletionProtection, removalPolicy }: StorageProps) {
   return {
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     encryption: dynamodb.TableEncryption.AWS_MANAGED,
-    deletionProtection: settings.protectData,
-    removalPolicy: removalPolicyFor(settings),
+    deletionProtection,
+    removalPolicy,
   } satisfies Partial<dynamodb.TableProps>;
 }
 

@@ -40,7 +40,7 @@ beforeAll(() => {
   app.synth();
   const s = synthesize(stacks.get('staging')!);
   for (const route of routes) {
-    const fn = s.stack.functions.get(route.operation)!;
+    const { fn } = s.stack.functions.get(route.operation);
     const metadata = s.resource(s.logicalId(fn)).Metadata as Record<string, string>;
     // The asset metadata SAM reads: the bundle's folder in the cloud assembly.
     expect(metadata['aws:asset:property']).toBe('Code');

@@ -14,7 +14,7 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
   describe('functions', () => {
     it('has one function per route and the key authorizer (test/infra/authorizer.test.ts), and nothing else', () => {
       of(stage).template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
-      expect([...of(stage).stack.functions.keys()]).toEqual(routes.map((r) => r.operation));
+      expect([...of(stage).stack.functions.byOperation.keys()]).toEqual(routes.map((r) => r.operation));
     });
 
     it.each(routes.map((r) => [r.operation] as const))(

@@ -1,5 +1,5 @@
 /**
- * The logical ids the stack had before it was split into constructs (infra/constructs/concern.ts).
+ * The logical ids the stack had before it was split into constructs (infra/constructs/idTransparentGroup.ts).
  * A changed id is a replaced resource: a new, empty table, a new API at a new URL. Only the API
  * deployment (whose id hashes its content) and the Lambda permissions (which follow their target)
  * may change. API Gateway's account setting and its CloudWatch role left the stage stacks for the

@@ -124,7 +124,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       const name = `${route.operation[0]!.toUpperCase()}${route.operation.slice(1)}ColdStarts`;
       const coldStarts = filters.find((f) => f.MetricTransformations[0].MetricName === name)!;
       expect(coldStarts.FilterPattern).toBe('{ ($.message = "request") && ($.coldStart IS TRUE) }');
-      expect(coldStarts.LogGroupName).toEqual(ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup)));
+      expect(coldStarts.LogGroupName).toEqual(ref(s.logicalId(s.stack.functions.get(route.operation).logGroup)));
       expect(coldStarts.MetricTransformations[0].MetricNamespace).toBe(`PetStore/${stage}`);
     }
   });
@@ -144,7 +144,7 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
 
     const warnings = filters.filter((f) => f.MetricTransformations[0].MetricName === 'KeyStoreWarnings');
     expect(warnings.map((f) => f.LogGroupName)).toEqual([
-      ...routes.map((route) => ref(s.logicalId(s.stack.lambdas.get(route.operation).logGroup))),
+      ...routes.map((route) => ref(s.logicalId(s.stack.functions.get(route.operation).logGroup))),
       ref(s.logicalId(s.stack.keyAuthorizer.logGroup)),
     ]);
     const prefixes = KEY_STORE_WARNING_PREFIXES.map((prefix) => `($.message = "${prefix}*")`).join(' || ');

@@ -106,8 +106,8 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     const stack = fresh.get('staging')!;
     // A function policy with a wildcard resource must be flagged.
     stack.functions
-      .get('getPet')!
-      .addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: ['*'] }));
+      .get('getPet')
+      .fn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: ['*'] }));
     const { violations } = new AwsSolutionsChecks().validateScope(stack);
     expect(violations.map((v) => v.ruleName)).toContain('AwsSolutions-IAM5[Resource::*]');
   });

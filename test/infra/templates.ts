@@ -66,7 +66,7 @@ export function alarmNamed(s: SynthesizedStack, stage: Stage, name: string): Rec
 }
 
 export function functionOf(s: SynthesizedStack, operation: OperationName) {
-  const fn = s.stack.functions.get(operation);
+  const fn = s.stack.functions.byOperation.get(operation)?.fn;
   if (!fn) throw new Error(`no function for ${operation}`);
   const logicalId = s.logicalId(fn);
   return { logicalId, properties: props(s.resource(logicalId)) as Record<string, any> };

@@ -1,26 +1,26 @@
 /**
- * The stack is composed of constructs, one concern each (tables, functions, API, monitoring,
- * deployment). They organise the source, not the deployed resources: a `Concern` is left out of
- * its children's logical ids, so every resource keeps the id it had when the stack was one file.
- * A changed logical id is a replaced resource: a new, empty table (the old one retained, orphaned)
- * or a new API with a new URL. test/infra/logicalIds.test.ts pins them.
+ * The stack is composed of constructs, one part of the stage each (tables, functions, API,
+ * monitoring, deployment). They organise the source, not the deployed resources: an
+ * `IdTransparentGroup` is left out of its children's logical ids, because a changed logical id is
+ * a replaced resource: a new, empty table (the old one retained, orphaned) or a new API with a new
+ * URL. test/infra/logicalIds.test.ts pins the ids.
  */
 import type { Stack, CfnElement } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 
-/** A construct that groups one concern of the stack and is invisible in logical ids. */
-export class Concern extends Construct {}
+/** A construct that groups one part of the stack and is left out of its children's logical ids. */
+export class IdTransparentGroup extends Construct {}
 
 /**
  * CDK's logical id (`makeUniqueId`, which aws-cdk-lib does not export) of `element` with every
- * `Concern` left out of its path: the id the element had before the stack was split.
+ * `IdTransparentGroup` left out of its path.
  */
-export function logicalIdWithoutConcerns(stack: Stack, element: CfnElement): string {
+export function logicalIdWithoutGroups(stack: Stack, element: CfnElement): string {
   const scopes = element.node.scopes;
   const components = scopes
     .slice(scopes.indexOf(stack) + 1)
-    .filter((scope) => !(scope instanceof Concern))
+    .filter((scope) => !(scope instanceof IdTransparentGroup))
     .map((scope) => scope.node.id);
   return uniqueId(components);
 }
