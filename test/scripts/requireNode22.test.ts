@@ -1,8 +1,9 @@
 /**
  * An entry point started on a Node older than 22 (outside npm, or where `npm ci` brought no Node 22)
- * stops in one line on stderr saying what to do, exit 1, no stack: local/requireNode22.ts, which
- * local/server.ts and every scripts/*.ts import first. Run on the host's own older Node (the one that
- * launched npm), as a developer would start them: `node --import tsx <file>` and `tsx <file>`.
+ * stops in one line on stderr saying what to do, exit 1, no stack: local/requireNode22.mjs, which
+ * the npm scripts preload and local/server.ts and every scripts/*.ts import first. Run on the host's
+ * own older Node (the one that launched npm), as a developer would start them:
+ * `node --import tsx <file>` and `tsx <file>`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,7 +56,21 @@ function otherShippedCpu(): string | undefined {
 describe('every entry point', () => {
   it.each(ENTRY_POINTS)('%s imports the guard before anything else', (file) => {
     const firstImport = /^import .*$/m.exec(readFileSync(join(ROOT, file), 'utf8'))?.[0];
-    expect(firstImport).toBe(`import '${file.startsWith('local/') ? '.' : '../local'}/requireNode22.ts';`);
+    expect(firstImport).toBe(`import '${file.startsWith('local/') ? '.' : '../local'}/requireNode22.mjs';`);
+  });
+
+  it('is preloaded by its npm script before tsx, which needs the optional packages too (esbuild)', () => {
+    const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const starting = Object.entries(scripts).filter(([, line]) => /(^|\s)tsx\s|--import tsx/.test(line));
+    expect(starting.map(([name]) => name)).toContain('start');
+    for (const [name, line] of starting) {
+      expect(line, name).toMatch(
+        /^(exec node|tsx) --import \.\/local\/requireNode22\.mjs (--import tsx )?(local|scripts)\//,
+      );
+    }
+    expect(scripts.test).toMatch(/^node local\/requireNode22\.mjs && /);
   });
 });
 

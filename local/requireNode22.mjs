@@ -1,10 +1,13 @@
 /**
- * The entry points' guard: local/server.ts and every scripts/*.ts import it first, so on a Node older
- * than 22 the process stops before any other module runs, with one line on stderr saying what to do,
- * and exit code 1. npm scripts run on the Node 22 of the platform's optional dependency
- * (`node_modules/.bin/node`); an older Node means that package is missing, or npm was bypassed.
- * It judges the process, not the import: the client's tests import local/server.ts on the host's
- * Node (`npm run test:host-node`), where the main module is vitest's, so nothing is refused there.
+ * The entry points' guard: on a Node older than 22 the process stops before any other module runs,
+ * with one line on stderr saying what to do, and exit code 1. npm scripts preload it
+ * (`--import ./local/requireNode22.mjs`, before tsx, which cannot start where `npm ci` skipped the
+ * optional packages: esbuild's binary is one too), and local/server.ts and every scripts/*.ts import it
+ * first, for a start outside npm. Plain JavaScript, so it runs on a bare Node.
+ * npm scripts run on the Node 22 of the platform's optional dependency (`node_modules/.bin/node`);
+ * an older Node means that package is missing, or npm was bypassed. It judges the process, not the
+ * import: the client's tests import local/server.ts on the host's Node (`npm run test:host-node`),
+ * where the main module is vitest's, so nothing is refused there.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -14,15 +17,8 @@ const REQUIRED_MAJOR = 22;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const INSTALL_NODE = `install Node ${REQUIRED_MAJOR} (nvm install, see .nvmrc)`;
 
-interface LockEntry {
-  optional?: boolean;
-  os?: string | string[];
-  cpu?: string | string[];
-  bin?: Record<string, string>;
-}
-
 /** The repository file the process was started with (`local/server.ts`), if it is one. */
-function startedScript(): string | undefined {
+function startedScript() {
   const entry = process.argv[1];
   if (entry === undefined || !existsSync(entry)) return undefined;
   const path = relative(realpathSync(ROOT), realpathSync(entry));
@@ -30,23 +26,23 @@ function startedScript(): string | undefined {
   return outside ? undefined : path.split(sep).join('/');
 }
 
-const listed = (field: string | string[] | undefined, value: string) =>
-  field === undefined || (Array.isArray(field) ? field : [field]).includes(value);
+/** Whether a lock entry's `os` or `cpu` (absent, one name or a list) admits `value`. */
+const admits = (field, value) => field === undefined || [field].flat().includes(value);
 
 /** The optional dependency of package-lock.json that ships `node` for this os and cpu. */
-function nodePackageFor(platform: string, arch: string, lockText: string): string | undefined {
-  const { packages } = JSON.parse(lockText) as { packages: Record<string, LockEntry> };
+function nodePackageFor(platform, arch) {
+  const { packages } = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
   const found = Object.entries(packages).find(
-    ([path, entry]) => entry.optional && entry.bin?.node && listed(entry.os, platform) && listed(entry.cpu, arch),
+    ([, entry]) => entry.optional && entry.bin?.node && admits(entry.os, platform) && admits(entry.cpu, arch),
   );
   return found?.[0].replace(/^node_modules\//, '');
 }
 
 /** The line that says why this Node will not do, and what to do. */
-function node22Needed(script: string): string {
+function node22Needed(script) {
   const platform = `${process.platform}-${process.arch}`;
   const needed = `Node ${REQUIRED_MAJOR} is needed (this is ${process.version})`;
-  const shipped = nodePackageFor(process.platform, process.arch, readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+  const shipped = nodePackageFor(process.platform, process.arch);
   if (shipped === undefined) {
     return `${needed} and no node-${platform} package exists for ${platform}: ${INSTALL_NODE} and run npm again`;
   }
