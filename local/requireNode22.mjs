@@ -1,9 +1,9 @@
 /**
  * The entry points' guard: on a Node older than 22 the process stops before any other module runs,
- * with one line on stderr saying what to do, and exit code 1. npm scripts preload it
- * (`--import ./local/requireNode22.mjs`, before tsx, which cannot start where `npm ci` skipped the
- * optional packages: esbuild's binary is one too), and local/server.ts and every scripts/*.ts import it
- * first, for a start outside npm. Plain JavaScript, so it runs on a bare Node.
+ * with one line on stderr saying what to do, and exit code 1. npm scripts preload it (`--import`,
+ * before tsx, which cannot start where `npm ci` skipped the optional packages: esbuild's binary is
+ * one too), and local/server.ts and every scripts/*.ts import it first, for a start outside npm.
+ * Plain JavaScript, so it runs on a bare Node.
  * npm scripts run on the Node 22 of the platform's optional dependency (`node_modules/.bin/node`);
  * an older Node means that package is missing, or npm was bypassed. It judges the process, not the
  * import: the client's tests import local/server.ts on the host's Node (`npm run test:host-node`),
