@@ -18,6 +18,7 @@ export const TIERS = {
     'test/docs/commands.test.ts',
     'test/docs/frontDoor.test.ts',
     'test/repository/**',
+    'test/platform/**',
     'test/tools/mutation/**',
   ],
   local: ['test/local/**', 'test/tools/**', 'test/scripts/**', 'test/ci/**'],

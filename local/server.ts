@@ -3,6 +3,7 @@
  * function would get, the same handler module answers it, and its result goes back as the response.
  * Unknown paths answer 404 and known paths with another method 405 with `Allow`, as the deployed API does.
  */
+import './requireNode22.mjs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Handler } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -1,4 +1,5 @@
 /** `npm run bench`: the functions' size and speed against floors built in the same run (tools/bench/bench.ts). */
+import '../local/requireNode22.mjs';
 import { BenchUsageError, runBench } from '../tools/bench/bench.ts';
 
 try {

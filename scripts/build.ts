@@ -3,6 +3,7 @@
  * with esbuild's JS API and the same options the CDK functions are bundled with (infra/bundle/bundling.ts),
  * then prints each bundle's size.
  */
+import '../local/requireNode22.mjs';
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -7,6 +7,7 @@
  *
  * Works in a temporary folder, on loopback only; removes it at the end.
  */
+import '../local/requireNode22.mjs';
 import { BatchGetCommand, BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { Level } from 'level';
 import { mkdtempSync, rmSync } from 'node:fs';

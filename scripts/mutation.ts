@@ -4,6 +4,7 @@
  * (tools/mutation/scores.ts). Exits non-zero when either fails. The old report is removed first,
  * so a Stryker that dies before reporting cannot be judged by a stale one.
  */
+import '../local/requireNode22.mjs';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { REPORT_FILE, printScores } from '../tools/mutation/scores.ts';

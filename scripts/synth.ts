@@ -4,6 +4,7 @@
  * anything else is refused in one line before the minute of synthesis, and `cdk synth` flags go to
  * `npx cdk synth` itself.
  */
+import '../local/requireNode22.mjs';
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { printTemplates } from '../tools/synth/templates.ts';

