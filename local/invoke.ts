@@ -12,7 +12,7 @@ import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { routes } from '../lib/domain/routes.ts';
 import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
 import { loadHandler } from './handlers.ts';
-import { localContext } from './proxyEvent.ts';
+import { localContext } from '@petstore/local-kit/proxyEvent';
 import { STAGES } from '../lib/domain/stages.ts';
 
 /**

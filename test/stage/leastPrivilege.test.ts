@@ -6,12 +6,13 @@
  * template with one extra grant proves the check names it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackName } from '../../../infra/stages.ts';
-import { STAGES } from '../../../lib/domain/stages.ts';
-import { readStack, type CfnTemplate } from '../src/cloudAssembly.ts';
-import type { IamReport } from '../src/grantUsage.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { driveEveryGrantedPath, startStage, type RunningStage } from './support/deployedStage.ts';
+import { stackName } from '../../infra/stages.ts';
+import { STAGES } from '../../lib/domain/stages.ts';
+import { readStack, type CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import type { IamReport } from '../../tools/stage-emulator/src/grantUsage.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { driveEveryGrantedPath, startStage, type RunningStage } from '../support/deployedStage.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 /** `<function>: <grant>` for every grant no call used. */
 const unusedGrants = (report: IamReport): string[] =>
@@ -68,7 +69,7 @@ describe('a grant no call uses', () => {
   }
 
   beforeAll(async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     running = await startStage('staging', { template: stagingWithAnExtraGrant() });
   }, 240_000);
   afterAll(() => running?.close());

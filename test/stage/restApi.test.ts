@@ -8,16 +8,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../src/cloudAssembly.ts';
-import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../src/intrinsics.ts';
-import type { InvokeOutcome } from '../src/lambdaFunction.ts';
-import { LambdaFunctionHost } from '../src/lambdaHost.ts';
-import { PROXY_RESPONSE_HEADER_RULES } from '../src/proxyIntegration.ts';
-import { REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../src/restApi.ts';
-import { testApp, synthesize } from '../../../test/infra/synth.ts';
-import { escapeJavaScript, renderTemplate } from '../src/velocity.ts';
-import { PARSER_EDGE_REQUESTS, rawExchange } from '../../../test/support/rawHttp.ts';
-import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
+import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import type { InvokeOutcome } from '../../tools/stage-emulator/src/lambdaFunction.ts';
+import { LambdaFunctionHost } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import { PROXY_RESPONSE_HEADER_RULES } from '../../tools/stage-emulator/src/proxyIntegration.ts';
+import { REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../../tools/stage-emulator/src/restApi.ts';
+import { testApp, synthesize } from '../infra/synth.ts';
+import { escapeJavaScript, renderTemplate } from '../../tools/stage-emulator/src/velocity.ts';
+import { PARSER_EDGE_REQUESTS, rawExchange } from '../support/rawHttp.ts';
+import { fixtureFunction } from '../support/lambdaFixture.ts';
 
 type Resources = CfnTemplate['Resources'];
 
