@@ -3,7 +3,7 @@
  * Runs one deployed handler module on an event file (the JSON `sam local invoke -e` takes)
  * against the local store, and prints the Lambda result. With `--stage <stage>`, the invoker the
  * caller passes runs the function from the stage's cdk.out asset instead (scripts/invoke.ts passes
- * the stage emulator's, tools/stage-emulator/src/invokeStage.ts; local/ never imports the emulator).
+ * one built on the stage emulator's invokeDeployed; local/ never imports the emulator).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';

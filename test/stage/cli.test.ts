@@ -1,6 +1,6 @@
 /**
  * `npm run start:deployed` on bad input: one clear line and a non-zero exit, never a stack trace.
- * (Serving a stage as deployed is tested in tools/stage-emulator/test/deployedStage.test.ts.)
+ * (Serving a stage as deployed is tested in test/stage/deployedStage.test.ts.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Least privilege, the other way round from the gate's denials: each stage run as deployed, every
- * path driven (tools/stage-emulator/test/support/deployedStage.ts driveEveryGrantedPath), and every DynamoDB grant of
+ * path driven (test/support/deployedStage.ts driveEveryGrantedPath), and every DynamoDB grant of
  * every role must have allowed at least one call (tools/stage-emulator/src/grantUsage.ts). A grant no call
  * uses is either a path the suite does not drive, or a grant to take out of infra/. A copy of the
  * template with one extra grant proves the check names it.

@@ -3,7 +3,7 @@
  * deployed (tools/stage-emulator/src/deployedApi.ts): every function from its cdk.out bundle in its own Node 22
  * sandboxes, every DynamoDB call through its IAM gate. Nothing in the code or template is changed:
  * ids collide because each sandbox's clock is floored to 200 ms and its id draw narrowed
- * (tools/stage-emulator/test/support/collidingSandbox.mjs, loaded through the host's `sandboxPreload` test seam), and
+ * (test/support/collidingSandbox.mjs, loaded through the host's `sandboxPreload` test seam), and
  * faults are SIGKILLs of createPet's sandbox processes. Each test gets a fresh stage (fresh tables,
  * a key issued as an operator does).
  */

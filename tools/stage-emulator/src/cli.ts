@@ -183,7 +183,7 @@ export async function runStartDeployedCommand(argv: string[], product: StartDepl
     void running.close().then(() => process.exit(code));
   };
   // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
-  // before close() had printed the report (tools/stage-emulator/test/cli.test.ts saw exit by signal).
+  // before close() had printed the report (test/stage/cli.test.ts saw exit by signal).
   // Set before the banner: a Ctrl-C as soon as its lines appear must find them.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

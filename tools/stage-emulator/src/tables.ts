@@ -110,7 +110,7 @@ function tableKeys(logicalId: string, input: CreateTableCommandInput): TableKeys
   };
 }
 
-/** The shared create-and-wait (local/store.ts), its failures told as the runner's one-line errors. */
+/** The shared create-and-wait (tools/local-kit/src/store.ts), its failures told as the runner's one-line errors. */
 async function createTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
   try {
     await createTableUntilActive(client, input);

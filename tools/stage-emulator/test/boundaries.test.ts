@@ -1,18 +1,19 @@
 /**
  * The package as its own piece, held by reading every import of the repository (type-only imports,
  * re-exports, dynamic imports and the scripts a sandbox is started with too): no import circle
- * among its source files; none of them imports a script (scripts/ are entry points), a test or a
- * test's support; none reaches, through any chain of imports, a file that imports the package (no
- * circle through the rest of the repository); and neither the product (functions/, lib/, infra/) nor
- * the local API (local/) imports it.
+ * among its source files; none of them imports a file outside the package (not the product, not
+ * the local API, not a script or a test), only @petstore/local-kit by name, which imports nothing
+ * of the repository either; none reaches, through any chain of imports, a file that imports the
+ * package; and neither the product (functions/, lib/, infra/) nor the local API (local/) imports it.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cyclesOf, importGraph } from '../../../test/repository/imports.ts';
+import { cyclesOf, importGraph, importsOf } from '../../../test/repository/imports.ts';
 import { read, ROOT } from '../../../test/repository/sources.ts';
 
 const PACKAGE_SOURCE = 'tools/stage-emulator/src/';
+const KIT_SOURCE = 'tools/local-kit/src/';
 
 /** The repository files `file` starts (`new URL('./x', import.meta.url)`): edges of ours that are no import. */
 function startedBy(file: string): string[] {
@@ -62,12 +63,35 @@ describe('the stage emulator package', () => {
     expect(circles(PACKAGE_FILES)).toEqual([]);
   });
 
-  it('imports no script, no test and no test support', () => {
+  it('imports no file outside itself: not the product, the local API, a script, a tool or a test', () => {
     const wrong = PACKAGE_FILES.flatMap((file) =>
-      (GRAPH.get(file) ?? [])
-        .filter((target) => /^(scripts|test)\//.test(target) || target.startsWith('tools/stage-emulator/test/'))
-        .map((target) => `${file} -> ${target}`),
+      (GRAPH.get(file) ?? []).filter((target) => !inPackage(target)).map((target) => `${file} -> ${target}`),
     );
+    expect(wrong).toEqual([]);
+  });
+
+  it('imports of the workspace packages only @petstore/local-kit, by name; the kit imports nothing of the repository', () => {
+    const kitFiles = FILES.filter((file) => file.startsWith(KIT_SOURCE));
+    expect(kitFiles.length).toBeGreaterThan(5);
+    const named = (file: string) => importsOf(read(file)).filter((specifier) => specifier.startsWith('@petstore/'));
+    const wrong = [
+      ...PACKAGE_FILES.flatMap((file) =>
+        named(file)
+          .filter((specifier) => !specifier.startsWith('@petstore/local-kit/'))
+          .map((specifier) => `${file} -> ${specifier}`),
+      ),
+      ...kitFiles.flatMap((file) => [
+        ...named(file).map((specifier) => `${file} -> ${specifier}`),
+        ...(GRAPH.get(file) ?? [])
+          .filter((target) => !target.startsWith(KIT_SOURCE))
+          .map((target) => `${file} -> ${target}`),
+      ]),
+      ...FILES.filter((file) => !file.startsWith(KIT_SOURCE)).flatMap((file) =>
+        (GRAPH.get(file) ?? [])
+          .filter((target) => target.startsWith(KIT_SOURCE))
+          .map((target) => `${file} -> ${target} (by path, not by name)`),
+      ),
+    ];
     expect(wrong).toEqual([]);
   });
 
