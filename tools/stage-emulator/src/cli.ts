@@ -63,7 +63,7 @@ export interface StartDeployedArguments {
   idleTimeoutMs?: number;
   /** The function run under the Node inspector. */
   inspect?: InspectTarget;
-  /** Rebuild changed functions, re-synthesize on infra/ changes (tools/stage-emulator/src/watch.ts). */
+  /** Rebuild changed functions, re-synthesize on changes of the app's code (./watch.ts). */
   watch: boolean;
 }
 

@@ -259,7 +259,7 @@ function inspectedOf(stack: StackArtifact, options: DeployedApiOptions): Inspect
 interface FunctionWiring {
   upstream: string;
   tables: TableKeys[];
-  /** infra/'s sources, where the role's grants are looked up. */
+  /** The app's `infraSource` files, where the role's grants are looked up. */
   sources: readonly SourceFile[];
   log: ((line: string) => void) | undefined;
   /** Where a gate's denials are logged. */

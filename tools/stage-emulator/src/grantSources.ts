@@ -25,7 +25,7 @@ export interface SourceFile {
   lines: string[];
 }
 
-/** `files` are infra/'s sources, read once by `infraSources` for every role. */
+/** `files` are the app's `infraSource` files, read once by `infraSources` for every role. */
 export function roleSource(
   template: CfnTemplate,
   roleLogicalId: string,

@@ -20,7 +20,7 @@ import type { StageApp } from './stageApp.ts';
 export interface StageWatchOptions {
   /** The app: its folders, how its bundles are built and where its functions' entries are recorded. */
   app: StageApp;
-  /** Starts the stage; called again, after `resynthesize`, when infra/ changes. */
+  /** Starts the stage; called again, after `resynthesize`, when the app's `infraSource` changes. */
   start(): Promise<DeployedApi>;
   resynthesize(): Promise<unknown>;
   /**
@@ -41,7 +41,7 @@ export interface StageWatchOptions {
 }
 
 export interface StageWatch {
-  /** The stage now running (a new one after an infra/ reload). */
+  /** The stage now running (a new one after a re-synthesis). */
   readonly api: DeployedApi;
   /** Reloads finished so far. */
   readonly reloads: number;
