@@ -22,12 +22,8 @@ export const TIERS = {
     'test/tools/mutation/**',
   ],
   local: ['test/local/**', 'test/tools/**', 'test/scripts/**', 'test/ci/**'],
-  stage: ['test/infra/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
-  stress: [
-    'test/local/writeHistory.test.ts',
-    'test/local/crashConsistency.test.ts',
-    'tools/stage-emulator/test/writeHistory.test.ts',
-  ],
+  stage: ['test/infra/**', 'test/stage/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
+  stress: ['test/local/writeHistory.test.ts', 'test/local/crashConsistency.test.ts', 'test/stage/writeHistory.test.ts'],
 } as const;
 
 /** Files of a tier that belong to a later one: they need a stage running, or are stress runs. */

@@ -315,7 +315,7 @@ function unroutedResponses(): Json {
 
 /**
  * The local servers' answers to a request that is no HTTP they serve, before any route is looked
- * up (local/httpEdges.ts; docs/api.md, "Requests Node refuses"). API Gateway's edge answers these itself, in
+ * up (tools/local-kit/src/httpEdges.ts; docs/api.md, "Requests Node refuses"). API Gateway's edge answers these itself, in
  * shapes it does not document.
  */
 const EDGE_ERRORS: readonly { code: ErrorCode; description: string }[] = [

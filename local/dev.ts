@@ -18,8 +18,8 @@ import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { PROJECT_ROOT } from '../infra/bundle/bundling.ts';
 import { routes } from '../lib/domain/routes.ts';
-import { firstBuildError } from './buildError.ts';
-import { watchSettled } from './folderWatch.ts';
+import { firstBuildError } from '@petstore/local-kit/buildError';
+import { watchSettled } from '@petstore/local-kit/folderWatch';
 import { BUNDLED_SOURCES } from './sources.ts';
 
 /** The server's line once it accepts requests, and the last line of its banner. */

@@ -15,10 +15,10 @@ import { dirname, join, resolve } from 'node:path';
 import { MIN_CURSOR_SECRET_BYTES } from '../lib/domain/pagination.ts';
 import type { Environment } from '../lib/service.ts';
 import { DEFAULT_CONTROL_TABLE } from '../lib/store/table.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './store.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from './embeddedStore.ts';
 import { persistentStore } from './persistedStore.ts';
 import { checkSettings, inMemoryOf, keepDamagedOf, makeDataDir } from './settings.ts';
-import { LocalSetupError } from './setupError.ts';
+import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 export interface LocalEnvironment {
   /** The variables to run the handlers with. */

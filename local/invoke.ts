@@ -3,7 +3,7 @@
  * Runs one deployed handler module on an event file (the JSON `sam local invoke -e` takes)
  * against the local store, and prints the Lambda result. With `--stage <stage>`, the invoker the
  * caller passes runs the function from the stage's cdk.out asset instead (scripts/invoke.ts passes
- * the stage emulator's, tools/stage-emulator/src/invokeStage.ts; local/ never imports the emulator).
+ * one built on the stage emulator's invokeDeployed; local/ never imports the emulator).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { setRequestLogWriter } from '../lib/http/requestLog.ts';
 import { routes } from '../lib/domain/routes.ts';
 import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
 import { loadHandler } from './handlers.ts';
-import { localContext } from './proxyEvent.ts';
+import { localContext } from '@petstore/local-kit/proxyEvent';
 import { STAGES } from '../lib/domain/stages.ts';
 
 /**

@@ -11,7 +11,8 @@
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureControlTable, startEmbeddedStore, storeFolderProblem, type EmbeddedStore } from './store.ts';
+import { storeFolderProblem } from '@petstore/local-kit/store';
+import { ensureControlTable, startEmbeddedStore, type EmbeddedStore } from './embeddedStore.ts';
 import { repairPetsTable } from './storeRepair.ts';
 import {
   folderStoreId,
@@ -25,7 +26,7 @@ import {
   type EndpointRecord,
 } from './storeOwner.ts';
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
-import { LocalSetupError } from './setupError.ts';
+import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 /** The files of a data folder this module reads and writes. */
 const filesOf = (dataDir: string) => ({

@@ -17,6 +17,7 @@ import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
 import { errorResponse } from '../lib/http/responses.ts';
 import {
   API_BASE_PATH,
+  API_STAGE,
   matchRoute,
   methodNotAllowedMessage,
   NOT_FOUND_MESSAGE,
@@ -25,16 +26,23 @@ import {
   type RouteMatch,
 } from '../lib/domain/routes.ts';
 import { docsAnswer } from './docs.ts';
+import { apiErrorAnswer } from './errorAnswer.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
-import { answerEdges, edgeServerOptions, missingHost, rawErrorResponse, sendError } from './httpEdges.ts';
+import {
+  answerEdges,
+  edgeServerOptions,
+  missingHost,
+  rawErrorResponse,
+  sendError,
+} from '@petstore/local-kit/httpEdges';
 import { isEntryPoint } from './entryPoint.ts';
 import { loadHandler } from './handlers.ts';
-import { parsePort } from './port.ts';
-import { readRequestBody } from './requestBody.ts';
+import { parsePort } from '@petstore/local-kit/port';
+import { readRequestBody } from '@petstore/local-kit/requestBody';
 import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
 import type { Dependencies as Service } from '../lib/service.ts';
-import { routingPath, targetUrl } from './requestTarget.ts';
-import { localContext, resultBody, resultHeaders, toProxyEvent } from './proxyEvent.ts';
+import { routingPath, targetUrl } from '@petstore/local-kit/requestTarget';
+import { localContext, resultBody, resultHeaders, toProxyEvent } from '@petstore/local-kit/proxyEvent';
 
 export interface LocalApi {
   url: string;
@@ -63,7 +71,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const respond = async (request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> => {
     const started = Date.now();
     const refused = missingHost(request);
-    if (refused) return sendError(response, refused, requestId);
+    if (refused) return sendError(response, apiErrorAnswer(refused, requestId));
     const url = targetUrl(request.url ?? '');
     const docs =
       url && request.method === 'GET' ? docsAnswer(url.pathname, `http://${domainName}${API_BASE_PATH}`) : undefined;
@@ -85,7 +93,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     guard(request, response, requestId, () => respond(request, response, requestId));
   });
   server.on('connect', answerConnect);
-  answerEdges(server);
+  answerEdges(server, apiErrorAnswer);
   try {
     await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
   } catch (error) {
@@ -152,7 +160,10 @@ function guard(
     try {
       if (response.headersSent) response.destroy();
       else
-        sendError(response, new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.'), requestId);
+        sendError(
+          response,
+          apiErrorAnswer(new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.'), requestId),
+        );
     } catch {
       response.destroy();
     }
@@ -170,7 +181,7 @@ function answerConnect(request: IncomingMessage, socket: Duplex): void {
   const error = url ? refusal(request.method ?? 'CONNECT', url) : notAPath();
   socket.on('error', () => socket.destroy());
   if (!socket.writable) return void socket.destroy();
-  socket.end(rawErrorResponse(error ?? notAPath()), () => socket.destroy());
+  socket.end(rawErrorResponse(apiErrorAnswer(error ?? notAPath())), () => socket.destroy());
 }
 
 const notAPath = () =>
@@ -244,6 +255,7 @@ async function serve(
     },
     route,
     pathParameters,
+    API_STAGE,
   );
   const handler = handlers.get(route) as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>;
   try {

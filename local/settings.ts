@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path';
 import { CORS_ORIGINS_VARIABLE, parseOrigins } from '../lib/http/cors.ts';
 import { statusIndexShardsOf, type Environment } from '../lib/service.ts';
-import { LocalSetupError } from './setupError.ts';
+import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 /** A yes-or-no variable: 1/true, 0/false or unset (no); anything else refused, saying what each means. */
 function flagOf(given: Environment, name: string, yes: string, no: string): boolean {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalSetupError } from './setupError.ts';
+import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 type FileState = { bytes: number; sha256: string };
 

@@ -16,8 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
-import { LocalSetupError } from './setupError.ts';
-import { openLevel } from './store.ts';
+import { LocalSetupError } from '@petstore/local-kit/setupError';
+import { openLevel } from '@petstore/local-kit/store';
 
 export interface EndpointRecord {
   endpoint: string;

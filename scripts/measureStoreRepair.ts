@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { PET_STATUSES } from '../lib/domain/schemas.ts';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX, petsTable, statusShardOf } from '../lib/store/table.ts';
-import { ensurePetsTable, startEmbeddedStore } from '../local/store.ts';
+import { ensurePetsTable, startEmbeddedStore } from '../local/embeddedStore.ts';
 import { repairPetsTable } from '../local/storeRepair.ts';
 
 const PETS = Number(process.argv[2] ?? 100_000);

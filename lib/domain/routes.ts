@@ -5,6 +5,8 @@
  */
 export const API_BASE_PATH = '/v1';
 export const API_STAGE_NAME = 'v1';
+/** Where the API is served, as the proxy events the local API builds carry it. */
+export const API_STAGE = { basePath: API_BASE_PATH, stageName: API_STAGE_NAME } as const;
 
 export type OperationName = 'listPets' | 'createPet' | 'getPet';
 export type HttpMethod = 'GET' | 'POST';

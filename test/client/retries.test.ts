@@ -19,7 +19,7 @@ import {
   type RetryOptions,
 } from '../../client/src/index.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
-import { startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
+import { startEmbeddedStore, type EmbeddedStore } from '../../local/embeddedStore.ts';
 import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
 import { validatingFetch } from '../support/http.ts';
 import { startGatewayProxy, type GatewayProxy } from './gatewayProxy.ts';

@@ -6,7 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
-import { startStage, type RunningStage } from '../../tools/stage-emulator/test/support/deployedStage.ts';
+import { startStage, type RunningStage } from '../support/deployedStage.ts';
 import { fetchApi } from '../support/http.ts';
 import { startTestApi } from '../support/localApi.ts';
 import { TEST_API_KEY } from '../support/store.ts';

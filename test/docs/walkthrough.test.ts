@@ -10,10 +10,11 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
 import { API_KEY_FILE } from '../support/keys.ts';
 import { freePort } from '../support/ports.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
 
@@ -249,7 +250,7 @@ const MARKED = documentedBlocks().filter((block) => {
 });
 
 // A stage's run needs its cloud assembly; synthesis (when a source changed) is not part of any test's time.
-beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true }), 240_000);
+beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true }), 240_000);
 afterAll(() => running.clear());
 
 describe('the documented blocks, run as written', () => {

@@ -10,7 +10,7 @@ import { createHandler as createPetHandler } from '../../functions/createPet.ts'
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { ANSWER_MARGIN_MS, STORE_BUDGET_MS, storeBudget } from '../../lib/store/deadline.ts';
-import { localContext } from '../../local/proxyEvent.ts';
+import { localContext } from '@petstore/local-kit/proxyEvent';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';

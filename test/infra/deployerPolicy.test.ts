@@ -16,7 +16,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { ensureControlTable } from '../../local/store.ts';
+import { ensureControlTable } from '../../local/embeddedStore.ts';
 import { API_KEY_FORMAT, runKeys, type StackOutputsReader } from '../../tools/keys/keys.ts';
 import { apiGatewayUsagePlanKeys } from '../../tools/keys/usagePlanKeys.ts';
 import { keyIn } from '../support/keys.ts';

@@ -16,7 +16,7 @@ import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX, petsTable, statusShardOf } from '../../lib/store/table.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
-import { ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
+import { ensurePetsTable, startEmbeddedStore } from '../../local/embeddedStore.ts';
 import { inParallel } from '../support/history.ts';
 import { walkPets } from '../support/http.ts';
 

@@ -188,7 +188,7 @@ describe('answers on one connection', () => {
   );
 });
 
-describe('doubled and trailing slashes, routed as API Gateway routes them (local/requestTarget.ts routingSegments)', () => {
+describe('doubled and trailing slashes, routed as API Gateway routes them (tools/local-kit/src/requestTarget.ts routingSegments)', () => {
   it.each(['/v1/pets/', '/v1//pets', '/v1/pets//', '//v1/pets', '/v1///pets///'])(
     'serves GET %s as GET /v1/pets',
     async (path) => {

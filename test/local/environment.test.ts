@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { prepareLocalEnvironment } from '../../local/environment.ts';
-import { startEmbeddedStore } from '../../local/store.ts';
+import { startEmbeddedStore } from '../../local/embeddedStore.ts';
 
 const documents = (endpoint: string) => createDocumentClient({ endpoint });
 

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { watchSettled } from '../../local/folderWatch.ts';
+import { watchSettled } from '@petstore/local-kit/folderWatch';
 
 const until = async (what: string, done: () => boolean) => {
   for (const deadline = Date.now() + 10_000; !done(); await new Promise((resolve) => setTimeout(resolve, 10))) {

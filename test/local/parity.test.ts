@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalApi } from '../../local/server.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
 import { startTestApi } from '../support/localApi.ts';
-import { startStage, type RunningStage } from '../../tools/stage-emulator/test/support/deployedStage.ts';
+import { startStage, type RunningStage } from '../support/deployedStage.ts';
 
 interface ParityRequest {
   name: string;

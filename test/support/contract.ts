@@ -9,7 +9,7 @@ import { OPENAPI_FILE } from '../../contract/files.ts';
 import { UNROUTED_RESPONSES } from '../../contract/openapi.ts';
 import { CHALLENGE_HEADERS } from '../../contract/operations.ts';
 import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
-import { routingPath } from '../../local/requestTarget.ts';
+import { routingPath } from '@petstore/local-kit/requestTarget';
 
 interface HeaderObject {
   required?: boolean;

@@ -3,8 +3,8 @@
  * so a handler test sees exactly what the deployed function would.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { matchRoute, routes, type Route } from '../../lib/domain/routes.ts';
-import { localContext, toProxyEvent } from '../../local/proxyEvent.ts';
+import { API_STAGE, matchRoute, routes, type Route } from '../../lib/domain/routes.ts';
+import { localContext, toProxyEvent } from '@petstore/local-kit/proxyEvent';
 import { assertDocumented } from './contract.ts';
 import { TEST_API_KEY } from './store.ts';
 
@@ -44,6 +44,7 @@ export function apiEvent(method: string, target: string, options: EventOptions =
     },
     route,
     match.kind === 'found' ? match.pathParameters : {},
+    API_STAGE,
   );
 }
 

@@ -77,7 +77,7 @@ function parse(text: string, closed: boolean): RawAnswer | undefined {
 
 /**
  * Requests Node's HTTP parser refuses before any handler, each with the status and code both servers
- * answer (local/httpEdges.ts): the local API's and the emulator's tests share them.
+ * answer (tools/local-kit/src/httpEdges.ts): the local API's and the emulator's tests share them.
  */
 export const PARSER_EDGE_REQUESTS: readonly (readonly [name: string, request: string, status: number, code: string])[] =
   [

@@ -4,7 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../local/store.ts';
+import {
+  ensureControlTable,
+  ensurePetsTable,
+  startEmbeddedStore,
+  type EmbeddedStore,
+} from '../../local/embeddedStore.ts';
 import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';

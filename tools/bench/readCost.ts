@@ -6,7 +6,7 @@ import { listPets } from '../../lib/store/petPages.ts';
 import { createPet } from '../../lib/store/petWrites.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, type PetsTable } from '../../lib/store/table.ts';
-import { ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
+import { ensurePetsTable, startEmbeddedStore } from '../../local/embeddedStore.ts';
 import { table } from './print.ts';
 
 export interface ReadCostRow {

@@ -4,9 +4,9 @@
  */
 import { verdictContext } from '../../lib/http/authorizerVerdict.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
-import { matchRoute } from '../../lib/domain/routes.ts';
+import { API_STAGE, matchRoute } from '../../lib/domain/routes.ts';
 import { keyItem } from '../../lib/store/controlTableKeys.ts';
-import { toProxyEvent } from '../../local/proxyEvent.ts';
+import { toProxyEvent } from '@petstore/local-kit/proxyEvent';
 import type { BuiltBundle } from './bundles.ts';
 import type { Invocation } from './coldRequest.ts';
 
@@ -34,6 +34,7 @@ export function apiEvent(method: string, target: string, body?: unknown) {
     { method, path: url.pathname, query: url.searchParams, rawHeaders: headers, body: raw, sourceIp: '127.0.0.1' },
     match.route,
     match.pathParameters,
+    API_STAGE,
   );
 }
 

@@ -15,8 +15,8 @@ import {
 } from '../../lib/service.ts';
 import { shareOf, statusShardQuery } from '../../lib/store/petPages.ts';
 import { shardCountOf, statusShardsOf } from '../../lib/store/table.ts';
-import { localContext } from '../../local/proxyEvent.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
+import { localContext } from '@petstore/local-kit/proxyEvent';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/embeddedStore.ts';
 import { ms, table, times } from './print.ts';
 import { apiEvent, benchKeyItem } from './requests.ts';
 import { percentile } from './stats.ts';

@@ -28,13 +28,13 @@ import { dirname, join } from 'node:path';
 import { createDocumentClient, isConditionFailed } from '../../lib/store/dynamo.ts';
 import { timeOrderedId } from '../../lib/domain/ids.ts';
 import { setRequestLogWriter } from '../../lib/http/requestLog.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/store.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/embeddedStore.ts';
 import { startLocalApi } from '../../local/server.ts';
 import { parseArgs } from 'node:util';
-import { API_BASE_PATH, matchRoute } from '../../lib/domain/routes.ts';
+import { API_BASE_PATH, API_STAGE, matchRoute } from '../../lib/domain/routes.ts';
 import { dependenciesFromEnvironment as serviceFromEnvironment } from '../../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../../lib/store/table.ts';
-import { localContext, toProxyEvent } from '../../local/proxyEvent.ts';
+import { localContext, toProxyEvent } from '@petstore/local-kit/proxyEvent';
 import { startFaultProxy } from './faultProxy.ts';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
@@ -351,6 +351,7 @@ function createPetServer({ createHandler }: CreatePetModule, env: Record<string,
         },
         match.route,
         match.pathParameters,
+        API_STAGE,
       );
       const call = handler(event, localContext('createPet'))
         .then(

@@ -9,7 +9,7 @@ import { AUTHORIZER_OPERATION, UNAUTHORIZED, createAuthorizer, stageArnOf } from
 import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import { generateApiKey } from '../../../tools/keys/keys.ts';
 import { startFaultProxy, type FaultProxy } from '../../../tools/load/faultProxy.ts';
 import { useEmbeddedStore } from '../../support/store.ts';

@@ -16,7 +16,7 @@ import { INVALID_KEY, callerFromVerdict } from '../../../lib/http/authorizerVerd
 import { dependenciesFromEnvironment, type Dependencies } from '../../../lib/service.ts';
 import { ControlTableApiKeys, KEY_REVOCATION_BOUND_MS, keyItem } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import { generateApiKey } from '../../../tools/keys/keys.ts';
 import { apiEvent, call } from '../../support/events.ts';
 import { freshEnvironment, useEmbeddedStore } from '../../support/store.ts';

@@ -7,7 +7,7 @@ import { ControlTableApiKeys, keyItem } from '../../../lib/store/controlTableKey
 import { controlTableCursorSecret } from '../../../lib/store/cursorSecret.ts';
 import { CursorCodec } from '../../../lib/domain/pagination.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import { createHandler as createPet } from '../../../functions/createPet.ts';
 import { createHandler as listPets } from '../../../functions/listPets.ts';
 import { dependenciesFromEnvironment } from '../../../lib/service.ts';

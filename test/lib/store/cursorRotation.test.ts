@@ -14,7 +14,7 @@ import {
   controlTableCursorSecret,
 } from '../../../lib/store/cursorSecret.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import { EXIT_FAILED, EXIT_OK, runKeys } from '../../../tools/keys/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
 

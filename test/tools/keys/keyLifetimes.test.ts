@@ -22,7 +22,7 @@ import { authenticateCaller } from '../../../lib/http/auth.ts';
 import { ControlTableApiKeys, keyItem, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import {
   API_KEY_FORMAT,
   EXIT_FAILED,

@@ -14,7 +14,7 @@ import { ControlTableApiKeys, keyItemKey } from '../../../lib/store/controlTable
 import { ApiError } from '../../../lib/domain/errors.ts';
 import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import type { Stage } from '../../../lib/domain/stages.ts';
-import { ensureControlTable } from '../../../local/store.ts';
+import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import {
   API_KEY_FORMAT,
   EXIT_FAILED,

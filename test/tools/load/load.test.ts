@@ -4,7 +4,12 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
+import {
+  ensureControlTable,
+  ensurePetsTable,
+  startEmbeddedStore,
+  type EmbeddedStore,
+} from '../../../local/embeddedStore.ts';
 import { bareServer } from '../../../tools/load/load.ts';
 import { runCli } from '../../support/cli.ts';
 

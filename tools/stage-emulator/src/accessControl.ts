@@ -4,7 +4,7 @@
  * throttling under the account's limits, and the Lambda resource policies (AWS::Lambda::Permission)
  * that let API Gateway invoke an authorizer or an integration.
  */
-import { headersAndQuery } from '../../../local/proxyEvent.ts';
+import { headersAndQuery } from '@petstore/local-kit/proxyEvent';
 import {
   Authorizers,
   TokenBucket,

@@ -1,17 +1,16 @@
 /**
- * `npm run start:deployed -- --stage staging|production [--port N]`: serves a synthesized stage on
+ * `npm run start:deployed -- --stage <stage> [--port N]`: serves a synthesized stage on
  * localhost exactly as deployed, offline (tools/stage-emulator/src/deployedApi.ts): API Gateway from the
  * template, each function from its cdk.out asset in its own Node 22 process, each function's IAM role
  * enforced on its DynamoDB calls, tables from the template, on an in-memory dynalite. Synthesizes
- * first when cdk.out is missing or older than the sources. At stop (Ctrl-C), prints one IAM line per
+ * first when cdk.out is missing or older than the app's sources. At stop (Ctrl-C), prints one IAM line per
  * function: its calls allowed and denied, and the grants of its role no call used; `--iam-report
  * <file>` also writes that report as JSON. Exit codes: 0 stopped, 1 failed, 2 bad usage.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ALARM_EMAIL_PARAMETER } from '../../../infra/constructs/monitoring.ts';
-import { stackName } from '../../../infra/stages.ts';
-import { STAGES, isStage, type Stage } from '../../../lib/domain/stages.ts';
+import type { EdgeErrorShape } from '@petstore/local-kit/httpEdges';
+import { parsePort } from '@petstore/local-kit/port';
 import { CloudAssemblyError } from './cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from './deployedApi.ts';
 import { LambdaHostError } from './lambdaFunction.ts';
@@ -20,21 +19,41 @@ import { parseInspectTarget, type InspectTarget } from './inspectBundle.ts';
 import { watchDeployedStage } from './watch.ts';
 import { RestApiPortInUseError } from './restApi.ts';
 import { RestApiTemplateError } from './restApiModel.ts';
-import { DEFAULT_OUTDIR, SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
-import { parsePort } from '../../../local/port.ts';
+import { SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
+import type { StageApp } from './stageApp.ts';
 
-export const USAGE = `Usage: npm run start:deployed -- --stage <${STAGES.join('|')}> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]] [--watch]`;
+/** The usage line; `<stage>` is written out as the product's stages. */
+export const USAGE = `Usage: npm run start:deployed -- --stage <stage> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]] [--watch]`;
 const DEFAULT_PORT = 3100;
-/**
- * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
- * only name a subscription that is never sent anything; `--parameter` replaces them.
- */
-export const OFFLINE_PARAMETERS: Readonly<Record<string, string>> = { [ALARM_EMAIL_PARAMETER]: 'alarms@example.com' };
+
+/** What the product's entry point (scripts/startDeployed.ts) tells `start:deployed`. */
+export interface StartDeployedProduct {
+  app: StageApp;
+  /** Each stage's stack in the assembly, by the name `--stage` takes (`staging: 'PetStore-staging'`). */
+  stacks: Readonly<Record<string, string>>;
+  /** The cloud assembly's folder unless `--cdk-out` names another. */
+  outdir: string;
+  /**
+   * Values for parameters `cdk deploy` must be given (production's alarm subscriber). Offline they
+   * only name a subscription that is never sent anything; `--parameter` replaces them.
+   */
+  offlineParameters: Readonly<Record<string, string>>;
+  /** The function a bare `--inspect` inspects. */
+  defaultInspected: string;
+  /** How the API writes its answers to requests that never reach a method (default API Gateway's `{"message"}`). */
+  edgeErrors?: EdgeErrorShape;
+  /** Lines printed after the banner: what to do next with the running stage (issue a key, call it). */
+  nextSteps?(stage: string, api: DeployedApi): string[];
+}
+
+/** The usage line with the product's stages. */
+export const usageOf = (product: Pick<StartDeployedProduct, 'stacks'>): string =>
+  USAGE.replace('<stage>', `<${Object.keys(product.stacks).join('|')}>`);
 
 class UsageError extends Error {}
 
 export interface StartDeployedArguments {
-  stage: Stage;
+  stage: string;
   port: number;
   outdir: string;
   parameters: Record<string, string>;
@@ -44,11 +63,15 @@ export interface StartDeployedArguments {
   idleTimeoutMs?: number;
   /** The function run under the Node inspector. */
   inspect?: InspectTarget;
-  /** Rebuild changed functions, re-synthesize on infra/ changes (tools/stage-emulator/src/watch.ts). */
+  /** Rebuild changed functions, re-synthesize on changes of the app's code (./watch.ts). */
   watch: boolean;
 }
 
-export function parseStartDeployed(argv: readonly string[]): StartDeployedArguments | 'help' {
+export function parseStartDeployed(
+  argv: readonly string[],
+  product: Pick<StartDeployedProduct, 'stacks' | 'outdir' | 'offlineParameters' | 'defaultInspected'>,
+): StartDeployedArguments | 'help' {
+  const stages = Object.keys(product.stacks);
   let parsed;
   try {
     parsed = parseArgs({
@@ -72,16 +95,16 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   }
   const { values } = parsed;
   if (values.help) return 'help';
-  if (values.stage === undefined) throw new UsageError(`--stage is required (${STAGES.join(' or ')}).`);
-  if (!isStage(values.stage))
-    throw new UsageError(`unknown stage "${values.stage}": the stages are ${STAGES.join(' and ')}.`);
+  if (values.stage === undefined) throw new UsageError(`--stage is required (${stages.join(' or ')}).`);
+  if (!Object.hasOwn(product.stacks, values.stage))
+    throw new UsageError(`unknown stage "${values.stage}": the stages are ${stages.join(' and ')}.`);
   let port: number;
   try {
     port = parsePort(values.port, DEFAULT_PORT, '--port');
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const parameters: Record<string, string> = { ...OFFLINE_PARAMETERS };
+  const parameters: Record<string, string> = { ...product.offlineParameters };
   for (const assignment of values.parameter ?? []) {
     const at = assignment.indexOf('=');
     if (at < 1) throw new UsageError(`--parameter takes Name=Value, not "${assignment}".`);
@@ -90,14 +113,15 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   const idleSeconds = Number(values['idle-timeout']);
   if (values['idle-timeout'] !== undefined && !(idleSeconds > 0 && Number.isFinite(idleSeconds)))
     throw new UsageError(`--idle-timeout takes a number of seconds above 0, not "${values['idle-timeout']}".`);
-  const inspect = values.inspect === undefined ? undefined : parseInspectTarget(values.inspect);
+  const inspect =
+    values.inspect === undefined ? undefined : parseInspectTarget(values.inspect, product.defaultInspected);
   if (values.inspect !== undefined && !inspect)
     throw new UsageError(`--inspect takes [<function>][:<port>], not "${values.inspect}".`);
   if (values['iam-report'] === '') throw new UsageError('--iam-report takes a file name.');
   return {
     stage: values.stage,
     port,
-    outdir: values['cdk-out'] ?? DEFAULT_OUTDIR,
+    outdir: values['cdk-out'] ?? product.outdir,
     parameters,
     ...(values['idle-timeout'] === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
     ...(inspect ? { inspect } : {}),
@@ -106,31 +130,35 @@ export function parseStartDeployed(argv: readonly string[]): StartDeployedArgume
   };
 }
 
-export async function runStartDeployedCommand(argv: string[]): Promise<void> {
+export async function runStartDeployedCommand(argv: string[], product: StartDeployedProduct): Promise<void> {
   let args: StartDeployedArguments | 'help';
   try {
-    args = parseStartDeployed(argv);
+    args = parseStartDeployed(argv, product);
   } catch (error) {
-    console.error(`start:deployed: ${(error as Error).message}\n${USAGE}`);
+    console.error(`start:deployed: ${(error as Error).message}\n${usageOf(product)}`);
     process.exit(2);
   }
-  if (args === 'help') return console.log(USAGE);
+  if (args === 'help') return console.log(usageOf(product));
   if (args.iamReport) refuseUnwritableReport(args.iamReport);
+  const { app } = product;
   let running: { readonly api: DeployedApi; close(): Promise<void> };
   try {
-    await ensureCloudAssembly(args.outdir);
+    await ensureCloudAssembly(args.outdir, app);
     const { outdir } = args;
     const start = () =>
       startDeployedApi({
-        stackName: stackName(args.stage),
+        stackName: product.stacks[args.stage]!,
         outdir,
+        app,
+        ...(product.edgeErrors ? { edgeErrors: product.edgeErrors } : {}),
         port: args.port,
         parameters: args.parameters,
         ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
         ...(args.inspect ? { inspect: args.inspect } : {}),
         report: (line) => console.log(line),
       });
-    if (args.watch) running = await watchDeployedStage({ start, resynthesize: () => ensureCloudAssembly(outdir) });
+    if (args.watch)
+      running = await watchDeployedStage({ app, start, resynthesize: () => ensureCloudAssembly(outdir, app) });
     else {
       const api = await start();
       running = { api, close: () => api.close() };
@@ -155,11 +183,12 @@ export async function runStartDeployedCommand(argv: string[]): Promise<void> {
     void running.close().then(() => process.exit(code));
   };
   // `on`, not `once`: with `once`, run under `node --import tsx` a single SIGINT ended the process
-  // before close() had printed the report (tools/stage-emulator/test/cli.test.ts saw exit by signal).
+  // before close() had printed the report (test/stage/cli.test.ts saw exit by signal).
   // Set before the banner: a Ctrl-C as soon as its lines appear must find them.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  printBanner(args.stage, running.api, args.parameters, args.iamReport);
+  printBanner(running.api, args.parameters, args.iamReport);
+  for (const line of product.nextSteps?.(args.stage, running.api) ?? []) console.log(line);
   console.log(
     `  scaling: a sandbox per concurrent request, each with its own cold start; past a function's ReservedConcurrentExecutions Lambda's throttle` +
       ` (TooManyRequestsException), past ${MAX_INSTANCES} per function (this runner's cap, not Lambda's) a wait;` +
@@ -173,7 +202,7 @@ export async function runStartDeployedCommand(argv: string[]): Promise<void> {
   }
   if (args.watch)
     console.log(
-      '  watching functions/ and lib/ (rebuild the functions that bundle a changed file) and infra/ (re-synthesize)',
+      `  watching ${app.bundledSources.map((folder) => `${folder}/`).join(' and ')} (rebuild the functions that bundle a changed file) and ${app.infraSource}/ (re-synthesize)`,
     );
 }
 
@@ -198,12 +227,7 @@ const isOneLineError = (error: unknown): error is Error =>
     (kind) => error instanceof kind,
   );
 
-function printBanner(
-  stage: Stage,
-  api: DeployedApi,
-  parameters: Record<string, string>,
-  iamReportFile: string | undefined,
-): void {
+function printBanner(api: DeployedApi, parameters: Record<string, string>, iamReportFile: string | undefined): void {
   console.log(`${api.stack.stackName} as deployed, offline, on ${api.url}`);
   const used = Object.keys(api.stack.template.Parameters ?? {}).filter((name) => name in parameters);
   if (used.length)
@@ -221,10 +245,4 @@ function printBanner(
   console.log(
     `  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`,
   );
-  console.log('No API key exists yet. Issue one as an operator would after a deploy:');
-  console.log(
-    `  npm run keys -- create --stage ${stage} --table ${api.controlTableName} --endpoint ${api.storeEndpoint}`,
-  );
-  console.log('Then, for example:');
-  console.log(`  PETSTORE_API_KEY=<the key> npm run smoke -- --base ${api.url}`);
 }

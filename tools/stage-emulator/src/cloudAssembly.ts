@@ -1,10 +1,10 @@
 /**
- * Reads one stack of a synthesized cloud assembly (`cdk.out`): its template, and the folder of each
- * resource's asset (a bundled function's code). Every failure is a one-line CloudAssemblyError a
+ * Reads one stack of a synthesized cloud assembly (`cdk.out`): its template, the folder of each
+ * resource's asset (a bundled function's code), and each function's entry from the metadata. Every failure is a one-line CloudAssemblyError a
  * CLI can print as it is.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 export interface CfnResource {
   Type: string;
@@ -139,3 +139,33 @@ function readJson<T>(path: string, missing: string): T {
     throw new CloudAssemblyError(`${path} is not valid JSON: ${(error as Error).message.split('\n')[0]}`);
   }
 }
+
+/**
+ * Each function's entry (by logical id), as its construct records it in the assembly's metadata,
+ * under the type `entryMetadata` names.
+ */
+export function functionEntries(stack: StackArtifact, entryMetadata: string): Map<string, string> {
+  const manifest = JSON.parse(readFileSync(join(stack.outdir, 'manifest.json'), 'utf8')) as {
+    artifacts: Record<string, { metadata?: Metadata; additionalMetadataFile?: string }>;
+  };
+  const artifact = manifest.artifacts[stack.stackName];
+  const metadata: Metadata = {
+    ...artifact?.metadata,
+    ...(artifact?.additionalMetadataFile
+      ? (JSON.parse(readFileSync(join(stack.outdir, artifact.additionalMetadataFile), 'utf8')) as Metadata)
+      : {}),
+  };
+  const entries = new Map<string, string>();
+  for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
+    const path = resource.Metadata?.['aws:cdk:path'];
+    if (resource.Type !== 'AWS::Lambda::Function' || typeof path !== 'string') continue;
+    const entry = metadata[`/${dirname(path)}`]?.find((item) => item.type === entryMetadata)?.data;
+    if (typeof entry === 'string') entries.set(logicalId, entry);
+  }
+  return entries;
+}
+
+type Metadata = Record<string, { type: string; data?: unknown }[]>;
+
+/** The file a function's `Handler` (`index.handler`) is loaded from in its task root, as a bundle writes it (`index.js`). */
+export const handlerFile = (handler: string): string => `${handler.slice(0, handler.lastIndexOf('.'))}.js`;

@@ -5,21 +5,31 @@
  * the template (./iamGate.ts), and the tables from the template's own definitions (./tables.ts), on
  * an in-memory dynalite. Each gate accounts for its role's grants (./grantUsage.ts): `iamReport()`
  * says which DynamoDB grants no call used, `close()` prints it, and every denial is logged with the
- * statement that would have allowed it and where the role's grants are written. Nothing here reads lib/'s definitions of routes, tables or grants: what runs
- * is what CloudFormation would create, so a drift between the two shows.
+ * statement that would have allowed it and where the role's grants are written. Nothing here reads
+ * the product's own definitions of routes, tables or grants: what runs is what CloudFormation would
+ * create, so a drift between the two shows.
  */
 import { randomBytes } from 'node:crypto';
-import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { readStack, type CfnResource, type CfnTemplate, type StackArtifact } from './cloudAssembly.ts';
+import type { EdgeErrorShape } from '@petstore/local-kit/httpEdges';
+import { startInMemoryStore, type EmbeddedStore } from '@petstore/local-kit/store';
+import {
+  functionEntries,
+  handlerFile,
+  readStack,
+  type CfnResource,
+  type CfnTemplate,
+  type StackArtifact,
+} from './cloudAssembly.ts';
 import { describeRoleSource, infraSources, roleSource, type RoleSource, type SourceFile } from './grantSources.ts';
 import { grantReports, iamReportLines, resourceName, withoutHash, type IamReport } from './grantUsage.ts';
 import { rolePolicies, startIamGate, type Denial, type IamGate } from './iamGate.ts';
 import type { PolicyDocument } from './iamPolicy.ts';
 import { OFFLINE_ENVIRONMENT, TemplateResolver } from './intrinsics.ts';
-import { buildInspectBundle, entryOf, type InspectTarget } from './inspectBundle.ts';
+import { buildInspectBundle, type InspectTarget } from './inspectBundle.ts';
 import { LambdaHostError } from './lambdaFunction.ts';
 import { LambdaFunctionHost } from './lambdaHost.ts';
 import { startRestApiEmulator, type RestApiEmulator } from './restApi.ts';
+import type { StageApp } from './stageApp.ts';
 import { createTablesFromTemplate, type TableKeys } from './tables.ts';
 
 export interface DeployedApiOptions {
@@ -27,6 +37,13 @@ export interface DeployedApiOptions {
   stackName: string;
   /** The cloud assembly (`cdk.out`), synthesized with bundled assets. */
   outdir: string;
+  /**
+   * The app the assembly is synthesized from: where a role's grants are looked up in its code, and
+   * how `inspect` rebuilds a function. Without it, a role's cdk path alone says where it is written.
+   */
+  app?: StageApp;
+  /** How the API writes its answers to requests that never reach a method (./restApi.ts's `edgeErrors`). */
+  edgeErrors?: EdgeErrorShape;
   port?: number;
   /** A changed copy of the stack's template (tests remove a grant from one). */
   template?: CfnTemplate;
@@ -50,7 +67,7 @@ export interface DeployedApiOptions {
   sandboxPreload?: string;
   /** How long a function's sandbox may sit idle before it is recycled (default: lambdaHost's). */
   idleTimeoutMs?: number;
-  /** The function whose sandbox runs under the Node inspector, from a source-mapped bundle (./inspectBundle.ts). */
+  /** The function whose sandbox runs under the Node inspector, from a source-mapped bundle (./inspectBundle.ts); needs `app`. */
   inspect?: InspectTarget;
 }
 
@@ -58,7 +75,7 @@ export interface DeployedFunction {
   logicalId: string;
   functionName: string;
   roleLogicalId: string;
-  /** Where the role's grants are written in infra/. */
+  /** Where the role's grants are written in the app's code. */
   roleSource: RoleSource;
   gate: IamGate;
   host: LambdaFunctionHost;
@@ -71,8 +88,8 @@ export interface DeployedApi {
   /** The in-memory DynamoDB store (dynalite) an operator's tools talk to, as they would to AWS. */
   storeEndpoint: string;
   tables: TableKeys[];
-  /** The control table's physical name (the stack's `ControlTableName` output). */
-  controlTableName: string;
+  /** The value of the stack's output `name`, as CloudFormation would give it after the deploy. */
+  output(name: string): string;
   functions: DeployedFunction[];
   /** Each function's calls allowed and denied, and each DynamoDB grant of its role with whether a call used it. */
   iamReport(): IamReport;
@@ -106,7 +123,8 @@ const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name
 export interface DeployedFunctionRun {
   deployed: DeployedFunction;
   storeEndpoint: string;
-  controlTableName: string;
+  /** The value of the stack's output `name` (see DeployedApi). */
+  output(name: string): string;
   close(): Promise<void>;
 }
 
@@ -126,14 +144,14 @@ export async function startDeployedFunction(
     for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
   };
   try {
-    const store = await startEmbeddedStore();
+    const store = await startInMemoryStore();
     closers.push(store.close);
     const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const deployed = await startFunction(stack, resolver, found[0], found[1], {
       upstream: store.endpoint,
       tables,
-      sources: infraSources(),
+      sources: infraSources(options.app),
       log: options.log,
       iamLog: log,
       recordDecisions: options.recordDecisions ?? false,
@@ -143,7 +161,7 @@ export async function startDeployedFunction(
     return {
       deployed,
       storeEndpoint: store.endpoint,
-      controlTableName: controlTableOf(stack, resolver),
+      output: outputOf(stack, resolver),
       close: stopAll,
     };
   } catch (error) {
@@ -161,23 +179,13 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     for (const closer of [...closers].reverse()) await closer().catch(() => undefined);
   };
   try {
-    const store: EmbeddedStore = await startEmbeddedStore();
+    const store: EmbeddedStore = await startInMemoryStore();
     closers.push(store.close);
     const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
     const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
     const functions: DeployedFunction[] = [];
-    const inspect = options.inspect;
-    if (
-      inspect &&
-      !resourcesOf(stack.template, 'AWS::Lambda::Function').some(
-        ([id]) => functionMatches(id, inspect.name) && entryOf(inspect.name),
-      )
-    ) {
-      throw new LambdaHostError(
-        `--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`,
-      );
-    }
-    const sources = infraSources();
+    const inspect = inspectedOf(stack, options);
+    const sources = infraSources(options.app);
     for (const [logicalId, resource] of resourcesOf(stack.template, 'AWS::Lambda::Function')) {
       const deployed = await startFunction(stack, resolver, logicalId, resource, {
         upstream,
@@ -188,7 +196,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         recordDecisions: options.recordDecisions ?? false,
         sandboxPreload: options.sandboxPreload,
         idleTimeoutMs: options.idleTimeoutMs,
-        inspect: options.inspect,
+        inspect,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -199,6 +207,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       env: OFFLINE_ENVIRONMENT,
       invoke: invokerOf(stack.template, resolver, functions),
       ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.edgeErrors ? { edgeErrors: options.edgeErrors } : {}),
     });
     closers.push(api.close);
     const iamReport = (): IamReport => ({ stack: stack.stackName, functions: functions.map(functionReport) });
@@ -209,7 +218,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       stack,
       storeEndpoint: store.endpoint,
       tables,
-      controlTableName: controlTableOf(stack, resolver),
+      output: outputOf(stack, resolver),
       functions,
       iamReport,
       // Once: a second close() neither prints the report again nor stops what is stopped.
@@ -225,10 +234,32 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
   }
 }
 
+/** The function `--inspect` names, its entry (from the assembly) and the app that builds it. */
+interface InspectedFunction extends InspectTarget {
+  logicalId: string;
+  entry: string;
+  app: StageApp;
+}
+
+function inspectedOf(stack: StackArtifact, options: DeployedApiOptions): InspectedFunction | undefined {
+  const { inspect, app } = options;
+  if (!inspect) return undefined;
+  const entries = app ? functionEntries(stack, app.entryMetadata) : new Map<string, string>();
+  const logicalId = resourcesOf(stack.template, 'AWS::Lambda::Function')
+    .map(([id]) => id)
+    .find((id) => functionMatches(id, inspect.name) && entries.has(id));
+  if (!logicalId || !app) {
+    throw new LambdaHostError(
+      `--inspect: ${stack.stackName} has no function "${inspect.name}": its functions are ${functionNamesOf(options).join(', ')}.`,
+    );
+  }
+  return { ...inspect, logicalId, entry: entries.get(logicalId)!, app };
+}
+
 interface FunctionWiring {
   upstream: string;
   tables: TableKeys[];
-  /** infra/'s sources, where the role's grants are looked up. */
+  /** The app's `infraSource` files, where the role's grants are looked up. */
   sources: readonly SourceFile[];
   log: ((line: string) => void) | undefined;
   /** Where a gate's denials are logged. */
@@ -236,7 +267,7 @@ interface FunctionWiring {
   recordDecisions: boolean;
   sandboxPreload: string | undefined;
   idleTimeoutMs?: number | undefined;
-  inspect?: InspectTarget | undefined;
+  inspect?: InspectedFunction | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -279,9 +310,10 @@ async function startFunction(
   });
   onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
-  const inspected = inspect && functionMatches(logicalId, inspect.name) ? inspect : undefined;
-  const entry = inspected ? entryOf(inspected.name) : undefined;
-  const assetDir = entry ? await buildInspectBundle(logicalId, entry) : stack.assetDir(logicalId);
+  const inspected = inspect?.logicalId === logicalId ? inspect : undefined;
+  const assetDir = inspected
+    ? await buildInspectBundle(inspected.app, logicalId, inspected.entry, handlerFile(String(properties.Handler)))
+    : stack.assetDir(logicalId);
   const host = new LambdaFunctionHost({
     functionName,
     assetDir,
@@ -394,11 +426,13 @@ function logGroupOf(properties: Record<string, unknown>, resolver: TemplateResol
   return group === undefined ? `/aws/lambda/${functionName}` : resolver.resolveString(group);
 }
 
-/** The control table: the one the stack's `ControlTableName` output names. */
-function controlTableOf(stack: StackArtifact, resolver: TemplateResolver): string {
-  const output = stack.template.Outputs?.ControlTableName;
-  if (!output) throw new Error(`${stack.stackName} has no ControlTableName output`);
-  return resolver.resolveString(output.Value);
+/** The stack's outputs by name, each resolved when asked for (one may need a value not known offline). */
+function outputOf(stack: StackArtifact, resolver: TemplateResolver): (name: string) => string {
+  return (name) => {
+    const output = stack.template.Outputs?.[name];
+    if (!output) throw new Error(`${stack.stackName} has no ${name} output`);
+    return resolver.resolveString(output.Value);
+  };
 }
 
 /** Credentials as Lambda hands a function its role's session: an access key, a secret and a session token. */

@@ -1,34 +1,23 @@
 /**
  * The cloud assembly the deployed runner reads, synthesized first when it is missing, older than
- * what it is made from (the CDK app, the functions and the libraries they bundle, the lock file) or
- * without a function's bundle (`cdk ls` leaves it so), so `npm run start:deployed` never serves
- * yesterday's code and never stops for a bundle it can make. Synthesis is the CDK CLI's own
- * (`cdk synth`, pinned in devDependencies), exactly what `cdk deploy` would upload.
+ * what it is made from (the app's `assemblySources`: the CDK app, the functions and the libraries
+ * they bundle, the lock file) or without a function's bundle (`cdk ls` leaves it so), so `npm run
+ * start:deployed` never serves yesterday's code and never stops for a bundle it can make. Synthesis
+ * is the app's own command (`cdk synth`), exactly what `cdk deploy` would upload.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import { hasEveryBundle } from './cloudAssembly.ts';
-
-/** What the synthesized templates and assets are made from. */
-export const ASSEMBLY_SOURCES = [
-  'infra',
-  'lib',
-  'functions',
-  'contract',
-  'cdk.json',
-  'package-lock.json',
-  'openapi.json',
-];
-
-export const DEFAULT_OUTDIR = join(PROJECT_ROOT, 'cdk.out');
+import type { StageApp } from './stageApp.ts';
 
 export class SynthesisError extends Error {}
 
-/** The newest modification time among the sources, in milliseconds. */
-export function newestSource(root: string = PROJECT_ROOT): number {
+type AppSources = Pick<StageApp, 'root' | 'assemblySources'>;
+
+/** The newest modification time among the app's sources, in milliseconds. */
+export function newestSource({ root, assemblySources }: AppSources): number {
   let newest = 0;
   const visit = (path: string): void => {
     if (!existsSync(path)) return;
@@ -36,14 +25,14 @@ export function newestSource(root: string = PROJECT_ROOT): number {
     if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
     else newest = Math.max(newest, stat.mtimeMs);
   };
-  for (const source of ASSEMBLY_SOURCES) visit(join(root, source));
+  for (const source of assemblySources) visit(join(root, source));
   return newest;
 }
 
 /** Whether `outdir` holds an assembly at least as new as every source, every function bundled. */
-export function isFresh(outdir: string): boolean {
+export function isFresh(outdir: string, app: AppSources): boolean {
   const manifest = join(outdir, 'manifest.json');
-  return existsSync(manifest) && statSync(manifest).mtimeMs >= newestSource() && hasEveryBundle(outdir);
+  return existsSync(manifest) && statSync(manifest).mtimeMs >= newestSource(app) && hasEveryBundle(outdir);
 }
 
 /**
@@ -51,23 +40,24 @@ export function isFresh(outdir: string): boolean {
  * take turns through a lock folder, so only one of them synthesizes.
  */
 export async function ensureCloudAssembly(
-  outdir: string = DEFAULT_OUTDIR,
+  outdir: string,
+  app: Pick<StageApp, 'root' | 'assemblySources' | 'synthesize'>,
   { quiet = false }: { quiet?: boolean } = {},
 ): Promise<'fresh' | 'synthesized'> {
   const target = resolve(outdir);
-  if (isFresh(target)) return 'fresh';
+  if (isFresh(target, app)) return 'fresh';
   const lock = `${target}.lock`;
   await acquire(lock, quiet);
   try {
-    if (isFresh(target)) return 'fresh';
+    if (isFresh(target, app)) return 'fresh';
     if (!quiet)
       console.error(
         `Synthesizing ${target} (it is missing, older than the sources, or without a function's bundle)...`,
       );
-    const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
-    // Offline: no notices fetched, no CLI telemetry sent (both would reach AWS's endpoints).
-    const result = spawnSync(cdk, ['synth', '--quiet', '--no-notices', '--output', target], {
-      cwd: PROJECT_ROOT,
+    const [program, ...args] = app.synthesize;
+    // Offline: no CLI telemetry sent (it would reach AWS's endpoints).
+    const result = spawnSync(program!, [...args, '--output', target], {
+      cwd: app.root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
@@ -79,7 +69,7 @@ export async function ensureCloudAssembly(
         .slice(-3)
         .join(' / ');
       throw new SynthesisError(
-        `cdk synth failed${result.error ? `: ${result.error.message}` : ''}${detail ? `: ${detail}` : ''}`,
+        `${[basename(program!), ...args.slice(0, 1)].join(' ')} failed${result.error ? `: ${result.error.message}` : ''}${detail ? `: ${detail}` : ''}`,
       );
     }
     return 'synthesized';

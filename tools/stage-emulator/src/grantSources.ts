@@ -1,14 +1,15 @@
 /**
- * Where a role's grants are written in infra/, found from the template rather than kept in a list:
- * the role's `aws:cdk:path` metadata names the construct that made it (`PetStore-staging/Functions/
- * CreatePetRole` -> the construct created with id `Functions`, whose class is exported by
- * infra/constructs/functions.ts), and each statement's Sid names the line that writes it
- * (`sid: 'CursorSecret'`). Anything not found is left out: the cdk path alone still says where.
+ * Where a role's grants are written in the app's own code (its `infraSource`, e.g. infra/), found
+ * from the template rather than kept in a list: the role's `aws:cdk:path` metadata names the
+ * construct that made it (`PetStore-staging/Functions/CreatePetRole` -> the construct created with
+ * id `Functions`, whose class is exported by infra/constructs/functions.ts), and each statement's
+ * Sid names the line that writes it (`sid: 'CursorSecret'`). Anything not found is left out: the
+ * cdk path alone still says where.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
+import type { StageApp } from './stageApp.ts';
 
 export interface RoleSource {
   /** The role's construct path, e.g. `PetStore-staging/Functions/CreatePetRole`. */
@@ -24,7 +25,7 @@ export interface SourceFile {
   lines: string[];
 }
 
-/** `files` are infra/'s sources, read once by `infraSources` for every role. */
+/** `files` are the app's `infraSource` files, read once by `infraSources` for every role. */
 export function roleSource(
   template: CfnTemplate,
   roleLogicalId: string,
@@ -75,9 +76,11 @@ function findLine(files: readonly SourceFile[], test: (line: string) => boolean)
   return undefined;
 }
 
-/** Every .ts file under infra/, split into lines. */
-export function infraSources(root = PROJECT_ROOT): SourceFile[] {
-  const dir = join(root, 'infra');
+/** Every .ts file of the app's `infraSource` folder, split into lines; none without an app. */
+export function infraSources(app: Pick<StageApp, 'root' | 'infraSource'> | undefined): SourceFile[] {
+  if (!app) return [];
+  const { root } = app;
+  const dir = join(root, app.infraSource);
   let names: string[];
   try {
     names = readdirSync(dir, { recursive: true, encoding: 'utf8' });

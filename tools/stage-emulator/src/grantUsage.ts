@@ -179,7 +179,7 @@ export interface GrantReport {
   sid?: string;
   condition?: PolicyStatement['Condition'];
   used: boolean;
-  /** `file:line` of the statement in infra/, when found. */
+  /** `file:line` of the statement in the app's code, when found. */
   source?: string;
 }
 
@@ -187,7 +187,7 @@ export interface FunctionIamReport {
   /** The function's logical id without CDK's hash, e.g. `CreatePetFunction`. */
   function: string;
   role: string;
-  /** Where the role's grants are written in infra/. */
+  /** Where the role's grants are written in the app's code. */
   writtenIn: string;
   allowed: number;
   denied: number;

@@ -5,39 +5,40 @@
  * result goes to stdout, the function's log (START, its lines, END, REPORT) to stderr, as `sam local
  * invoke` splits them.
  */
-import { stackName } from '../../../infra/stages.ts';
-import type { Stage } from '../../../lib/domain/stages.ts';
-import { API_KEY_FORMAT, runKeys } from '../../keys/keys.ts';
 import { startDeployedFunction, functionNamesOf, type DeployedFunctionRun } from './deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from './freshAssembly.ts';
+import { ensureCloudAssembly } from './freshAssembly.ts';
 import type { InvokeOutcome } from './lambdaFunction.ts';
+import type { StageApp } from './stageApp.ts';
 
 export interface DeployedInvocation {
-  stage: Stage;
+  /** The stack whose function runs, e.g. `PetStore-staging`. */
+  stackName: string;
   /** The function's operation name (`listPets`), or its logical id. */
   name: string;
   event: unknown;
   /** Values for template parameters without a default (production's alarm e-mail). */
   parameters: Record<string, string>;
-  outdir?: string;
+  /** The cloud assembly, synthesized from `app` first when it is not fresh. */
+  outdir: string;
+  app: StageApp;
   log?: (line: string) => void;
   /**
-   * A bearer key the event carries (the sample events' `local-sample-key`). The stage's control
-   * table starts empty, so a key is issued there as an operator would (`npm run keys -- create`)
-   * and put in the event in its place; otherwise every invocation would be answered 401.
+   * The event as it is sent, given the function running with the stage's store (a caller puts a
+   * key it issued in the stage's tables in place of a sample one); default: as given.
    */
-  sampleKey?: string;
+  prepareEvent?(event: unknown, run: DeployedFunctionRun): Promise<unknown>;
 }
 
 /** A function name the stage does not have; the message is one line for the user. */
 export class UnknownFunctionError extends Error {}
 
 export async function invokeDeployed(invocation: DeployedInvocation): Promise<InvokeOutcome> {
-  const outdir = invocation.outdir ?? DEFAULT_OUTDIR;
-  await ensureCloudAssembly(outdir);
+  const { outdir, app } = invocation;
+  await ensureCloudAssembly(outdir, app);
   const options = {
-    stackName: stackName(invocation.stage),
+    stackName: invocation.stackName,
     outdir,
+    app,
     parameters: invocation.parameters,
     log: invocation.log ?? ((line: string) => void process.stderr.write(`${line}\n`)),
     report: () => undefined,
@@ -49,43 +50,11 @@ export async function invokeDeployed(invocation: DeployedInvocation): Promise<In
     );
   }
   try {
-    const event = invocation.sampleKey ? await withIssuedKey(invocation, run) : invocation.event;
+    const event = invocation.prepareEvent ? await invocation.prepareEvent(invocation.event, run) : invocation.event;
     return await run.deployed.host.invoke(event);
   } finally {
     await run.close();
   }
-}
-
-async function withIssuedKey(
-  { stage, event, sampleKey, log }: DeployedInvocation,
-  run: DeployedFunctionRun,
-): Promise<unknown> {
-  const text = JSON.stringify(event);
-  if (!sampleKey || !text.includes(sampleKey)) return event;
-  const lines: string[] = [];
-  const code = await runKeys(
-    [
-      'create',
-      '--stage',
-      stage,
-      '--table',
-      run.controlTableName,
-      '--endpoint',
-      run.storeEndpoint,
-      '--description',
-      'npm run invoke',
-    ],
-    {
-      out: (line) => lines.push(line),
-      err: (line) => lines.push(line),
-    },
-  );
-  const key = lines.map((line) => line.trim()).find((line) => API_KEY_FORMAT.test(line));
-  if (code !== 0 || !key) throw new Error(`could not issue a key in ${run.controlTableName}: ${lines.join(' ')}`);
-  (log ?? ((line: string) => void process.stderr.write(`${line}\n`)))(
-    `invoke: the event's ${sampleKey} is replaced by a key issued in ${run.controlTableName} (npm run keys -- create)`,
-  );
-  return JSON.parse(text.replaceAll(sampleKey, key)) as unknown;
 }
 
 /** What Lambda's Invoke returns: the payload, or the function error's `{errorType, errorMessage}`. */

@@ -4,7 +4,7 @@
  * a `method.request.*` / `context.*` / `'literal'` mapping expression's value, and the template a
  * request's Accept selects. The templates themselves are rendered by ./velocity.ts.
  */
-import { groupPairs, lastValues, localIdentity, pairs } from '../../../local/proxyEvent.ts';
+import { groupPairs, lastValues, localIdentity, pairs } from '@petstore/local-kit/proxyEvent';
 import { mediaType, requestHeader, requestHeaders, type Answer, type Exchange, type RestApi } from './restApiModel.ts';
 import { renderTemplate, valueAt, type TemplateInput, type TemplateVariables } from './velocity.ts';
 

@@ -6,7 +6,7 @@
  * Gateway does; Lambda's own refusals and a function's errors answered through gateway responses.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { encodeBody, headersAndQuery } from '../../../local/proxyEvent.ts';
+import { encodeBody, headersAndQuery } from '@petstore/local-kit/proxyEvent';
 import { permits } from './accessControl.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
 import { THROTTLED_OUTCOME } from './lambdaFunction.ts';

@@ -10,11 +10,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { pairs } from '../../../local/proxyEvent.ts';
-import { ApiError } from '../../../lib/domain/errors.ts';
-import { answerEdges, edgeServerOptions, missingHost, sendError } from '../../../local/httpEdges.ts';
-import { readRequestBody } from '../../../local/requestBody.ts';
-import { targetUrl } from '../../../local/requestTarget.ts';
+import { pairs } from '@petstore/local-kit/proxyEvent';
+import {
+  answerEdges,
+  edgeError,
+  edgeServerOptions,
+  missingHost,
+  sendError,
+  type EdgeError,
+  type EdgeErrorShape,
+} from '@petstore/local-kit/httpEdges';
+import { readRequestBody } from '@petstore/local-kit/requestBody';
+import { targetUrl } from '@petstore/local-kit/requestTarget';
 import { Throttles, accessControl, accessRefusal, type AccessControl } from './accessControl.ts';
 import type { CfnTemplate } from './cloudAssembly.ts';
 import { gatewayResponse } from './gatewayResponses.ts';
@@ -38,7 +45,22 @@ export interface RestApiEmulatorOptions {
   log?: (line: string) => void;
   /** How long a client may take over its request line and headers before a 408 (default HEADERS_TIMEOUT_MS). */
   headersTimeoutMs?: number;
+  /**
+   * How the answers to requests that never reach a method are written (see `startRestApiEmulator`);
+   * default `messageEdgeError`, API Gateway's own `{"message": ...}` shape.
+   */
+  edgeErrors?: EdgeErrorShape;
 }
+
+/** An edge error in the shape of API Gateway's own error bodies, `{"message": ...}`. */
+export const messageEdgeError: EdgeErrorShape = (error, requestId) => ({
+  status: error.status,
+  headers: {
+    'Content-Type': 'application/json',
+    ...(requestId ? { 'x-amzn-RequestId': requestId } : {}),
+  },
+  body: JSON.stringify({ message: error.message }),
+});
 
 export interface RestApiEmulator {
   /** http://127.0.0.1:PORT/<stage> */
@@ -77,6 +99,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   const throttles = new Throttles(api.methodSettings);
   const limits = requestLimits(api);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const edgeErrors = options.edgeErrors ?? messageEdgeError;
   let domainName = '';
   // The whole answer runs in an async function: nothing a request brings can throw out of the
   // listener and end the runner. A failure while answering is API Gateway's own 500 (DEFAULT_5XX);
@@ -85,7 +108,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
     const refused = missingHost(request) ?? overLimits(request, limits);
     if (refused) {
       request.resume();
-      return sendError(response, refused);
+      return sendError(response, edgeErrors(refused, randomUUID()));
     }
     const exchange = newExchange(request, api, domainName);
     const result = await answer(request, exchange, api, access, throttles, invoke, log).catch((error: unknown) => {
@@ -95,8 +118,8 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
     send(response, exchange, result);
   };
   // What never reaches a method (what Node's parser refuses, an unknown Expect, no Host, headers
-  // too slow) is answered as the local API answers it, a JSON Error (local/httpEdges.ts): API
-  // Gateway's edge answers for these are not documented (docs/api.md, "Requests Node refuses").
+  // too slow) is answered in the shape the caller gives (`edgeErrors`; start:deployed gives the
+  // service's Error, as its local API answers): API Gateway's edge answers for these are not documented.
   // Node's own header limit (16 KB by default) is raised above the API's, so that a request over
   // the API's limits reaches overLimits rather than Node's parser.
   const maxHeaderSize = limits.urlCharacters + limits.headerBytes + 1024;
@@ -106,7 +129,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
       serveRequest(request, response).catch(() => response.destroy());
     },
   );
-  answerEdges(server);
+  answerEdges(server, edgeErrors);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, api, domainName));
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
@@ -133,14 +156,14 @@ function requestLimits(api: RestApi): (typeof REQUEST_LIMITS)[string] {
  * documented, and no gateway response type covers it (AWS, "Gateway response types for API
  * Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html):
  * the template cannot shape it. It gets what a request line or headers over Node's own limit get
- * here, the 431 HEADERS_TOO_LARGE Error (local/httpEdges.ts), and the connection closes.
+ * here, the 431 HEADERS_TOO_LARGE edge error (in the `edgeErrors` shape), and the connection closes.
  * The URL is counted as the client's `https://host/path?query`; each header as `name: value` and
  * its CRLF, in bytes as sent (the blank line that ends the headers is no header).
  */
-function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[string]): ApiError | undefined {
+function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[string]): EdgeError | undefined {
   const url = `https://${request.headers.host ?? ''}${request.url ?? ''}`;
   if (url.length > limits.urlCharacters) {
-    return new ApiError(
+    return edgeError(
       'HEADERS_TOO_LARGE',
       `The request URL is longer than the ${limits.urlCharacters} characters API Gateway takes.`,
     );
@@ -150,7 +173,7 @@ function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[st
     0,
   );
   if (headerBytes > limits.headerBytes) {
-    return new ApiError(
+    return edgeError(
       'HEADERS_TOO_LARGE',
       `The request headers are larger than the ${limits.headerBytes} bytes API Gateway takes.`,
     );

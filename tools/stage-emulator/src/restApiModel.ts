@@ -7,7 +7,7 @@ import type { CfnTemplate } from './cloudAssembly.ts';
 import type { DeployedEnvironment } from './intrinsics.ts';
 import type { Authorization, AuthorizerDefinition, UsagePlanDefinition } from './authorizers.ts';
 import type { InvokeOutcome } from './lambdaFunction.ts';
-import { pairs } from '../../../local/proxyEvent.ts';
+import { pairs } from '@petstore/local-kit/proxyEvent';
 
 /** What reads the template's values: the stack's TemplateResolver (./intrinsics.ts). */
 export interface ApiResolver {

@@ -3,7 +3,7 @@
  * (`{param}` and `{proxy+}` path parts), a path matched against it (literal parts before `{param}`
  * before `{proxy+}`, path parameters decoded), and the method a request's HTTP method finds there.
  */
-import { routingSegments } from '../../../local/requestTarget.ts';
+import { routingSegments } from '@petstore/local-kit/requestTarget';
 import {
   RestApiTemplateError,
   type ApiMethod,

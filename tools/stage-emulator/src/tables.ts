@@ -1,11 +1,10 @@
 /**
  * Creates a template's DynamoDB tables in a DynamoDB-compatible endpoint (dynalite) from the
- * template's own definitions, never from lib/store/table.ts: what runs offline is what would be deployed,
- * so a drift between the code's idea of a table and the stack's shows here.
+ * template's own definitions, never from the service's code: what runs offline is what would be
+ * deployed, so a drift between the code's idea of a table and the stack's shows here.
  */
 import { UpdateTimeToLiveCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../../../lib/store/dynamo.ts';
-import { createTableUntilActive } from '../../../local/store.ts';
+import { createTableUntilActive, localDynamoClient } from '@petstore/local-kit/store';
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import type { TemplateResolver } from './intrinsics.ts';
 
@@ -36,7 +35,7 @@ export async function createTablesFromTemplate(
   template: CfnTemplate,
   resolver: TemplateResolver,
 ): Promise<TableKeys[]> {
-  const client = createDynamoClient({ endpoint });
+  const client = localDynamoClient(endpoint);
   try {
     const tables: TableKeys[] = [];
     for (const [logicalId, resource] of Object.entries(template.Resources)) {
@@ -111,7 +110,7 @@ function tableKeys(logicalId: string, input: CreateTableCommandInput): TableKeys
   };
 }
 
-/** The shared create-and-wait (local/store.ts), its failures told as the runner's one-line errors. */
+/** The shared create-and-wait (tools/local-kit/src/store.ts), its failures told as the runner's one-line errors. */
 async function createTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
   try {
     await createTableUntilActive(client, input);

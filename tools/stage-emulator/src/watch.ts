@@ -1,53 +1,47 @@
 /**
- * `npm run start:deployed -- --watch`: keeps a running stage on the code being edited. A change under
- * functions/ or lib/ rebuilds only the bundles whose esbuild metafile lists the changed file, with
- * the functions' own options (infra/bundle/bundling.ts), into a runner-only folder (never cdk.out, whose
- * assets are what a deploy uploads), and points each rebuilt function's host at it: new requests
- * start sandboxes on the new code, requests in flight finish on the old. A change under infra/
- * re-synthesizes and restarts the stage (its in-memory store starts empty again). One line per reload.
+ * `npm run start:deployed -- --watch`: keeps a running stage on the code being edited. A change in
+ * the app's `bundledSources` (functions/, lib/) rebuilds only the bundles whose esbuild metafile
+ * lists the changed file, with the functions' own options (the app's `bundleOptions`), into a
+ * runner-only folder (never cdk.out, whose assets are what a deploy uploads), and points each
+ * rebuilt function's host at it: new requests start sandboxes on the new code, requests in flight
+ * finish on the old. A change in its `infraSource` (infra/) re-synthesizes and restarts the stage
+ * (its in-memory store starts empty again). One line per reload.
  */
 import { context, type BuildContext, type BuildOptions } from 'esbuild';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  BUNDLE_FILE,
-  FUNCTION_ENTRY_METADATA,
-  PROJECT_ROOT,
-  deployedBundleOptions,
-} from '../../../infra/bundle/bundling.ts';
-import { firstBuildError } from '../../../local/buildError.ts';
-import { watchSettled } from '../../../local/folderWatch.ts';
-import { BUNDLED_SOURCES } from '../../../local/sources.ts';
-import type { StackArtifact } from './cloudAssembly.ts';
+import { firstBuildError } from '@petstore/local-kit/buildError';
+import { watchSettled } from '@petstore/local-kit/folderWatch';
+import { functionEntries, handlerFile } from './cloudAssembly.ts';
 import type { DeployedApi, DeployedFunction } from './deployedApi.ts';
-
-/** The folder whose changes re-synthesize; changes in BUNDLED_SOURCES (local/sources.ts) rebuild bundles. */
-export const INFRA_SOURCE = 'infra';
+import type { StageApp } from './stageApp.ts';
 
 export interface StageWatchOptions {
-  /** Starts the stage; called again, after `resynthesize`, when infra/ changes. */
+  /** The app: its folders, how its bundles are built and where its functions' entries are recorded. */
+  app: StageApp;
+  /** Starts the stage; called again, after `resynthesize`, when the app's `infraSource` changes. */
   start(): Promise<DeployedApi>;
   resynthesize(): Promise<unknown>;
   /**
-   * Where functions/ and lib/ are read and watched (default: the repository). A test seam: tests
+   * Where the bundled sources are read and watched (default: the app's folder). A test seam: tests
    * point it at a copy, so the file they edit is never the repository's.
    */
   sourceRoot?: string;
   /**
-   * The folder whose changes re-synthesize and restart the stage (default: the repository's infra/,
-   * watched only when `sourceRoot` is the repository: the assembly is synthesized from it). A test
+   * The folder whose changes re-synthesize and restart the stage (default: the app's `infraSource`,
+   * watched only when `sourceRoot` is the app's folder: the assembly is synthesized from it). A test
    * seam: tests point it at a folder of their own, with `resynthesize` and `start` their own too.
    */
   infraDir?: string;
-  /** The runner-only folder the rebuilt bundles go to (default `.watch/` in the repository). */
+  /** The runner-only folder the rebuilt bundles go to (default `.watch/` in the app's folder). */
   runnerDir?: string;
   /** One line per reload (default: stdout). */
   report?(line: string): void;
 }
 
 export interface StageWatch {
-  /** The stage now running (a new one after an infra/ reload). */
+  /** The stage now running (a new one after a re-synthesis). */
   readonly api: DeployedApi;
   /** Reloads finished so far. */
   readonly reloads: number;
@@ -58,25 +52,31 @@ export interface StageWatch {
 interface FunctionBuild {
   deployed: DeployedFunction;
   entry: string;
+  /** The file the function's handler is loaded from (`index.js`). */
+  bundleFile: string;
+  /** esbuild's working folder, which the metafile's inputs are relative to. */
+  workingDir: string;
   context: BuildContext<BuildOptions & { write: false; metafile: true }>;
   inputs: Set<string>;
   generation: number;
 }
 
 export async function watchDeployedStage(options: StageWatchOptions): Promise<StageWatch> {
-  const sourceRoot = resolve(options.sourceRoot ?? PROJECT_ROOT);
-  const runnerDir = resolve(options.runnerDir ?? join(PROJECT_ROOT, '.watch'));
+  const { app } = options;
+  const appRoot = resolve(app.root);
+  const sourceRoot = resolve(options.sourceRoot ?? appRoot);
+  const runnerDir = resolve(options.runnerDir ?? join(appRoot, '.watch'));
   const report = options.report ?? ((line: string) => console.log(line));
   const infraDir = options.infraDir
     ? resolve(options.infraDir)
-    : sourceRoot === PROJECT_ROOT
-      ? join(PROJECT_ROOT, INFRA_SOURCE)
+    : sourceRoot === appRoot
+      ? join(appRoot, app.infraSource)
       : undefined;
   let api = await options.start();
   let builds: FunctionBuild[];
   try {
     rmSync(join(runnerDir, api.stack.stackName), { recursive: true, force: true });
-    builds = await prepareBuilds(api, sourceRoot, runnerDir);
+    builds = await prepareBuilds(api, app, sourceRoot, runnerDir);
   } catch (error) {
     await api.close();
     throw error;
@@ -86,7 +86,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
   const reload = async (changed: string[]): Promise<void> => {
     const started = performance.now();
     const shown = changed
-      .map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : PROJECT_ROOT, file))
+      .map((file) => relative(file.startsWith(sourceRoot + sep) ? sourceRoot : appRoot, file))
       .join(', ');
     const elapsed = () => `${Math.round(performance.now() - started)} ms`;
     if (infraDir && changed.some((file) => file.startsWith(infraDir + sep))) {
@@ -94,7 +94,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
       await api.close();
       await options.resynthesize();
       api = await options.start();
-      builds = await prepareBuilds(api, sourceRoot, runnerDir);
+      builds = await prepareBuilds(api, app, sourceRoot, runnerDir);
       report(
         `reload: ${shown} changed; re-synthesized and restarted ${api.stack.stackName} on ${api.url} in ${elapsed()} (its store starts empty)`,
       );
@@ -117,7 +117,7 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
   };
 
   const watchers = watchSettled(
-    [...BUNDLED_SOURCES.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])],
+    [...app.bundledSources.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])],
     (changed) =>
       reload(changed).then(
         () => void (reloads += 1),
@@ -140,46 +140,39 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
   };
 }
 
-/** Each function's entry, as the assembly's metadata records it (infra/constructs/functions.ts). */
-export function functionEntries(stack: StackArtifact): Map<string, string> {
-  const manifest = JSON.parse(readFileSync(join(stack.outdir, 'manifest.json'), 'utf8')) as {
-    artifacts: Record<string, { metadata?: Metadata; additionalMetadataFile?: string }>;
-  };
-  const artifact = manifest.artifacts[stack.stackName];
-  const metadata: Metadata = {
-    ...artifact?.metadata,
-    ...(artifact?.additionalMetadataFile
-      ? (JSON.parse(readFileSync(join(stack.outdir, artifact.additionalMetadataFile), 'utf8')) as Metadata)
-      : {}),
-  };
-  const entries = new Map<string, string>();
-  for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
-    const path = resource.Metadata?.['aws:cdk:path'];
-    if (resource.Type !== 'AWS::Lambda::Function' || typeof path !== 'string') continue;
-    const entry = metadata[`/${dirname(path)}`]?.find((item) => item.type === FUNCTION_ENTRY_METADATA)?.data;
-    if (typeof entry === 'string') entries.set(logicalId, entry);
-  }
-  return entries;
-}
-
-type Metadata = Record<string, { type: string; data?: unknown }[]>;
-
-async function prepareBuilds(api: DeployedApi, sourceRoot: string, runnerDir: string): Promise<FunctionBuild[]> {
-  const entries = functionEntries(api.stack);
+async function prepareBuilds(
+  api: DeployedApi,
+  app: StageApp,
+  sourceRoot: string,
+  runnerDir: string,
+): Promise<FunctionBuild[]> {
+  const entries = functionEntries(api.stack, app.entryMetadata);
+  const options = app.bundleOptions();
+  // esbuild names the metafile's inputs relative to its working folder.
+  const workingDir = resolve(options.absWorkingDir ?? process.cwd());
   const builds = await Promise.all(
     api.functions.map(async (deployed): Promise<FunctionBuild | undefined> => {
       const entry = entries.get(deployed.logicalId);
       if (!entry) return undefined;
+      const bundleFile = handlerFile(String(api.stack.template.Resources[deployed.logicalId]?.Properties?.Handler));
       const buildContext = await context({
-        ...deployedBundleOptions(),
+        ...options,
         entryPoints: [join(sourceRoot, entry)],
         // Named for esbuild's metafile only: the output is written by rebuild() into a fresh folder.
-        outfile: join(runnerDir, api.stack.stackName, deployed.functionName, BUNDLE_FILE),
+        outfile: join(runnerDir, api.stack.stackName, deployed.functionName, bundleFile),
         write: false,
         metafile: true,
         logLevel: 'silent',
       });
-      const build: FunctionBuild = { deployed, entry, context: buildContext, inputs: new Set(), generation: 0 };
+      const build: FunctionBuild = {
+        deployed,
+        entry,
+        bundleFile,
+        workingDir,
+        context: buildContext,
+        inputs: new Set(),
+        generation: 0,
+      };
       // A first build only to learn the inputs: the stage keeps serving cdk.out's assets until a change.
       await buildOutput(build);
       return build;
@@ -190,9 +183,9 @@ async function prepareBuilds(api: DeployedApi, sourceRoot: string, runnerDir: st
 
 async function buildOutput(build: FunctionBuild): Promise<Uint8Array> {
   const result = await build.context.rebuild();
-  build.inputs = new Set(Object.keys(result.metafile.inputs).map((input) => resolve(PROJECT_ROOT, input)));
-  const output = result.outputFiles.find((file) => file.path.endsWith(BUNDLE_FILE));
-  if (!output) throw new Error(`${build.entry}: esbuild wrote no ${BUNDLE_FILE}`);
+  build.inputs = new Set(Object.keys(result.metafile.inputs).map((input) => resolve(build.workingDir, input)));
+  const output = result.outputFiles.find((file) => file.path.endsWith(build.bundleFile));
+  if (!output) throw new Error(`${build.entry}: esbuild wrote no ${build.bundleFile}`);
   return output.contents;
 }
 
@@ -202,7 +195,7 @@ async function rebuild(build: FunctionBuild, runnerDir: string, stackName: strin
   build.generation += 1;
   const folder = join(runnerDir, stackName, build.deployed.functionName, String(build.generation));
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, BUNDLE_FILE), code);
+  writeFileSync(join(folder, build.bundleFile), code);
   return folder;
 }
 

@@ -10,13 +10,18 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../src/cloudAssembly.ts';
-import { rolePolicies, startIamGate, type GateCredentials, type IamGate } from '../src/iamGate.ts';
-import { TemplateResolver } from '../src/intrinsics.ts';
-import { createTablesFromTemplate, type TableKeys } from '../src/tables.ts';
-import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { synthesize, testApp } from '../../../test/infra/synth.ts';
+import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import {
+  rolePolicies,
+  startIamGate,
+  type GateCredentials,
+  type IamGate,
+} from '../../tools/stage-emulator/src/iamGate.ts';
+import { TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import { createTablesFromTemplate, type TableKeys } from '../../tools/stage-emulator/src/tables.ts';
+import { startEmbeddedStore, type EmbeddedStore } from '../../local/embeddedStore.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { synthesize, testApp } from '../infra/synth.ts';
 
 const STACK = 'PetStore-staging';
 /** The control table's physical name: CloudFormation names it (here, as the resolver does). */

@@ -8,14 +8,20 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { readStack, type StackArtifact } from '../src/cloudAssembly.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { rolePolicies, startIamGate, type GateCredentials, type IamGate } from '../src/iamGate.ts';
-import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../src/intrinsics.ts';
-import { LambdaFunctionHost } from '../src/lambdaHost.ts';
-import { createTablesFromTemplate, type TableKeys } from '../src/tables.ts';
-import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { runKeys } from '../../keys/keys.ts';
+import { readStack, type StackArtifact } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import {
+  rolePolicies,
+  startIamGate,
+  type GateCredentials,
+  type IamGate,
+} from '../../tools/stage-emulator/src/iamGate.ts';
+import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import { LambdaFunctionHost } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import { createTablesFromTemplate, type TableKeys } from '../../tools/stage-emulator/src/tables.ts';
+import { startEmbeddedStore, type EmbeddedStore } from '../../local/embeddedStore.ts';
+import { runKeys } from '../../tools/keys/keys.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const credentials = (): GateCredentials => ({
   accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
@@ -31,7 +37,7 @@ let apiKey: string;
 const running: { gate?: IamGate; host?: LambdaFunctionHost } = {};
 
 beforeAll(async () => {
-  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+  await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
   stack = readStack(DEFAULT_OUTDIR, 'PetStore-staging');
   resolver = new TemplateResolver(stack, OFFLINE_ENVIRONMENT);
   store = await startEmbeddedStore();
@@ -86,7 +92,7 @@ async function getUnknownPet(expected: GateCredentials, given: GateCredentials) 
     logGroupName: `/aws/lambda/${functionName}`,
     log: () => undefined,
   }));
-  const event = JSON.parse(readFileSync(new URL('../../../events/getPet.json', import.meta.url), 'utf8'));
+  const event = JSON.parse(readFileSync(new URL('../../events/getPet.json', import.meta.url), 'utf8'));
   event.headers.Authorization = `Bearer ${apiKey}`;
   event.multiValueHeaders.Authorization = [`Bearer ${apiKey}`];
   event.pathParameters = { petId: '424242' };

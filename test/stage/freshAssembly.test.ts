@@ -8,9 +8,10 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
-import { hasEveryBundle, readStack } from '../src/cloudAssembly.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly, isFresh } from '../src/freshAssembly.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { hasEveryBundle, readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { ensureCloudAssembly, isFresh } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const made: string[] = [];
 const scratch = () => {
@@ -38,12 +39,12 @@ describe('a cloud assembly without its bundles', () => {
     expect(ls.stdout).toMatch(/PetStore-staging/);
     expect(readdirSync(outdir)).toContain('manifest.json');
     expect(hasEveryBundle(outdir)).toBe(false);
-    expect(isFresh(outdir)).toBe(false);
+    expect(isFresh(outdir, STAGE_APP)).toBe(false);
   }, 120_000);
 
   it('is stale when one function of a fresh assembly lost its bundle, and fresh again once synthesized', async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
-    expect(isFresh(DEFAULT_OUTDIR)).toBe(true);
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
+    expect(isFresh(DEFAULT_OUTDIR, STAGE_APP)).toBe(true);
     const copy = join(scratch(), 'cdk.out');
     cpSync(DEFAULT_OUTDIR, copy, { recursive: true });
     expect(hasEveryBundle(copy)).toBe(true);
@@ -55,6 +56,6 @@ describe('a cloud assembly without its bundles', () => {
     const asset = stack.assetDir(fn![0]);
     for (const file of readdirSync(asset)) rmSync(join(asset, file));
     expect(hasEveryBundle(copy)).toBe(false);
-    expect(isFresh(copy)).toBe(false);
+    expect(isFresh(copy, STAGE_APP)).toBe(false);
   }, 300_000);
 });

@@ -1,11 +1,11 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../src/cloudAssembly.ts';
-import { TemplateResolver } from '../src/intrinsics.ts';
-import { createTablesFromTemplate } from '../src/tables.ts';
-import { startEmbeddedStore, type EmbeddedStore } from '../../../local/store.ts';
-import { createDynamoClient } from '../../../lib/store/dynamo.ts';
-import { synthesize, testApp } from '../../../test/infra/synth.ts';
+import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import { createTablesFromTemplate } from '../../tools/stage-emulator/src/tables.ts';
+import { startEmbeddedStore, type EmbeddedStore } from '../../local/embeddedStore.ts';
+import { createDynamoClient } from '../../lib/store/dynamo.ts';
+import { synthesize, testApp } from '../infra/synth.ts';
 
 let stagingTemplate: CfnTemplate;
 let store: EmbeddedStore;

@@ -8,16 +8,17 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../src/cloudAssembly.ts';
-import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../src/intrinsics.ts';
-import type { InvokeOutcome } from '../src/lambdaFunction.ts';
-import { LambdaFunctionHost } from '../src/lambdaHost.ts';
-import { PROXY_RESPONSE_HEADER_RULES } from '../src/proxyIntegration.ts';
-import { REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../src/restApi.ts';
-import { testApp, synthesize } from '../../../test/infra/synth.ts';
-import { escapeJavaScript, renderTemplate } from '../src/velocity.ts';
-import { PARSER_EDGE_REQUESTS, rawExchange } from '../../../test/support/rawHttp.ts';
-import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
+import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import type { InvokeOutcome } from '../../tools/stage-emulator/src/lambdaFunction.ts';
+import { LambdaFunctionHost } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import { PROXY_RESPONSE_HEADER_RULES } from '../../tools/stage-emulator/src/proxyIntegration.ts';
+import { REQUEST_LIMITS, startRestApiEmulator, type RestApiEmulator } from '../../tools/stage-emulator/src/restApi.ts';
+import { testApp, synthesize } from '../infra/synth.ts';
+import { escapeJavaScript, renderTemplate } from '../../tools/stage-emulator/src/velocity.ts';
+import { PARSER_EDGE_REQUESTS, rawExchange } from '../support/rawHttp.ts';
+import { fixtureFunction } from '../support/lambdaFixture.ts';
+import { EDGE_ERRORS } from '../../local/stageApp.ts';
 
 type Resources = CfnTemplate['Resources'];
 
@@ -70,6 +71,7 @@ async function start(
     resolver,
     env: OFFLINE,
     log: () => undefined,
+    edgeErrors: EDGE_ERRORS,
     ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
     invoke: async (functionArn, event) => {
       calls.push({ functionArn, event });
@@ -305,7 +307,7 @@ describe('AWS_PROXY integrations', () => {
   // for proxy integration" (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format):
   // "The `headers` key can only contain single-value headers. The `multiValueHeaders` key can contain
   // multi-value headers" (and the same of the query). Which value the single map keeps the page does
-  // not word; the last, as the local API (local/proxyEvent.ts headersAndQuery) keeps it.
+  // not word; the last, as the local API (tools/local-kit/src/proxyEvent.ts headersAndQuery) keeps it.
   it('passes repeated headers and query parameters as multi-value maps, the last one as the single value', async () => {
     const { emulator, calls } = await start();
     await send(`${emulator.url}/pets?status=sold&limit=3&status=pending`, { headers: { 'X-Multi': ['a', 'b'] } });
@@ -747,7 +749,7 @@ describe('the front door: any target, any method, half-closed connections', () =
   });
 });
 
-describe('doubled and trailing slashes (local/requestTarget.ts routingSegments, shared with the local API)', () => {
+describe('doubled and trailing slashes (tools/local-kit/src/requestTarget.ts routingSegments, shared with the local API)', () => {
   it.each([
     ['/v1/pets/', '/pets/', '/pets'],
     ['/v1//pets', '//pets', '/pets'],
@@ -772,7 +774,7 @@ describe('doubled and trailing slashes (local/requestTarget.ts routingSegments, 
   });
 });
 
-describe('edges: what never reaches a method is answered as the local API answers it (local/httpEdges.ts)', () => {
+describe('edges: what never reaches a method is answered as the local API answers it (tools/local-kit/src/httpEdges.ts)', () => {
   it.each(PARSER_EDGE_REQUESTS)(
     'answers %s with a JSON Error and an X-Request-Id, invoking nothing, and closes',
     async (_, request, status, code) => {

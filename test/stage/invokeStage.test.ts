@@ -1,10 +1,11 @@
 /** `npm run invoke -- --stage`: one function from its cdk.out asset, as start:deployed runs it, per process. */
 import { beforeAll, expect, it } from 'vitest';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { expectOneLineRefusal, runCli } from '../../../test/support/cli.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { expectOneLineRefusal, runCli } from '../support/cli.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 beforeAll(async () => {
-  await ensureCloudAssembly(DEFAULT_OUTDIR);
+  await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP);
 }, 300_000);
 
 interface LambdaResult {

@@ -1,17 +1,18 @@
 /**
  * Least privilege, the other way round from the gate's denials: each stage run as deployed, every
- * path driven (tools/stage-emulator/test/support/deployedStage.ts driveEveryGrantedPath), and every DynamoDB grant of
+ * path driven (test/support/deployedStage.ts driveEveryGrantedPath), and every DynamoDB grant of
  * every role must have allowed at least one call (tools/stage-emulator/src/grantUsage.ts). A grant no call
  * uses is either a path the suite does not drive, or a grant to take out of infra/. A copy of the
  * template with one extra grant proves the check names it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackName } from '../../../infra/stages.ts';
-import { STAGES } from '../../../lib/domain/stages.ts';
-import { readStack, type CfnTemplate } from '../src/cloudAssembly.ts';
-import type { IamReport } from '../src/grantUsage.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { driveEveryGrantedPath, startStage, type RunningStage } from './support/deployedStage.ts';
+import { stackName } from '../../infra/stages.ts';
+import { STAGES } from '../../lib/domain/stages.ts';
+import { readStack, type CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import type { IamReport } from '../../tools/stage-emulator/src/grantUsage.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { driveEveryGrantedPath, startStage, type RunningStage } from '../support/deployedStage.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 /** `<function>: <grant>` for every grant no call used. */
 const unusedGrants = (report: IamReport): string[] =>
@@ -68,7 +69,7 @@ describe('a grant no call uses', () => {
   }
 
   beforeAll(async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     running = await startStage('staging', { template: stagingWithAnExtraGrant() });
   }, 240_000);
   afterAll(() => running?.close());

@@ -1,6 +1,6 @@
 /**
  * `npm run start:deployed` on bad input: one clear line and a non-zero exit, never a stack trace.
- * (Serving a stage as deployed is tested in tools/stage-emulator/test/deployedStage.test.ts.)
+ * (Serving a stage as deployed is tested in test/stage/deployedStage.test.ts.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
@@ -9,9 +9,24 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { OFFLINE_PARAMETERS, parseStartDeployed } from '../src/cli.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { parseStartDeployed } from '../../tools/stage-emulator/src/cli.ts';
+import {
+  DEFAULT_INSPECTED,
+  DEFAULT_OUTDIR,
+  OFFLINE_PARAMETERS,
+  STAGE_APP,
+  STAGE_STACKS,
+} from '../../local/stageApp.ts';
+
+/** What scripts/startDeployed.ts tells the command line of this app. */
+const PRODUCT = {
+  stacks: STAGE_STACKS,
+  outdir: DEFAULT_OUTDIR,
+  offlineParameters: OFFLINE_PARAMETERS,
+  defaultInspected: DEFAULT_INSPECTED,
+};
 
 function run(...args: string[]) {
   const result = spawnSync(
@@ -29,7 +44,7 @@ function run(...args: string[]) {
 describe('start:deployed arguments', () => {
   it('reads the stage, port, assembly and parameters, with the offline placeholder for production alarms', () => {
     expect(
-      parseStartDeployed(['--stage', 'production', '--port', '0', '--parameter', 'AlarmEmail=me@example.org']),
+      parseStartDeployed(['--stage', 'production', '--port', '0', '--parameter', 'AlarmEmail=me@example.org'], PRODUCT),
     ).toEqual({
       stage: 'production',
       port: 0,
@@ -40,15 +55,18 @@ describe('start:deployed arguments', () => {
   });
 
   it('reads --watch', () => {
-    expect(parseStartDeployed(['--stage', 'staging', '--watch'])).toMatchObject({ stage: 'staging', watch: true });
+    expect(parseStartDeployed(['--stage', 'staging', '--watch'], PRODUCT)).toMatchObject({
+      stage: 'staging',
+      watch: true,
+    });
   });
 
   it('reads where the IAM report goes', () => {
-    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'])).toMatchObject({
+    expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'], PRODUCT)).toMatchObject({
       stage: 'staging',
       iamReport: 'iam.json',
     });
-    expect(parseStartDeployed(['--stage', 'staging'])).not.toHaveProperty('iamReport');
+    expect(parseStartDeployed(['--stage', 'staging'], PRODUCT)).not.toHaveProperty('iamReport');
   });
 
   it.each([
@@ -64,7 +82,7 @@ describe('start:deployed arguments', () => {
     [['--stage', 'staging', '--parameter', 'nothing'], /--parameter takes Name=Value/],
     [['--stage', 'staging', '--colour'], /Unknown option '--colour'/],
   ])('refuses %j', (argv, message) => {
-    expect(() => parseStartDeployed(argv)).toThrow(message);
+    expect(() => parseStartDeployed(argv, PRODUCT)).toThrow(message);
   });
 });
 
@@ -100,7 +118,7 @@ describe('start:deployed on bad input', () => {
   });
 
   it('a port in use: one line naming it, exit 1', async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     const server = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
@@ -116,7 +134,7 @@ describe('start:deployed on bad input', () => {
 
 describe('start:deployed --iam-report', () => {
   it('at Ctrl-C prints one IAM line per function and writes the report as JSON', async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     const file = join(mkdtempSync(join(tmpdir(), 'iam-report-')), 'iam.json');
     const child = spawn(
       join(PROJECT_ROOT, 'node_modules', '.bin', 'node'),

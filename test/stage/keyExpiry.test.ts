@@ -7,14 +7,14 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
-import { KEY_REVOCATION_BOUND_MS, keyItemKey } from '../../../lib/store/controlTableKeys.ts';
-import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { fetchApi } from '../../../test/support/http.ts';
-import { rawExchange } from '../../../test/support/rawHttp.ts';
-import { API_KEY_FORMAT } from '../../keys/keys.ts';
-import type { DeployedFunction } from '../src/deployedApi.ts';
-import { issueKey, startStage, type RunningStage } from './support/deployedStage.ts';
+import { DEFAULT_KEY_LIFETIME_MS } from '../../lib/domain/keyLifetime.ts';
+import { KEY_REVOCATION_BOUND_MS, keyItemKey } from '../../lib/store/controlTableKeys.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { fetchApi } from '../support/http.ts';
+import { rawExchange } from '../support/rawHttp.ts';
+import { API_KEY_FORMAT } from '../../tools/keys/keys.ts';
+import type { DeployedFunction } from '../../tools/stage-emulator/src/deployedApi.ts';
+import { issueKey, startStage, type RunningStage } from '../support/deployedStage.ts';
 
 const STAGE = 'production';
 /** How long after the run starts the expiring key expires. */
@@ -85,7 +85,11 @@ describe('an expired key on the production stage run as deployed', () => {
       const keyId = API_KEY_FORMAT.exec(running.key)![1]!;
       expect((await get(running.key)).status).toBe(200);
       const { Item } = await documents.send(
-        new GetCommand({ TableName: running.api.controlTableName, Key: keyItemKey(keyId), ConsistentRead: true }),
+        new GetCommand({
+          TableName: running.api.output('ControlTableName'),
+          Key: keyItemKey(keyId),
+          ConsistentRead: true,
+        }),
       );
       expect(Date.now() - Date.parse(String(Item?.lastUsedAt))).toBeLessThan(60_000);
       expect(running.api.iamReport().functions.find((f) => /^Authorizer/.test(f.function))!.denied).toBe(0);

@@ -7,14 +7,14 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { stackName } from '../../../infra/stages.ts';
-import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { fetchApi } from '../../../test/support/http.ts';
-import { matchesFilterPattern } from '../../../test/support/filterPattern.ts';
-import { generateApiKey } from '../../keys/keys.ts';
-import { readStack } from '../src/cloudAssembly.ts';
-import { DEFAULT_OUTDIR } from '../src/freshAssembly.ts';
-import { startStage, type RunningStage } from './support/deployedStage.ts';
+import { stackName } from '../../infra/stages.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { fetchApi } from '../support/http.ts';
+import { matchesFilterPattern } from '../support/filterPattern.ts';
+import { generateApiKey } from '../../tools/keys/keys.ts';
+import { readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { startStage, type RunningStage } from '../support/deployedStage.ts';
+import { DEFAULT_OUTDIR } from '../../local/stageApp.ts';
 
 const STAGE = 'staging';
 let running: RunningStage;
@@ -66,7 +66,7 @@ beforeAll(async () => {
   const documents = createDocumentClient({ endpoint: running.api.storeEndpoint, region: 'us-east-1' });
   await documents.send(
     new PutCommand({
-      TableName: running.api.controlTableName,
+      TableName: running.api.output('ControlTableName'),
       Item: { pk: 'apikeys', sk: 'badbadbadbad', sha256: 'not a digest' },
     }),
   );

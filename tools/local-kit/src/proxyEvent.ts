@@ -4,7 +4,6 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { API_BASE_PATH, API_STAGE_NAME, type Route } from '../lib/domain/routes.ts';
 
 export interface IncomingParts {
   method: string;
@@ -40,10 +39,23 @@ export function headersAndQuery(rawHeaders: readonly string[], query: URLSearchP
   };
 }
 
+/** The API method an event is for: its resource path (`/pets/{id}`) and the resource's id (the operation). */
+export interface ProxyRoute {
+  path: string;
+  operation: string;
+}
+
+/** Where the API is served: its base path (`/v1`) and the stage name its events carry. */
+export interface ProxyStage {
+  basePath: string;
+  stageName: string;
+}
+
 export function toProxyEvent(
   parts: IncomingParts,
-  route: Route,
+  route: ProxyRoute,
   pathParameters: Record<string, string>,
+  stage: ProxyStage,
 ): APIGatewayProxyEvent {
   const fromRequest = headersAndQuery(parts.rawHeaders, parts.query);
   const requestId = randomUUID();
@@ -64,14 +76,14 @@ export function toProxyEvent(
       authorizer: null,
       ...(parts.domainName ? { domainName: parts.domainName } : {}),
       httpMethod: parts.method,
-      path: `${API_BASE_PATH}${parts.path}`,
+      path: `${stage.basePath}${parts.path}`,
       protocol: 'HTTP/1.1',
       requestId,
       requestTime: now.toUTCString(),
       requestTimeEpoch: now.getTime(),
       resourceId: route.operation,
       resourcePath: route.path,
-      stage: API_STAGE_NAME,
+      stage: stage.stageName,
       identity: localIdentity(parts.sourceIp, fromRequest.multiValueHeaders['user-agent']?.[0] ?? null),
     },
   };
@@ -111,7 +123,7 @@ export const resultBody = (result: APIGatewayProxyResult): Buffer =>
  * The body as API Gateway hands it to a proxy function when the API declares no binary media types
  * (this one declares none): UTF-8 text, each sequence that is not UTF-8 replaced by U+FFFD ("Content
  * type conversions in API Gateway"; the emulator does the same), so a bad byte meets the same
- * refusal here as on AWS: the name's pattern refuses U+FFFD (lib/domain/schemas.ts).
+ * refusal here as on AWS.
  */
 export function encodeBody(raw: Buffer): { body: string | null; isBase64Encoded: boolean } {
   return raw.length === 0

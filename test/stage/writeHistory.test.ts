@@ -3,7 +3,7 @@
  * deployed (tools/stage-emulator/src/deployedApi.ts): every function from its cdk.out bundle in its own Node 22
  * sandboxes, every DynamoDB call through its IAM gate. Nothing in the code or template is changed:
  * ids collide because each sandbox's clock is floored to 200 ms and its id draw narrowed
- * (tools/stage-emulator/test/support/collidingSandbox.mjs, loaded through the host's `sandboxPreload` test seam), and
+ * (test/support/collidingSandbox.mjs, loaded through the host's `sandboxPreload` test seam), and
  * faults are SIGKILLs of createPet's sandbox processes. Each test gets a fresh stage (fresh tables,
  * a key issued as an operator does).
  */
@@ -11,16 +11,16 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RETRY_AFTER_SECONDS } from '../../../lib/domain/errors.ts';
-import { PET_STATUSES, type Pet } from '../../../lib/domain/schemas.ts';
-import { createDocumentClient } from '../../../lib/store/dynamo.ts';
-import { toPet } from '../../../lib/store/petReads.ts';
-import { petsTable } from '../../../lib/store/table.ts';
-import { stackName } from '../../../infra/stages.ts';
-import { readStack, type CfnTemplate } from '../src/cloudAssembly.ts';
-import type { DeployedApi, DeployedFunction } from '../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { startStage, type RunningStage } from './support/deployedStage.ts';
+import { RETRY_AFTER_SECONDS } from '../../lib/domain/errors.ts';
+import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
+import { createDocumentClient } from '../../lib/store/dynamo.ts';
+import { toPet } from '../../lib/store/petReads.ts';
+import { petsTable } from '../../lib/store/table.ts';
+import { stackName } from '../../infra/stages.ts';
+import { readStack, type CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import type { DeployedApi, DeployedFunction } from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { startStage, type RunningStage } from '../support/deployedStage.ts';
 import {
   History,
   RecordingClient,
@@ -28,9 +28,10 @@ import {
   inParallel,
   type CreateEvent,
   type SentPet,
-} from '../../../test/support/history.ts';
+} from '../support/history.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
-const COLLIDING_SANDBOX = fileURLToPath(new URL('./support/collidingSandbox.mjs', import.meta.url));
+const COLLIDING_SANDBOX = fileURLToPath(new URL('../support/collidingSandbox.mjs', import.meta.url));
 /**
  * Creates in a collision burst. The issue asks for 1,000 (WRITE_HISTORY_BURST=1000); the deployed
  * runner answers 10 to 25 creates a second on the shared two-core machine, so the suite runs fewer.
@@ -98,7 +99,7 @@ function countCollisions(stage: RunningStage): () => number {
 }
 
 // Synthesis (when a source changed) is not part of any test's time.
-beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true }), 240_000);
+beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true }), 240_000);
 
 afterEach(async () => {
   await running?.close();

@@ -5,13 +5,18 @@
  * its own token bucket. Counts come from the function hosts themselves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackName } from '../../../infra/stages.ts';
-import { startDeployedApi, type DeployedApi, type DeployedFunction } from '../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { readStack } from '../src/cloudAssembly.ts';
-import { runKeys } from '../../keys/keys.ts';
-import { fetchApi } from '../../../test/support/http.ts';
-import { keyIn } from '../../../test/support/keys.ts';
+import { stackName } from '../../infra/stages.ts';
+import {
+  startDeployedApi,
+  type DeployedApi,
+  type DeployedFunction,
+} from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { runKeys } from '../../tools/keys/keys.ts';
+import { fetchApi } from '../support/http.ts';
+import { keyIn } from '../support/keys.ts';
+import { DEFAULT_OUTDIR, EDGE_ERRORS, STAGE_APP } from '../../local/stageApp.ts';
 
 const STAGE = 'staging';
 
@@ -25,7 +30,7 @@ const issueKey = () => issueKeyIn(api);
 async function issueKeyIn(stage: DeployedApi): Promise<string> {
   const out: string[] = [];
   const code = await runKeys(
-    ['create', '--stage', STAGE, '--table', stage.controlTableName, '--endpoint', stage.storeEndpoint],
+    ['create', '--stage', STAGE, '--table', stage.output('ControlTableName'), '--endpoint', stage.storeEndpoint],
     {
       out: (line) => out.push(line),
       err: (line) => out.push(line),
@@ -43,10 +48,12 @@ const operations = () => api.functions.filter((f) => f !== authorizer());
 const operationInvocations = () => operations().reduce((sum, f) => sum + f.host.invocations, 0);
 
 beforeAll(async () => {
-  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+  await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
   api = await startDeployedApi({
     stackName: stackName(STAGE),
     outdir: DEFAULT_OUTDIR,
+    app: STAGE_APP,
+    edgeErrors: EDGE_ERRORS,
     port: 0,
     log: (line) => logs.push(line),
   });
@@ -106,6 +113,8 @@ describe('the key authorizer, run as deployed', () => {
     const limited = await startDeployedApi({
       stackName: stackName(STAGE),
       outdir: DEFAULT_OUTDIR,
+      app: STAGE_APP,
+      edgeErrors: EDGE_ERRORS,
       port: 0,
       log: () => {},
       template: withKeyThrottle(1, 3),

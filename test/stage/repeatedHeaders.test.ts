@@ -5,8 +5,8 @@
  * its event carries, so an Allow can never be cached under a token nobody checked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawExchange } from '../../../test/support/rawHttp.ts';
-import { startStage, type RunningStage } from './support/deployedStage.ts';
+import { rawExchange } from '../support/rawHttp.ts';
+import { startStage, type RunningStage } from '../support/deployedStage.ts';
 
 let stage: RunningStage;
 let port: number;

@@ -2,16 +2,21 @@
  * A synthesized stage started as deployed for a test (tools/stage-emulator/src/deployedApi.ts), its DynamoDB
  * calls through a fault proxy, with an API key issued as an operator issues one after a deploy.
  */
-import { stackName } from '../../../../infra/stages.ts';
-import type { Stage } from '../../../../lib/domain/stages.ts';
-import { startDeployedApi, type DeployedApi, type DeployedApiOptions } from '../../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../../src/freshAssembly.ts';
-import { KEY_REVOCATION_BOUND_MS } from '../../../../lib/store/controlTableKeys.ts';
-import { runKeys } from '../../../keys/keys.ts';
+import { stackName } from '../../infra/stages.ts';
+import type { Stage } from '../../lib/domain/stages.ts';
+import {
+  startDeployedApi,
+  type DeployedApi,
+  type DeployedApiOptions,
+} from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
+import { runKeys } from '../../tools/keys/keys.ts';
 import { expect } from 'vitest';
-import { startFaultProxy, type FaultProxy } from '../../../load/faultProxy.ts';
-import { fetchApi } from '../../../../test/support/http.ts';
-import { keyIn } from '../../../../test/support/keys.ts';
+import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
+import { fetchApi } from './http.ts';
+import { keyIn } from './keys.ts';
+import { DEFAULT_OUTDIR, EDGE_ERRORS, STAGE_APP } from '../../local/stageApp.ts';
 
 /** What `cdk deploy` is given for parameters without a default (production's alarm subscriber). */
 export const DEPLOY_PARAMETERS = { AlarmEmail: 'ops@example.com' };
@@ -26,12 +31,14 @@ export interface RunningStage {
 
 /** The stage from a fresh cloud assembly, gate decisions recorded; `options` add to or change the defaults. */
 export async function startStage(stage: Stage, options: Partial<DeployedApiOptions> = {}): Promise<RunningStage> {
-  await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+  await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
   const logs: string[] = [];
   let proxy: FaultProxy | undefined;
   const api = await startDeployedApi({
     stackName: stackName(stage),
     outdir: DEFAULT_OUTDIR,
+    app: STAGE_APP,
+    edgeErrors: EDGE_ERRORS,
     port: 0,
     parameters: DEPLOY_PARAMETERS,
     recordDecisions: true,
@@ -67,7 +74,7 @@ export async function issueKey(
       '--stage',
       stage,
       '--table',
-      api.controlTableName,
+      api.output('ControlTableName'),
       '--endpoint',
       api.storeEndpoint,
       '--description',

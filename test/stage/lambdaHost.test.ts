@@ -2,21 +2,22 @@
  * LambdaFunctionHost on real Node 22 child processes: fixture handlers written to a temp folder,
  * and one real bundled function from /work/main/cdk.out against an embedded dynalite.
  */
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_ENVIRONMENT_NAMES } from '../src/lambdaEnvironment.ts';
+import { LAMBDA_ENVIRONMENT_NAMES } from '../../tools/stage-emulator/src/lambdaEnvironment.ts';
 import {
   INVOKE_PAYLOAD_LIMIT_BYTES,
   LambdaHostError,
   type FunctionDefinition,
   type InvokeOutcome,
-} from '../src/lambdaFunction.ts';
-import { LambdaFunctionHost } from '../src/lambdaHost.ts';
-import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../../local/store.ts';
-import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
+} from '../../tools/stage-emulator/src/lambdaFunction.ts';
+import { LambdaFunctionHost } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../local/embeddedStore.ts';
+import { fixtureFunction } from '../support/lambdaFixture.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const FIXTURE_MJS = `
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -290,7 +291,7 @@ const CDK_OUT = DEFAULT_OUTDIR;
 const STAGING_TEMPLATE = join(CDK_OUT, 'PetStore-staging.template.json');
 
 describe('a real bundled asset from cdk.out (synthesized first when stale)', () => {
-  beforeAll(() => ensureCloudAssembly(CDK_OUT, { quiet: true }), 180_000);
+  beforeAll(() => ensureCloudAssembly(CDK_OUT, STAGE_APP, { quiet: true }), 180_000);
 
   it('answers 401 UNAUTHORIZED without Authorization, and reads the control table through the endpoint override', async () => {
     const template = JSON.parse(readFileSync(STAGING_TEMPLATE, 'utf8')) as {
@@ -316,7 +317,7 @@ describe('a real bundled asset from cdk.out (synthesized first when stale)', () 
         environment: { TABLE_NAME: 'pets-staging', CONTROL_TABLE_NAME: 'petstore-control-staging' },
         endpointOverrides: { AWS_ENDPOINT_URL_DYNAMODB: store.endpoint },
       });
-      const event = JSON.parse(readFileSync(new URL('../../../events/listPets.json', import.meta.url), 'utf8')) as {
+      const event = JSON.parse(readFileSync(new URL('../../events/listPets.json', import.meta.url), 'utf8')) as {
         headers: Record<string, string>;
         multiValueHeaders: Record<string, string[]>;
       };

@@ -13,16 +13,17 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_FILE, PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
-import { stackName } from '../../../infra/stages.ts';
-import { startDeployedApi } from '../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { BUNDLED_SOURCES } from '../../../local/sources.ts';
-import { INFRA_SOURCE, watchDeployedStage, type StageWatch } from '../src/watch.ts';
-import { DEPLOY_PARAMETERS, issueKey } from './support/deployedStage.ts';
-import { fetchApi } from '../../../test/support/http.ts';
-import { freePort } from '../../../test/support/ports.ts';
-import { saveEveryWay } from '../../../test/support/editorSaves.ts';
+import { BUNDLE_FILE, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { stackName } from '../../infra/stages.ts';
+import { startDeployedApi } from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { BUNDLED_SOURCES } from '../../local/sources.ts';
+import { watchDeployedStage, type StageWatch } from '../../tools/stage-emulator/src/watch.ts';
+import { DEPLOY_PARAMETERS, issueKey } from '../support/deployedStage.ts';
+import { fetchApi } from '../support/http.ts';
+import { freePort } from '../support/ports.ts';
+import { saveEveryWay } from '../support/editorSaves.ts';
+import { DEFAULT_OUTDIR, EDGE_ERRORS, STAGE_APP } from '../../local/stageApp.ts';
 
 /** Each client's interval between requests: two clients stay under 10 requests a second per key. */
 const PACE_MS = 110;
@@ -84,22 +85,25 @@ describe('start:deployed --watch', () => {
   };
 
   beforeAll(async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     copy = mkdtempSync(join(tmpdir(), 'petstore-watch-'));
     releaseFile = join(copy, 'release-held-request');
     for (const folder of BUNDLED_SOURCES) cpSync(join(PROJECT_ROOT, folder), join(copy, folder), { recursive: true });
     cpSync(join(PROJECT_ROOT, 'tsconfig.json'), join(copy, 'tsconfig.json'));
     symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'));
     // The infra folder watched is the copy's own: the repository's infra/ is never edited.
-    mkdirSync(join(copy, INFRA_SOURCE));
+    mkdirSync(join(copy, STAGE_APP.infraSource));
     // A fixed port, as `--port 3100` is: the documented restart keeps it.
     const port = await freePort();
     watching = await watchDeployedStage({
+      app: STAGE_APP,
       start: () => {
         starts += 1;
         return startDeployedApi({
           stackName: stackName('staging'),
           outdir: DEFAULT_OUTDIR,
+          app: STAGE_APP,
+          edgeErrors: EDGE_ERRORS,
           port,
           parameters: DEPLOY_PARAMETERS,
           log: (line) => logs.push(line),
@@ -108,10 +112,10 @@ describe('start:deployed --watch', () => {
       },
       resynthesize: () => {
         resyntheses += 1;
-        return ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+        return ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
       },
       sourceRoot: copy,
-      infraDir: join(copy, INFRA_SOURCE),
+      infraDir: join(copy, STAGE_APP.infraSource),
       runnerDir: join(copy, '.watch'),
       report: (line) => {
         reports.push(line);
@@ -227,7 +231,7 @@ describe('start:deployed --watch', () => {
   it('re-synthesizes and restarts the stage on an infra change: same port, an empty store, functions rebuilt on the new stage', async () => {
     const before = { api: watching.api, url: watching.api.url, reports: reports.length, starts, resyntheses };
     const savedAt = performance.now();
-    writeFileSync(join(copy, INFRA_SOURCE, 'note.ts'), '// an infra change\n');
+    writeFileSync(join(copy, STAGE_APP.infraSource, 'note.ts'), '// an infra change\n');
     await until('the infra reload line', () => reports.length > before.reports);
     console.log(
       `start:deployed --watch: infra change save to reload line ${Math.round(reportedAt[before.reports]! - savedAt)} ms; ${reports[before.reports]}`,

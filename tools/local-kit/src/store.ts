@@ -1,42 +1,28 @@
 /**
  * The embedded DynamoDB-compatible store for local use and tests: dynalite on a loopback port, in
- * memory in this process, or persisting under a folder in a process of its own.
+ * memory in this process; the LevelDB a persisted dynalite keeps its tables in; a client for a
+ * local endpoint, and tables created in it until they are ACTIVE.
  */
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DynamoDBClient,
   type CreateTableCommandInput,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDynamoClient } from '../lib/store/dynamo.ts';
-import { createControlTableInput, createTableInput } from '../lib/store/table.ts';
-import { startStoreProcess } from './storeProcess.ts';
 
 export interface EmbeddedStore {
   endpoint: string;
-  /** A persisted store's LevelDB faults so far (local/storeProcess.ts); an in-memory store has none. */
+  /** A persisted store's LevelDB faults so far (the local API's store process); an in-memory store has none. */
   faults?: string[];
   close(): Promise<void>;
 }
 
-export interface EmbeddedStoreOptions {
-  /** LevelDB folder, served by a process of its own (local/storeProcess.ts); in memory, in this process, when unset. */
-  path?: string | undefined;
-  port?: number;
-  /** For a persisted store: called at each LevelDB fault (`first` unless the same came before). */
-  onFault?: (message: string, first: boolean) => void;
-}
-
-export async function startEmbeddedStore({
-  path,
-  port = 0,
-  onFault,
-}: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
-  if (path) return startStoreProcess(path, { port, ...(onFault ? { onFault } : {}) });
+/** dynalite in memory, in this process, on `port` of the loopback (0: any free port). */
+export async function startInMemoryStore({ port = 0 }: { port?: number } = {}): Promise<EmbeddedStore> {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -94,45 +80,15 @@ export async function storeFolderProblem(path: string): Promise<{ code: string; 
 }
 
 /**
- * Creates the pets table and its status index from the shared definition, unless it exists. A
- * table kept from before the index was sharded (keyed on `status`) is refused in one line: its
- * pets carry no shard key, so no status listing would find them.
+ * A client of a local endpoint (dynalite, a stand-in), which takes any credentials: it never looks
+ * for real ones.
  */
-export async function ensurePetsTable(endpoint: string, tableName: string): Promise<void> {
-  const input = createTableInput(tableName);
-  await ensureTable(endpoint, input);
-  const client = createDynamoClient({ endpoint });
-  try {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const wanted = JSON.stringify(
-      input.GlobalSecondaryIndexes.map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })),
-    );
-    const found = JSON.stringify(
-      (Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, KeySchema }) => ({ IndexName, KeySchema })),
-    );
-    if (found !== wanted) {
-      throw new Error(
-        `Table '${tableName}' at ${endpoint} has another status index than this version defines (${found}); ` +
-          'delete its data (e.g. .data/) or use another TABLE_NAME.',
-      );
-    }
-  } finally {
-    client.destroy();
-  }
-}
-
-/** Creates the control table (idempotency records, keys, secrets) unless it exists. */
-export const ensureControlTable = (endpoint: string, tableName: string): Promise<void> =>
-  ensureTable(endpoint, createControlTableInput(tableName));
-
-async function ensureTable(endpoint: string, input: CreateTableCommandInput): Promise<void> {
-  const client = createDynamoClient({ endpoint });
-  try {
-    await createTableUntilActive(client, input);
-  } finally {
-    client.destroy();
-  }
-}
+export const localDynamoClient = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
 const ACTIVE_POLL_MS = 20;
 const ACTIVE_ATTEMPTS = 250;

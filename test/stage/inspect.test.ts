@@ -11,16 +11,16 @@ import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BUNDLE_FILE, PROJECT_ROOT } from '../../../infra/bundle/bundling.ts';
-import { stackName } from '../../../infra/stages.ts';
-import { readStack } from '../src/cloudAssembly.ts';
-import { startDeployedApi, type DeployedApi } from '../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { LambdaFunctionHost } from '../src/lambdaHost.ts';
-import { API_KEY_FORMAT, runKeys } from '../../keys/keys.ts';
-import { OFFLINE_PARAMETERS } from '../src/cli.ts';
-import { freePort } from '../../../test/support/ports.ts';
-import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
+import { BUNDLE_FILE, PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { stackName } from '../../infra/stages.ts';
+import { readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { startDeployedApi, type DeployedApi } from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { LambdaFunctionHost } from '../../tools/stage-emulator/src/lambdaHost.ts';
+import { API_KEY_FORMAT, runKeys } from '../../tools/keys/keys.ts';
+import { freePort } from '../support/ports.ts';
+import { fixtureFunction } from '../support/lambdaFixture.ts';
+import { DEFAULT_OUTDIR, EDGE_ERRORS, OFFLINE_PARAMETERS, STAGE_APP } from '../../local/stageApp.ts';
 
 const SOURCE = 'functions/listPets.ts';
 /** listPets' Timeout in this test's copy of the template: short, so a pause can outlast it. */
@@ -41,11 +41,13 @@ function stagingWithAShortTimeout() {
 }
 
 beforeAll(async () => {
-  await ensureCloudAssembly(DEFAULT_OUTDIR);
+  await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP);
   port = await freePort();
   api = await startDeployedApi({
     stackName: stackName('staging'),
     outdir: DEFAULT_OUTDIR,
+    app: STAGE_APP,
+    edgeErrors: EDGE_ERRORS,
     template: stagingWithAShortTimeout(),
     port: 0,
     parameters: { ...OFFLINE_PARAMETERS },
@@ -54,10 +56,13 @@ beforeAll(async () => {
     report: () => undefined,
   });
   const lines: string[] = [];
-  await runKeys(['create', '--stage', 'staging', '--table', api.controlTableName, '--endpoint', api.storeEndpoint], {
-    out: (l) => lines.push(l),
-    err: (l) => lines.push(l),
-  });
+  await runKeys(
+    ['create', '--stage', 'staging', '--table', api.output('ControlTableName'), '--endpoint', api.storeEndpoint],
+    {
+      out: (l) => lines.push(l),
+      err: (l) => lines.push(l),
+    },
+  );
   key = lines.map((l) => l.trim()).find((l) => API_KEY_FORMAT.test(l))!;
 }, 300_000);
 afterAll(async () => api?.close());

@@ -5,18 +5,19 @@
  * with one grant removed, to prove the gate bites.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackName } from '../../../infra/stages.ts';
-import { STAGES } from '../../../lib/domain/stages.ts';
-import type { DeployedApi } from '../src/deployedApi.ts';
-import { DEFAULT_OUTDIR, ensureCloudAssembly } from '../src/freshAssembly.ts';
-import { readStack } from '../src/cloudAssembly.ts';
-import { evaluateCheck } from '../src/grantUsage.ts';
-import { rolePolicies } from '../src/iamGate.ts';
-import type { PolicyStatement } from '../src/iamPolicy.ts';
-import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../src/intrinsics.ts';
-import { runSmoke } from '../../smoke/smoke.ts';
-import { DEPLOY_PARAMETERS, driveEveryGrantedPath, startStage, type RunningStage } from './support/deployedStage.ts';
-import { fetchApi, validatingFetch } from '../../../test/support/http.ts';
+import { stackName } from '../../infra/stages.ts';
+import { STAGES } from '../../lib/domain/stages.ts';
+import type { DeployedApi } from '../../tools/stage-emulator/src/deployedApi.ts';
+import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
+import { readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import { evaluateCheck } from '../../tools/stage-emulator/src/grantUsage.ts';
+import { rolePolicies } from '../../tools/stage-emulator/src/iamGate.ts';
+import type { PolicyStatement } from '../../tools/stage-emulator/src/iamPolicy.ts';
+import { OFFLINE_ENVIRONMENT, TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
+import { runSmoke } from '../../tools/smoke/smoke.ts';
+import { DEPLOY_PARAMETERS, driveEveryGrantedPath, startStage, type RunningStage } from '../support/deployedStage.ts';
+import { fetchApi, validatingFetch } from '../support/http.ts';
+import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 /**
  * Every gate decision as `<Operation> <action> <table logical id>[/index/<name>] [<leading key kind>]`, e.g.
@@ -115,7 +116,7 @@ describe('the IAM gate bites', () => {
   let running: RunningStage;
 
   beforeAll(async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, { quiet: true });
+    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
     const template = structuredClone(readStack(DEFAULT_OUTDIR, stackName('staging')).template);
     const role = Object.values(template.Resources).find(
       (r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r.Properties).includes('"PolicyName":"listPets"'),

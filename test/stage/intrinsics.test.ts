@@ -1,8 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../src/cloudAssembly.ts';
-import { OFFLINE_ENVIRONMENT, TemplateResolutionError, TemplateResolver } from '../src/intrinsics.ts';
-import { STAGES, type Stage } from '../../../infra/stages.ts';
-import { synthesize, testApp } from '../../../test/infra/synth.ts';
+import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
+import {
+  OFFLINE_ENVIRONMENT,
+  TemplateResolutionError,
+  TemplateResolver,
+} from '../../tools/stage-emulator/src/intrinsics.ts';
+import { STAGES, type Stage } from '../../infra/stages.ts';
+import { synthesize, testApp } from '../infra/synth.ts';
 
 /** Every place in a resolved value where an object still stands (an unresolved intrinsic). */
 function objectsLeft(value: unknown, path = '$'): string[] {
