@@ -9,7 +9,7 @@
  * A maintained watcher library (chokidar) would serve as well; a folder's own watch is all this
  * needs, in fewer lines than the dependency would bring.
  */
-import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, statSync, watch, type Dirent, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 
 /** The files whose change matters: sources and their settings, not an editor's swap or backup files. */
@@ -26,7 +26,7 @@ export function watchFolders(roots: readonly string[], onChange: (file: string) 
 
   const add = (folder: string, reportFiles: boolean) => {
     if (closed || watchers.has(folder)) return;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(folder, { withFileTypes: true });
       watchers.set(

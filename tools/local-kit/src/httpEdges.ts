@@ -177,7 +177,10 @@ function answerClientError(error: ParserError, socket: Duplex, shape: EdgeErrorS
   const coming = [...(unfinished.get(socket) ?? [])].filter(
     (response) => response.req.complete || response.headersSent,
   );
-  if (coming.length === 0) return answer();
+  if (coming.length === 0) {
+    answer();
+    return;
+  }
   // Written as the last of them finishes ('prefinish', its bytes already handed to the socket), not
   // after: a client that half-closed has Node end the socket once its last answer is done.
   let waiting = coming.length;

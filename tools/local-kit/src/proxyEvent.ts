@@ -140,7 +140,10 @@ export function pairs(flat: readonly string[]): [string, string][] {
 export function groupPairs(entries: [string, string][]): Record<string, string[]> {
   // No prototype: a parameter or header named `toString`, `constructor` or `__proto__` is just a name.
   const grouped: Record<string, string[]> = Object.create(null);
-  for (const [name, value] of entries) (grouped[name] ??= []).push(value);
+  for (const [name, value] of entries) {
+    grouped[name] ??= [];
+    grouped[name].push(value);
+  }
   return grouped;
 }
 

@@ -67,14 +67,10 @@ export interface StartDeployedArguments {
   watch: boolean;
 }
 
-export function parseStartDeployed(
-  argv: readonly string[],
-  product: Pick<StartDeployedProduct, 'stacks' | 'outdir' | 'offlineParameters' | 'defaultInspected'>,
-): StartDeployedArguments | 'help' {
-  const stages = Object.keys(product.stacks);
-  let parsed;
+/** start:deployed's command line as node:util's parseArgs reads it; its refusal as a UsageError. */
+function parseOptions(argv: readonly string[]) {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       // A bare --inspect (no value) reads as --inspect= : parseArgs' string options need one.
       args: argv.map((arg) => (arg === '--inspect' ? '--inspect=' : arg)),
       strict: true,
@@ -93,7 +89,14 @@ export function parseStartDeployed(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { values } = parsed;
+}
+
+export function parseStartDeployed(
+  argv: readonly string[],
+  product: Pick<StartDeployedProduct, 'stacks' | 'outdir' | 'offlineParameters' | 'defaultInspected'>,
+): StartDeployedArguments | 'help' {
+  const stages = Object.keys(product.stacks);
+  const { values } = parseOptions(argv);
   if (values.help) return 'help';
   if (values.stage === undefined) throw new UsageError(`--stage is required (${stages.join(' or ')}).`);
   if (!Object.hasOwn(product.stacks, values.stage))

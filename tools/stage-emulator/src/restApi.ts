@@ -295,7 +295,8 @@ function answerHeaders(exchange: Exchange, result: Answer): Record<string, strin
     if (hopByHop.has(key)) continue;
     const kept = names.get(key) ?? name;
     names.set(key, kept);
-    (headers[kept] ??= []).push(value);
+    headers[kept] ??= [];
+    headers[kept].push(value);
   }
   // API Gateway's own headers, on every answer; whatever the function set under these names is replaced.
   for (const [name, value] of [

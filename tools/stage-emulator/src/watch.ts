@@ -120,7 +120,9 @@ export async function watchDeployedStage(options: StageWatchOptions): Promise<St
     [...app.bundledSources.map((folder) => join(sourceRoot, folder)), ...(infraDir ? [infraDir] : [])],
     (changed) =>
       reload(changed).then(
-        () => void (reloads += 1),
+        () => {
+          reloads += 1;
+        },
         (error: unknown) => report(`reload failed: ${firstLine(error)}`),
       ),
   );
