@@ -33,7 +33,7 @@ const ref = (kind: 'schemas' | 'headers' | 'parameters' | 'responses', name: str
  * OpenAPI 3.1 uses). They are JSON Schema already; only our `x-` keywords (how the handler trims and
  * words its messages) stay out, and integers get the spec's `int64` format.
  */
-export function jsonSchemaOf(schema: object): Json {
+function jsonSchemaOf(schema: object): Json {
   const convert = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(convert);
     if (typeof value !== 'object' || value === null) return value;

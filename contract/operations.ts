@@ -134,7 +134,7 @@ export interface OperationContract {
 }
 
 /** The document's reusable request parameters (components/parameters). */
-export type ParameterName = 'limit' | 'status' | 'cursor' | 'petId' | 'idempotencyKey';
+type ParameterName = 'limit' | 'status' | 'cursor' | 'petId' | 'idempotencyKey';
 
 /** A header on a success response; `required: false` when it is present only sometimes. */
 export interface OptionalHeader {

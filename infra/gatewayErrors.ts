@@ -21,7 +21,7 @@ export interface GatewayError {
 
 export { NOT_FOUND_MESSAGE };
 
-export const QUOTA_RETRY_AFTER_SECONDS = 3600;
+const QUOTA_RETRY_AFTER_SECONDS = 3600;
 
 /** The key authorizer's refusal, declared with it (lib/http/authorizer.ts): the local API answers it too. */
 export { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE };
@@ -116,7 +116,7 @@ export const errorBody = (code: ErrorCode, message: string): ErrorBody => ({
 });
 
 /** What API Gateway puts in a 5xx body's `requestId`: its request id, as the access log has it. */
-export const GATEWAY_REQUEST_ID = '$context.requestId';
+const GATEWAY_REQUEST_ID = '$context.requestId';
 
 /**
  * The body as a template: JSON, with `$context` references left for API Gateway to fill in. A 5xx

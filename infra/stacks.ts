@@ -12,7 +12,7 @@ import { PetStoreStack } from './stack.ts';
 import { STAGES, STAGE_SETTINGS, stackName, type Stage } from './stages.ts';
 
 /** The environment from the CLI's credentials when it has any; otherwise environment-agnostic. */
-export function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   return {
     ...(env.CDK_DEFAULT_ACCOUNT ? { account: env.CDK_DEFAULT_ACCOUNT } : {}),
     ...(env.CDK_DEFAULT_REGION ? { region: env.CDK_DEFAULT_REGION } : {}),

@@ -19,7 +19,7 @@ import { STAGES } from '../lib/domain/stages.ts';
  * The address an event without `requestContext.domainName` is given, as API Gateway always gives one:
  * the local API's (`npm start`, port PORT or 3000), so every `Link` the handlers build is absolute.
  */
-export const localDomainName = (env: NodeJS.ProcessEnv = process.env): string => `127.0.0.1:${env.PORT || 3000}`;
+const localDomainName = (env: NodeJS.ProcessEnv = process.env): string => `127.0.0.1:${env.PORT || 3000}`;
 
 /** The key the sample events in events/ carry; trusted only when PETSTORE_API_KEYS is unset. */
 export const SAMPLE_EVENT_API_KEY = 'local-sample-key';

@@ -58,7 +58,7 @@ export const lambdaAliases: Readonly<Record<string, string>> = {
 };
 
 /** The shared settings, in esbuild's own terms. */
-export const esbuildSettings = {
+const esbuildSettings = {
   platform: 'node',
   format: 'cjs',
   target: 'node22',
@@ -111,7 +111,7 @@ export function lambdaBundling(): BundlingOptions {
 }
 
 /** The settings as esbuild JS API options, without entry point or output file. */
-export function bundleOptions(): BuildOptions {
+function bundleOptions(): BuildOptions {
   return {
     bundle: true,
     platform: esbuildSettings.platform,
@@ -143,7 +143,7 @@ export function esbuildOptions(entry: string, outdir: string): BuildOptions & { 
  * NodejsFunction silently falls back to Docker when it cannot find esbuild; we never want that
  * (no Docker here, and a different esbuild would build a different bundle), so fail instead.
  */
-export function assertLocalEsbuild(): void {
+function assertLocalEsbuild(): void {
   try {
     createRequire(import.meta.url).resolve('esbuild');
   } catch {

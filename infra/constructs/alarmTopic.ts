@@ -22,7 +22,7 @@ export interface AlarmSubscribers {
 /** The stack parameter that subscribes an address to the alarms at deploy time. */
 export const ALARM_EMAIL_PARAMETER = 'AlarmEmail';
 /** An e-mail address, loosely (SNS checks it for real: the address must confirm the subscription). */
-export const EMAIL_PATTERN = '[^@\\s]+@[^@\\s]+\\.[^@\\s]+';
+const EMAIL_PATTERN = '[^@\\s]+@[^@\\s]+\\.[^@\\s]+';
 /** CloudWatch takes at most 5 actions per alarm state: the stage topic and 4 more. */
 const MAX_EXTRA_TOPICS = 4;
 

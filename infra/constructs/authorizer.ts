@@ -16,9 +16,9 @@ import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { stageFunction, stageLogGroup, type FunctionLimits, type LogLifetime } from './functions.ts';
 import { authorizerStatements } from './permissions.ts';
 
-export const AUTHORIZER_ENTRY = 'functions/authorize.ts';
+const AUTHORIZER_ENTRY = 'functions/authorize.ts';
 /** The header the authorizer reads, and its cache is keyed by. */
-export const AUTHORIZER_IDENTITY_SOURCE = 'Authorization';
+const AUTHORIZER_IDENTITY_SOURCE = 'Authorization';
 
 export interface KeyAuthorizerProps {
   readonly stage: Stage;

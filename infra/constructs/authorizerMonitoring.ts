@@ -15,7 +15,7 @@ import { PERIOD, metricNamespace, type StageAlarms } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 
 /** The authorizer's failure lines: its ERROR lines (lib/domain/log.ts logError) naming its operation. */
-export const AUTHORIZER_FAILURE_PATTERN = logs.FilterPattern.all(
+const AUTHORIZER_FAILURE_PATTERN = logs.FilterPattern.all(
   logs.FilterPattern.stringValue('$.level', '=', 'ERROR'),
   logs.FilterPattern.stringValue('$.operation', '=', AUTHORIZER_OPERATION),
 );

@@ -15,8 +15,8 @@ import { pascal } from '../names.ts';
 import { IdTransparentGroup } from './idTransparentGroup.ts';
 import type { Functions } from './functions.ts';
 
-export const LIVE_ALIAS = 'live';
-export const CANARY_CONFIG = codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
+const LIVE_ALIAS = 'live';
+const CANARY_CONFIG = codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
 
 export interface DeploymentProps {
   /** Shift traffic by CodeDeploy canaries, rolled back on alarm, rather than all at once. */

@@ -63,7 +63,7 @@ export const COMMON_RULE_SET_BODY_LIMIT = 8 * 1024;
  * The refusals of the firewall's own rules, in the Error shape, by custom response body key. The
  * body refusals are lib/http/bodyLimits.ts's, which createPet and the local API give too: one limit, one wording.
  */
-export const FIREWALL_REFUSALS = {
+const FIREWALL_REFUSALS = {
   TooManyRequests: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests from this address; retry later.' },
   TooManyRequestsPerKey: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests with this API key; retry later.' },
   ...BODY_REFUSALS,
@@ -88,7 +88,7 @@ export const blockedRequestsLogGroupPrefix = (stage: string): string => `aws-waf
  * Idempotency-Key, which the service itself keeps only as a digest (it may carry a client's own
  * order or payment id, and paired with a leaked key it would replay that client's creates).
  */
-export const REDACTED_HEADERS = ['authorization', 'idempotency-key'] as const;
+const REDACTED_HEADERS = ['authorization', 'idempotency-key'] as const;
 
 export interface FirewallProps {
   readonly stage: Stage;
@@ -285,7 +285,7 @@ function bodyRule(
 /** The rule refusing any request whose Authorization is not a well-formed bearer key; its metric name too. */
 export const BEARER_KEY_RULE = 'WellFormedBearerKey';
 /** After the rules above, with room for more between. */
-export const BEARER_KEY_RULE_PRIORITY = 10;
+const BEARER_KEY_RULE_PRIORITY = 10;
 const UNAUTHORIZED_BODY = 'Unauthorized';
 
 /**

@@ -27,7 +27,7 @@ import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
 import type { Firewall } from './firewall.ts';
 import type { Functions } from './functions.ts';
 
-export { ALARM_EMAIL_PARAMETER, EMAIL_PATTERN } from './alarmTopic.ts';
+export { ALARM_EMAIL_PARAMETER } from './alarmTopic.ts';
 export interface MonitoringProps {
   readonly stage: Stage;
   readonly thresholds: AlarmThresholds;
@@ -346,7 +346,7 @@ export class Monitoring extends IdTransparentGroup {
 }
 
 /** An access-log line (its `status` is a quoted string) of a request answered 401. */
-export const UNAUTHORIZED_PATTERN = logs.FilterPattern.stringValue('$.status', '=', '401');
+const UNAUTHORIZED_PATTERN = logs.FilterPattern.stringValue('$.status', '=', '401');
 
 /**
  * The starts of the WARN lines the API-key store writes (lib/store/controlTableKeys.ts, through
@@ -359,7 +359,7 @@ export const KEY_STORE_WARNING_PREFIXES = [
   'No API keys in',
   'Could not record the use of API key',
 ] as const;
-export const KEY_STORE_WARNING_PATTERN = logs.FilterPattern.all(
+const KEY_STORE_WARNING_PATTERN = logs.FilterPattern.all(
   logs.FilterPattern.stringValue('$.level', '=', 'WARN'),
   logs.FilterPattern.any(
     ...KEY_STORE_WARNING_PREFIXES.map((prefix) => logs.FilterPattern.stringValue('$.message', '=', `${prefix}*`)),

@@ -33,7 +33,7 @@ const onlyPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamod
  * Each statement is held to its partitions by the `dynamodb:LeadingKeys` condition, so no function
  * can reach another kind of record through these grants.
  */
-export function controlTableStatements(route: Route, controlTableArn: string): iam.PolicyStatement[] {
+function controlTableStatements(route: Route, controlTableArn: string): iam.PolicyStatement[] {
   const statements = [readApiKeysStatement(controlTableArn)];
   if (route.usesCursorSecret) {
     statements.push(
@@ -83,11 +83,7 @@ export function authorizerStatements(resources: Omit<FunctionResources, 'tableAr
 }
 
 /** The attributes the authorizer's UpdateItem may name. */
-export const KEY_USE_ATTRIBUTES = [
-  controlTable.partitionKey.name,
-  controlTable.sortKey.name,
-  LAST_USED_ATTRIBUTE,
-] as const;
+const KEY_USE_ATTRIBUTES = [controlTable.partitionKey.name, controlTable.sortKey.name, LAST_USED_ATTRIBUTE] as const;
 
 const recordKeyUseStatement = (controlTableArn: string): iam.PolicyStatement =>
   new iam.PolicyStatement({
@@ -116,7 +112,7 @@ const writeLogsStatement = (logGroup: logs.ILogGroup): iam.PolicyStatement =>
  * Query for a route that `usesStatusIndex`: that route queries the status index only (the table's
  * key is a bare partition key, so a Query on the table itself would just be a GetItem).
  */
-export function tableStatements(route: Route, tableArn: string, statusIndexArn: string): iam.PolicyStatement[] {
+function tableStatements(route: Route, tableArn: string, statusIndexArn: string): iam.PolicyStatement[] {
   const onIndex = (action: TableAccess) => route.usesStatusIndex && action === 'dynamodb:Query';
   const indexActions = route.tableAccess.filter(onIndex);
   const tableActions = route.tableAccess.filter((action) => !onIndex(action));

@@ -201,7 +201,7 @@ function restApi(
  * whose SNI names another host or that reached the API through another endpoint type (domain
  * fronting). docs/deploying.md "Deploy" says which clients this leaves out.
  */
-export const API_TLS = {
+const API_TLS = {
   securityPolicy: apigw.SecurityPolicy.TLS13_1_2_PFS_PQ_2025_09,
   endpointAccessMode: apigw.EndpointAccessMode.STRICT,
 } as const;

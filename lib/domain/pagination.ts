@@ -18,7 +18,7 @@ interface CursorPayload {
   status: PetStatus | null;
 }
 
-export interface CursorSecret {
+interface CursorSecret {
   id: string;
   value: string;
 }

@@ -6,7 +6,7 @@
  */
 import { routes, type OperationName, type Route } from './routes.ts';
 
-export const summaries: Readonly<Record<OperationName, string>> = {
+const summaries: Readonly<Record<OperationName, string>> = {
   listPets: 'List all animals',
   createPet: 'Add an animal',
   getPet: 'Get an animal (deprecated)',

@@ -15,10 +15,10 @@
 import { ApiError } from './errors.ts';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
-export const NAME_MAX_CHARACTERS = 256;
-export const LIMIT = { min: 1, max: 100, default: 20 } as const;
+const NAME_MAX_CHARACTERS = 256;
+const LIMIT = { min: 1, max: 100, default: 20 } as const;
 /** The largest int64 that survives a JSON round trip in every client (2^53 - 1). */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 const PetStatusSchema = { type: 'string', enum: PET_STATUSES } as const;
 

@@ -10,7 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 
 export const CORS_ORIGINS_VARIABLE = 'CORS_ALLOWED_ORIGINS';
 export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'] as const;
-export const CORS_EXPOSE_HEADERS = [
+const CORS_EXPOSE_HEADERS = [
   'Location',
   'Link',
   'Deprecation',
@@ -30,7 +30,7 @@ export const parseOrigins = (value: string | undefined): string[] =>
     .filter(Boolean);
 
 /** The headers for an answer to `origin`, or none when it is not allowed. */
-export function corsHeaders(origin: string | undefined, allowed: readonly string[]): Record<string, string> {
+function corsHeaders(origin: string | undefined, allowed: readonly string[]): Record<string, string> {
   if (!origin || !allowed.includes(origin)) return allowed.length ? { Vary: 'Origin' } : {};
   return {
     'Access-Control-Allow-Origin': origin,

@@ -1,7 +1,7 @@
 /** The `Idempotency-Key` request header (createPet); what a key buys is lib/store/idempotency.ts. */
 import { ApiError } from '../domain/errors.ts';
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 

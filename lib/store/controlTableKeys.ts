@@ -19,7 +19,7 @@ import { controlKeys, controlTable } from './table.ts';
 /** How long digests are served without a refresh. */
 export const DEFAULT_KEYS_TTL_MS = 5 * 60_000;
 /** After the TTL, how long digests are still served while a background refresh runs (busy instances). */
-export const KEYS_GRACE_MS = 30_000;
+const KEYS_GRACE_MS = 30_000;
 /**
  * The longest a revoked (or newly created) key goes unseen by any instance, counted from the
  * revocation: digests read before it are never served past this age; a request then waits for a

@@ -29,14 +29,14 @@ import { isConditionFailed, unavailableAs503, type StoreTable } from './dynamo.t
 import { controlKeys, controlTable } from './table.ts';
 
 /** How long a read of the secrets is used before the next one. */
-export const DEFAULT_SECRET_TTL_MS = 5 * 60_000;
+const DEFAULT_SECRET_TTL_MS = 5 * 60_000;
 /** The longest any instance goes without seeing a rotation: a read is never used past this age. */
 export const CURSOR_SECRET_PROPAGATION_MS = DEFAULT_SECRET_TTL_MS + DEFAULT_GRACE_MS;
 /** How long cursors signed by the replaced secret keep working once the new one signs. */
 export const CURSOR_SECRET_OVERLAP_MS = 60 * 60_000;
 
 /** One secret of the item's `secrets` list; instants are epoch milliseconds. */
-export interface StoredCursorSecret {
+interface StoredCursorSecret {
   id: string;
   value: string;
   activeFrom: number;
@@ -90,7 +90,7 @@ function isStoredSecret(each: unknown): each is StoredCursorSecret {
 }
 
 /** Which secrets sign and verify at `at`: the newest active one signs; every one not yet retired verifies. */
-export function keyringAt(secrets: readonly StoredCursorSecret[], at: number): CursorKeyring {
+function keyringAt(secrets: readonly StoredCursorSecret[], at: number): CursorKeyring {
   const accepted = secrets.filter((each) => each.retiresAt === undefined || at < each.retiresAt);
   const signing = accepted.filter((each) => each.activeFrom <= at).sort((a, b) => b.activeFrom - a.activeFrom)[0];
   if (!signing) throw new Error('No cursor secret is active now.');

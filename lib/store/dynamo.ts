@@ -67,7 +67,7 @@ const RETRYABLE = new Set([
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** Whether an error from the DynamoDB client means "unavailable for now" rather than a bug. */
-export function isStoreUnavailable(error: unknown): boolean {
+function isStoreUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { name, code, $metadata } = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
   return RETRYABLE.has(name ?? '') || NETWORK_CODES.has(code ?? '') || ($metadata?.httpStatusCode ?? 0) >= 500;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type GatewayFault =
+type GatewayFault =
   | {
       kind: 'answer';
       status: number;
@@ -20,7 +20,7 @@ export type GatewayFault =
     }
   | { kind: 'reset'; times: number };
 
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   path: string;
   idempotencyKey: string | undefined;

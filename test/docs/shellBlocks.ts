@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const DOCUMENTED_FILES = [
+const DOCUMENTED_FILES = [
   'README.md',
   'client/README.md',
   ...readdirSync(join(ROOT, 'docs'))
@@ -27,7 +27,7 @@ export interface ShellBlock {
 }
 
 /** Every ```sh or ```bash block of a file, with the line before it (blank lines skipped) and its commands. */
-export function shellBlocks(file: string): ShellBlock[] {
+function shellBlocks(file: string): ShellBlock[] {
   const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
   const blocks: ShellBlock[] = [];
   for (let at = 0; at < lines.length; at++) {

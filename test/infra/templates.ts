@@ -30,7 +30,7 @@ export const getAtt = (logicalId: string, attribute: string) => ({ 'Fn::GetAtt':
 export const props = (resource: Resources[string]) => resource.Properties ?? {};
 
 /** The API path of a method's or resource's ResourceId/ParentId reference. */
-export function apiPath(resourceRef: Json, resources: Resources): string {
+function apiPath(resourceRef: Json, resources: Resources): string {
   const getAttr = (resourceRef as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
   if (getAttr?.[1] === 'RootResourceId') return '/';
   const id = (resourceRef as { Ref: string }).Ref;

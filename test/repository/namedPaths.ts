@@ -106,7 +106,7 @@ export function namedPaths(): NamedPath[] {
 }
 
 /** Whether a named path exists: a file, or a folder when named with its slash. */
-export function exists({ path }: NamedPath): boolean {
+function exists({ path }: NamedPath): boolean {
   const full = join(ROOT, path);
   if (!existsSync(full)) return false;
   return path.endsWith('/') ? statSync(full).isDirectory() : true;

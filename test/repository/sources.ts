@@ -36,7 +36,4 @@ export function repositoryFiles(): string[] {
   return found.sort();
 }
 
-/** TypeScript and JavaScript modules of ours. */
-export const sourceFiles = (): string[] => repositoryFiles().filter((path) => /\.(ts|mts|mjs|cjs|js)$/.test(path));
-
 export const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');

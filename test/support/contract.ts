@@ -21,7 +21,7 @@ interface ResponseObject {
 }
 type Operation = { responses: Record<string, ResponseObject> };
 
-export const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as {
+const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as {
   paths: Record<string, Record<string, Operation>>;
   components: { headers: Record<string, HeaderObject> };
   [UNROUTED_RESPONSES]: Record<string, ResponseObject>;

@@ -3,7 +3,7 @@ import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { expect } from 'vitest';
 
-export const EDITOR_SAVES: Readonly<Record<string, (file: string, text: string) => void>> = {
+const EDITOR_SAVES: Readonly<Record<string, (file: string, text: string) => void>> = {
   'in place': (file, text) => writeFileSync(file, text),
   // vim, JetBrains' safe write, sed -i: a new file renamed over the old, so the old inode is gone.
   'rename over': (file, text) => {

@@ -10,7 +10,7 @@ const anchored = /^\^(.*)\$$/.exec(API_KEY_FORMAT.source);
 if (!anchored) throw new Error(`API_KEY_FORMAT is no longer anchored at both ends: ${API_KEY_FORMAT.source}`);
 
 /** A key anywhere in a text: API_KEY_FORMAT without its anchors. */
-export const API_KEY_IN_TEXT = new RegExp(anchored[1]!);
+const API_KEY_IN_TEXT = new RegExp(anchored[1]!);
 
 /** What a key file holds: the key and a newline, nothing else. */
 export const API_KEY_FILE = new RegExp(`^${API_KEY_IN_TEXT.source}\\n$`);

@@ -5,7 +5,7 @@
  */
 import type { FunctionDefinition } from '../../tools/stage-emulator/src/lambdaFunction.ts';
 
-export const FIXTURE_CREDENTIALS = {
+const FIXTURE_CREDENTIALS = {
   accessKeyId: 'AKIAFIXTURE',
   secretAccessKey: 'fixture-secret',
   sessionToken: 'fixture-token',

@@ -11,8 +11,7 @@ import { routes } from '../../lib/domain/routes.ts';
 import { STAGE_SETTINGS } from '../../infra/stages.ts';
 import { lambdaNodeArgs, type ProcessLaunch } from './coldRequest.ts';
 
-export const USAGE =
-  'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core] [--paired <dir>]';
+const USAGE = 'Usage: npm run bench [-- --quick] [--cold-only] [--lambda-node-args] [--one-core] [--paired <dir>]';
 
 /** A mistake in the bench's arguments: `scripts/bench.ts` prints its message alone and exits 2. */
 export class BenchUsageError extends Error {}

@@ -35,9 +35,9 @@ import { measureSizes, printSizes } from './sizes.ts';
 import { TARGETS, coldVerdicts, sizeVerdicts, warmVerdicts } from './targets.ts';
 import { measureWarm, printWarm } from './warm.ts';
 
-export { BenchUsageError, USAGE } from './args.ts';
+export { BenchUsageError } from './args.ts';
 
-export const RESULTS_FILE = join(PROJECT_ROOT, 'tools', 'bench', 'results.json');
+const RESULTS_FILE = join(PROJECT_ROOT, 'tools', 'bench', 'results.json');
 
 function printHeader(settings: BenchSettings, started: Date): void {
   const { launch, paired } = settings;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { BUNDLE_FILE, PROJECT_ROOT, deployedBundleOptions } from '../../infra/bundle/bundling.ts';
 import { routes, type OperationName } from '../../lib/domain/routes.ts';
 
-export const FLOOR_ENTRY = 'tools/bench/floor.ts';
+const FLOOR_ENTRY = 'tools/bench/floor.ts';
 
 export type FloorName = 'floor' | 'lambdaFloor';
 
@@ -25,7 +25,7 @@ export const FLOOR_LABELS: Record<FloorName, string> = {
 };
 
 /** The default floor's options: the deployed ones as an ES module, without `lambdaAliases`. */
-export const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), format: 'esm', alias: {} });
+const defaultFloorOptions = (): BuildOptions => ({ ...deployedBundleOptions(), format: 'esm', alias: {} });
 
 /** The file a bundle is written to: `index.mjs` for an ES module (the default floor), else as deployed. */
 export const bundleFileOf = (bundle: Pick<BuiltBundle, 'format'>) =>
@@ -50,7 +50,7 @@ export interface BuiltBundle {
   dynamicImports: string[];
 }
 
-export async function buildBundle(
+async function buildBundle(
   name: BuiltBundle['name'],
   entry: string,
   options: BuildOptions = deployedBundleOptions(),
@@ -115,7 +115,7 @@ export function sourceOf(input: string): string {
 }
 
 /** Output bytes per package or project file, largest first. */
-export function breakdown(bundle: BuiltBundle): [string, number][] {
+function breakdown(bundle: BuiltBundle): [string, number][] {
   const bySource = new Map<string, number>();
   for (const [input, bytes] of Object.entries(bundle.inputs))
     bySource.set(sourceOf(input), (bySource.get(sourceOf(input)) ?? 0) + bytes);

@@ -260,7 +260,7 @@ for (const [method, level] of Object.entries({ log: 'INFO', info: 'INFO', debug:
  * `import` of one of them still pays for its namespace, as on Lambda), so neither the floors nor
  * the functions are charged for loading them.
  */
-export const LAMBDA_RUNTIME_PRELOADED = [
+const LAMBDA_RUNTIME_PRELOADED = [
   'node:module',
   'node:http',
   'node:net',

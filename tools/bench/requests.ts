@@ -10,8 +10,8 @@ import { toProxyEvent } from '@petstore/local-kit/proxyEvent';
 import type { BuiltBundle } from './bundles.ts';
 import type { Invocation } from './coldRequest.ts';
 
-export const KEY = 'bench-key-0123456789abcdef';
-export const BENCH_KEY_ID = 'bench0000000';
+const KEY = 'bench-key-0123456789abcdef';
+const BENCH_KEY_ID = 'bench0000000';
 
 /** The control table's item for the bench's key (its digest), as `npm run keys` writes one. */
 export const benchKeyItem = (createdAt: string) =>

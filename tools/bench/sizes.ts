@@ -37,7 +37,7 @@ export interface SizeRow {
   beyondFloor: [string, number][];
 }
 
-export interface FloorRow {
+interface FloorRow {
   name: FloorName;
   label: string;
   bytes: number;

@@ -42,7 +42,7 @@ export const describeLifetime = (ms: number): string =>
 export const TAKES_EFFECT = `within ${describeDuration(KEY_REVOCATION_BOUND_MS)}`;
 
 /** `--expires-in`: whole days (`90d`) or hours (`12h`), from MIN_KEY_LIFETIME_MS to MAX_KEY_LIFETIME_MS. */
-export function parseLifetime(text: string): number {
+function parseLifetime(text: string): number {
   const match = /^(\d{1,5})([dh])$/.exec(text.trim());
   const ms = match ? Number(match[1]) * (match[2] === 'd' ? DAY_MS : HOUR_MS) : NaN;
   if (!(ms >= MIN_KEY_LIFETIME_MS && ms <= MAX_KEY_LIFETIME_MS)) {
@@ -89,12 +89,12 @@ The service caches keys: a created or revoked key takes effect ${TAKES_EFFECT}.
 Exit codes: 0 done, 1 failed, 2 bad usage.`;
 
 /** What a new key needs: its lifetime, and where it is shown (undefined: standard output). */
-export interface NewKeyOptions {
+interface NewKeyOptions {
   lifetimeMs: number;
   out: string | undefined;
 }
 
-export type Command =
+type Command =
   | { name: 'help' }
   | ({ name: 'create'; stage: Stage; description: string | undefined } & NewKeyOptions)
   | { name: 'list'; stage: Stage }
@@ -102,7 +102,7 @@ export type Command =
   | ({ name: 'rotate'; stage: Stage; keyId: string } & NewKeyOptions)
   | { name: 'rotate-cursor-secret'; stage: Stage };
 
-export type CommandName = Exclude<Command['name'], 'help'>;
+type CommandName = Exclude<Command['name'], 'help'>;
 const COMMANDS: readonly CommandName[] = ['create', 'list', 'revoke', 'rotate', 'rotate-cursor-secret'];
 const isCommand = (name: string): name is CommandName => (COMMANDS as readonly string[]).includes(name);
 

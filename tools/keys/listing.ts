@@ -15,7 +15,7 @@ import { KeysError, errorName, type GatewaySide } from './stage.ts';
 const UNREADABLE = '(unreadable item: ignored by the service)';
 
 /** "3d", "5h", "12m": how long ago (or ahead) `ms` is, in its largest whole unit. */
-export function shortSpan(ms: number): string {
+function shortSpan(ms: number): string {
   const minutes = Math.floor(Math.abs(ms) / 60_000);
   if (minutes >= 2 * 24 * 60) return `${Math.floor(minutes / (24 * 60))}d`;
   if (minutes >= 120) return `${Math.floor(minutes / 60)}h`;

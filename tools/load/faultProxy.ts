@@ -27,7 +27,7 @@ export type FaultKind =
   | 'dropAnswer'
   | 'indexPartitionLimit';
 
-export interface Fault {
+interface Fault {
   kind: FaultKind;
   /** DynamoDB operations to affect, e.g. ['PutItem']; all when unset. */
   operations?: string[];

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
-export const MIN_SCORE = 90;
+const MIN_SCORE = 90;
 /** Stryker's default jsonReporter.fileName, which stryker.config.mjs keeps. */
 export const REPORT_FILE = 'reports/mutation/mutation.json';
 

@@ -19,11 +19,11 @@ import { SMOKE_KEY_VARIABLE, SmokeRun, Skipped, expect, need, type SmokeResult }
 export { SMOKE_KEY_VARIABLE, type SmokeResult };
 const USAGE = `Usage: ${SMOKE_KEY_VARIABLE}=<API key> npm run smoke -- --base <https://…${BASE_PATH}> [--read-only] [--retry-budget <ms>]`;
 /** Smoke pets stay in the store (the API deletes nothing): their name says what they are. */
-export const SMOKE_NAME_PREFIX = 'smoke-test';
+const SMOKE_NAME_PREFIX = 'smoke-test';
 /** An id no pet has: the largest the API accepts (ids are about 2^42 today). */
 const UNKNOWN_ID = Number.MAX_SAFE_INTEGER;
 /** How long each request may keep retrying transient answers (503, 429, no answer). */
-export const SMOKE_RETRY_BUDGET_MS = 5_000;
+const SMOKE_RETRY_BUDGET_MS = 5_000;
 /** Read-only paging: pages this small show paging on a store of a few pets; this many of them at most. */
 const PAGE_LIMIT = 2;
 const MAX_PAGES = 5;
@@ -202,7 +202,7 @@ async function errorOf(call: Promise<unknown>): Promise<PetStoreError> {
 }
 
 /** Why `base` cannot be a stage's base URL, or undefined when it can. */
-export function baseProblem(base: string): string | undefined {
+function baseProblem(base: string): string | undefined {
   const url = URL.canParse(base) ? new URL(base) : undefined;
   if (!url || !/^https?:$/.test(url.protocol)) return `--base must be an http(s) URL, not ${base}`;
   if (url.search || url.hash || !url.pathname.replace(/\/$/, '').endsWith(BASE_PATH)) {

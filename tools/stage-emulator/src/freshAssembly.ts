@@ -17,7 +17,7 @@ export class SynthesisError extends Error {}
 type AppSources = Pick<StageApp, 'root' | 'assemblySources'>;
 
 /** The newest modification time among the app's sources, in milliseconds. */
-export function newestSource({ root, assemblySources }: AppSources): number {
+function newestSource({ root, assemblySources }: AppSources): number {
   let newest = 0;
   const visit = (path: string): void => {
     if (!existsSync(path)) return;

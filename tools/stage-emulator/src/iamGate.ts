@@ -11,7 +11,7 @@ import { header, verifySignature, type GateCredentials } from './signature.ts';
 
 export type { GateCredentials };
 
-export interface GateDecision {
+interface GateDecision {
   action: string;
   resource: string;
   leadingKeys?: string[];
@@ -199,7 +199,7 @@ export function rolePolicies(
 }
 
 /** arn:aws:iam::ACCOUNT:role/PATH/NAME -> arn:aws:sts::ACCOUNT:assumed-role/NAME/SESSION */
-export function assumedRoleSessionArn(roleArn: string, sessionName: string, env: DeployedEnvironment): string {
+function assumedRoleSessionArn(roleArn: string, sessionName: string, env: DeployedEnvironment): string {
   const roleName = roleArn.split('/').pop() ?? roleArn;
   return `arn:${env.partition}:sts::${env.accountId}:assumed-role/${roleName}/${sessionName}`;
 }
@@ -207,7 +207,7 @@ export function assumedRoleSessionArn(roleArn: string, sessionName: string, env:
 // ---- What a request needs authorized -------------------------------------------------------
 
 /** The authorizations a DynamoDB request needs, derived from its target and body. */
-export function checksFor(req: IncomingMessage, body: Buffer, tables: TableKeys[], env: DeployedEnvironment): Check[] {
+function checksFor(req: IncomingMessage, body: Buffer, tables: TableKeys[], env: DeployedEnvironment): Check[] {
   const target = header(req, 'x-amz-target');
   if (!target?.startsWith(TARGET_PREFIX)) return [];
   const operation = target.slice(TARGET_PREFIX.length);

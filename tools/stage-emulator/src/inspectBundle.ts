@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageApp } from './stageApp.ts';
 
-export const DEFAULT_INSPECT_PORT = 9229;
+const DEFAULT_INSPECT_PORT = 9229;
 
 export interface InspectTarget {
   /** The function's operation name (`listPets`, `authorizer`), as `functionMatches` takes it. */
@@ -18,7 +18,7 @@ export interface InspectTarget {
 }
 
 /** Where the inspectable bundles of `app` are built. */
-export const inspectBuildRoot = (app: Pick<StageApp, 'root'>): string => join(app.root, '.inspect');
+const inspectBuildRoot = (app: Pick<StageApp, 'root'>): string => join(app.root, '.inspect');
 
 /**
  * Builds the function's inspectable bundle from its `entry` (relative to the app's folder) into

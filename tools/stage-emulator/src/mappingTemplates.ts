@@ -30,7 +30,7 @@ export function contextVariables(exchange: Exchange, api: RestApi): Record<strin
   };
 }
 
-export function requestInput(exchange: Exchange): TemplateInput {
+function requestInput(exchange: Exchange): TemplateInput {
   const headers = lastValues(groupPairs(pairs(exchange.rawHeaders))) ?? {};
   return {
     body: exchange.body.toString('utf8'),
@@ -93,7 +93,7 @@ export function mappedAnswer(
  * A mapping expression's value: a `'literal'`, a method request parameter, a context or stage
  * variable. Undefined when it names nothing (the header is then left out, as API Gateway does).
  */
-export function mappingValue(
+function mappingValue(
   source: string,
   exchange: Exchange,
   api: RestApi,
@@ -119,7 +119,7 @@ export function mappingValue(
 }
 
 /** The template for the request's Accept type, else application/json, else the first. */
-export function selectTemplate(
+function selectTemplate(
   templates: Record<string, string>,
   accept: string | undefined,
 ): { mediaType: string; template: string } | undefined {

@@ -53,7 +53,7 @@ export interface RestApiEmulatorOptions {
 }
 
 /** An edge error in the shape of API Gateway's own error bodies, `{"message": ...}`. */
-export const messageEdgeError: EdgeErrorShape = (error, requestId) => ({
+const messageEdgeError: EdgeErrorShape = (error, requestId) => ({
   status: error.status,
   headers: {
     'Content-Type': 'application/json',

@@ -8,7 +8,7 @@ import { createTableUntilActive, localDynamoClient } from '@petstore/local-kit/s
 import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import type { TemplateResolver } from './intrinsics.ts';
 
-export interface IndexKeys {
+interface IndexKeys {
   indexName: string;
   partitionKey: string;
   sortKey?: string;
@@ -53,7 +53,7 @@ export async function createTablesFromTemplate(
 }
 
 /** The CreateTable request the template's properties describe (what CloudFormation would send). */
-export function createTableInput(tableName: string, properties: Record<string, unknown>): CreateTableCommandInput {
+function createTableInput(tableName: string, properties: Record<string, unknown>): CreateTableCommandInput {
   const billingMode = (properties.BillingMode as CreateTableCommandInput['BillingMode']) ?? 'PROVISIONED';
   const index = (definition: Record<string, unknown>) => ({
     IndexName: definition.IndexName as string,
