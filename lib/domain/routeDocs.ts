@@ -2,7 +2,7 @@
  * What the documentation says of each route: prose for the OpenAPI document (contract/), the API
  * Gateway method documentation and the function descriptions (infra/). Kept apart from routes.ts,
  * which the functions import, so no bundle carries it: only infra/ and contract/ import this
- * module (test/lib/layers.test.ts holds every file of functions/ and lib/ to that).
+ * module (biome.json forbids it to every file of functions/ and lib/).
  */
 import { routes, type OperationName, type Route } from './routes.ts';
 
