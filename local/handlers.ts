@@ -3,18 +3,14 @@ import type { Handler } from 'aws-lambda';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { Route } from '../lib/domain/routes.ts';
-import {
-  dependenciesFromEnvironment as serviceFromEnvironment,
-  type Environment,
-  type Dependencies as Service,
-} from '../lib/service.ts';
+import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../lib/service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** What a function module exports: its handler, and the factory that made it from a service. */
 interface FunctionModule {
   handler?: Handler;
-  createHandler?: (service: Service) => Handler;
+  createHandler?: (dependencies: Dependencies) => Handler;
 }
 
 /**
@@ -25,9 +21,13 @@ interface FunctionModule {
  * bound to the first. `overrides` (tests only: ids that collide on purpose) replace parts of it.
  * The `handler` export itself runs as deployed under `npm run start:deployed`.
  */
-export async function loadHandler(route: Route, env: Environment, overrides: Partial<Service> = {}): Promise<Handler> {
+export async function loadHandler(
+  route: Route,
+  env: Environment,
+  overrides: Partial<Dependencies> = {},
+): Promise<Handler> {
   Object.assign(process.env, env);
   const module = (await import(pathToFileURL(resolve(ROOT, route.entry)).href)) as FunctionModule;
   if (typeof module.createHandler !== 'function') throw new Error(`${route.entry} does not export createHandler`);
-  return module.createHandler({ ...serviceFromEnvironment(env), ...overrides });
+  return module.createHandler({ ...dependenciesFromEnvironment(env), ...overrides });
 }

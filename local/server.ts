@@ -40,7 +40,7 @@ import { loadHandler } from './handlers.ts';
 import { parsePort } from '@petstore/local-kit/port';
 import { readRequestBody } from '@petstore/local-kit/requestBody';
 import { bodyLimitOf, bodyRefusal } from '../lib/http/bodyLimits.ts';
-import type { Dependencies as Service } from '../lib/service.ts';
+import type { Dependencies } from '../lib/service.ts';
 import { routingPath, targetUrl } from '@petstore/local-kit/requestTarget';
 import { localContext, resultBody, resultHeaders, toProxyEvent } from '@petstore/local-kit/proxyEvent';
 
@@ -55,7 +55,7 @@ export interface LocalApiOptions {
   host?: string;
   quiet?: boolean;
   /** Parts of the functions' service to replace (tests only: ids that collide on purpose). */
-  serviceOverrides?: Partial<Service>;
+  serviceOverrides?: Partial<Dependencies>;
   /** How long a client may take over its request line and headers before a 408 (default HEADERS_TIMEOUT_MS). */
   headersTimeoutMs?: number;
 }

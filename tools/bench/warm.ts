@@ -9,10 +9,7 @@ import { createHandler as createPetHandler } from '../../functions/createPet.ts'
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
 import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
 import { setRequestLogWriter } from '../../lib/http/requestLog.ts';
-import {
-  dependenciesFromEnvironment as serviceFromEnvironment,
-  type Dependencies as Service,
-} from '../../lib/service.ts';
+import { dependenciesFromEnvironment, type Dependencies } from '../../lib/service.ts';
 import { shareOf, statusShardQuery } from '../../lib/store/petPages.ts';
 import { shardCountOf, statusShardsOf } from '../../lib/store/table.ts';
 import { localContext } from '@petstore/local-kit/proxyEvent';
@@ -38,7 +35,7 @@ type Call = (i: number) => () => Promise<unknown>;
 type WarmCase = [string, Call, Call];
 
 interface WarmService {
-  service: Service;
+  service: Dependencies;
   documents: DynamoDBDocumentClient;
   tableName: string;
   close(): Promise<void>;
@@ -55,7 +52,7 @@ async function warmService(): Promise<WarmService> {
   };
   await ensurePetsTable(store.endpoint, env.TABLE_NAME);
   await ensureControlTable(store.endpoint, env.CONTROL_TABLE_NAME);
-  const service = serviceFromEnvironment(env);
+  const service = dependenciesFromEnvironment(env);
   const documents = service.control.documents;
   await documents.send(
     new PutCommand({ TableName: env.CONTROL_TABLE_NAME, Item: benchKeyItem(new Date().toISOString()) }),

@@ -32,7 +32,7 @@ import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../l
 import { startLocalApi } from '../../local/server.ts';
 import { parseArgs } from 'node:util';
 import { API_BASE_PATH, API_STAGE, matchRoute } from '../../lib/domain/routes.ts';
-import { dependenciesFromEnvironment as serviceFromEnvironment } from '../../lib/service.ts';
+import { dependenciesFromEnvironment } from '../../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../../lib/store/table.ts';
 import { localContext, toProxyEvent } from '@petstore/local-kit/proxyEvent';
 import { startFaultProxy } from './faultProxy.ts';
@@ -330,7 +330,7 @@ type CreatePetModule = typeof import('../../functions/createPet.ts');
 
 /** createPet alone, as an HTTP server: the handler as deployed, with its own service; `drain` awaits the calls in flight. */
 function createPetServer({ createHandler }: CreatePetModule, env: Record<string, string>) {
-  const handler = createHandler(serviceFromEnvironment(env));
+  const handler = createHandler(dependenciesFromEnvironment(env));
   const inFlight = new Set<Promise<unknown>>();
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
