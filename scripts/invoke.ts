@@ -16,11 +16,15 @@ import {
 } from '../local/invoke.ts';
 import { DEFAULT_OUTDIR, OFFLINE_PARAMETERS, STAGE_APP, STAGE_STACKS } from '../local/stageApp.ts';
 import { API_KEY_FORMAT, runKeys } from '../tools/keys/keys.ts';
-import { CloudAssemblyError } from '../tools/stage-emulator/src/cloudAssembly.ts';
-import type { DeployedFunctionRun } from '../tools/stage-emulator/src/deployedApi.ts';
-import { SynthesisError } from '../tools/stage-emulator/src/freshAssembly.ts';
-import { invokeDeployed, invokeResponse, UnknownFunctionError } from '../tools/stage-emulator/src/invokeDeployed.ts';
-import { LambdaHostError } from '../tools/stage-emulator/src/lambdaFunction.ts';
+import {
+  CloudAssemblyError,
+  type DeployedFunctionRun,
+  invokeDeployed,
+  invokeResponse,
+  LambdaHostError,
+  SynthesisError,
+  UnknownFunctionError,
+} from '@petstore/stage-emulator/invoke';
 
 /** The event's kind must be the function's: the authorizer takes events/authorizer.json, an operation its proxy event. */
 function refuseWrongKind(name: string, event: unknown): void {

@@ -12,7 +12,7 @@ import {
   STAGE_APP,
   STAGE_STACKS,
 } from '../local/stageApp.ts';
-import { runStartDeployedCommand } from '../tools/stage-emulator/src/cli.ts';
+import { runStartDeployedCommand } from '@petstore/stage-emulator/cli';
 
 await runStartDeployedCommand(process.argv.slice(2), {
   app: STAGE_APP,

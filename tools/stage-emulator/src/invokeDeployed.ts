@@ -10,6 +10,12 @@ import { ensureCloudAssembly } from './freshAssembly.ts';
 import type { InvokeOutcome } from './lambdaFunction.ts';
 import type { StageApp } from './stageApp.ts';
 
+// The refusals an invocation can end in, for the caller to tell a setup mistake from a function's failure.
+export { CloudAssemblyError } from './cloudAssembly.ts';
+export { SynthesisError } from './freshAssembly.ts';
+export { LambdaHostError } from './lambdaFunction.ts';
+export type { DeployedFunctionRun };
+
 export interface DeployedInvocation {
   /** The stack whose function runs, e.g. `PetStore-staging`. */
   stackName: string;
