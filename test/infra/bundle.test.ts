@@ -25,7 +25,6 @@ import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { keyItem } from '../../lib/store/controlTableKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { routes, type OperationName } from '../../lib/domain/routes.ts';
-import { ensureControlTable, ensurePetsTable } from '../../local/embeddedStore.ts';
 import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 import { synthesize, testApp } from './synth.ts';
 

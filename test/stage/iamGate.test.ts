@@ -61,11 +61,11 @@ function functionOf(operation: Operation): string {
   const [, method] = Object.entries(template.Resources).find(
     ([, resource]) => resource.Type === 'AWS::ApiGateway::Method' && resource.Properties?.OperationName === operation,
   )!;
-  const uri = resolver.resolveString((method.Properties?.Integration as { Uri: unknown }).Uri);
+  const uri = resolver.resolveString((method.Properties!.Integration as { Uri: unknown }).Uri);
   const [, alias] = Object.entries(template.Resources).find(
     ([id, resource]) => resource.Type === 'AWS::Lambda::Alias' && uri.includes(`/${resolver.ref(id)}/`),
   )!;
-  return (alias.Properties?.FunctionName as { Ref: string }).Ref;
+  return (alias.Properties!.FunctionName as { Ref: string }).Ref;
 }
 
 beforeAll(async () => {

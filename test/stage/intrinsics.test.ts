@@ -44,7 +44,7 @@ describe('on the synthesized templates', () => {
       const functions = entries(template, 'AWS::Lambda::Function');
       expect(functions).toHaveLength(4);
       for (const [id, fn] of functions) {
-        const variables = resolver.resolve((fn.Properties?.Environment as { Variables: unknown }).Variables) as Record<
+        const variables = resolver.resolve((fn.Properties!.Environment as { Variables: unknown }).Variables) as Record<
           string,
           unknown
         >;
@@ -90,12 +90,12 @@ describe('on the synthesized templates', () => {
       const template = templates.get(stage)!;
       const resolver = resolverFor();
       const proxies = entries(template, 'AWS::ApiGateway::Method').filter(
-        ([, method]) => (method.Properties?.Integration as { Type?: string }).Type === 'AWS_PROXY',
+        ([, method]) => (method.Properties!.Integration as { Type?: string }).Type === 'AWS_PROXY',
       );
       expect(proxies).toHaveLength(3);
       const aliases = entries(template, 'AWS::Lambda::Alias');
       for (const [, method] of proxies) {
-        const uri = resolver.resolve((method.Properties?.Integration as { Uri: unknown }).Uri);
+        const uri = resolver.resolve((method.Properties!.Integration as { Uri: unknown }).Uri);
         expect(typeof uri).toBe('string');
         const match =
           /^arn:aws:apigateway:us-east-1:lambda:path\/2015-03-31\/functions\/(arn:aws:lambda:us-east-1:123456789012:function:([\w-]+):live)\/invocations$/.exec(
@@ -104,7 +104,7 @@ describe('on the synthesized templates', () => {
         expect(match, String(uri)).not.toBeNull();
         const [aliasId, alias] = aliases.find(([id]) => resolver.ref(id) === match![1])!;
         expect(alias.Properties?.Name).toBe('live');
-        const functionId = (alias.Properties?.FunctionName as { Ref: string }).Ref;
+        const functionId = (alias.Properties!.FunctionName as { Ref: string }).Ref;
         expect(match![2]).toBe(resolver.ref(functionId));
         expect(resolver.getAtt(aliasId, 'AliasArn')).toBe(match![1]);
       }

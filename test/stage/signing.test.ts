@@ -65,15 +65,16 @@ async function getUnknownPet(expected: GateCredentials, given: GateCredentials) 
   )!;
   const roleId = (fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
   const functionName = resolver.ref(fnId);
-  const gate = (running.gate = await startIamGate({
+  running.gate = await startIamGate({
     upstream: store.endpoint,
     roleArn: resolver.getAtt(roleId, 'Arn'),
     sessionName: functionName,
     policies: rolePolicies(stack.template, resolver, roleId),
     tables,
     credentials: expected,
-  }));
-  const host = (running.host = new LambdaFunctionHost({
+  });
+  const gate = running.gate;
+  running.host = new LambdaFunctionHost({
     functionName,
     assetDir: stack.assetDir(fnId),
     handler: String(fn.Properties!.Handler),
@@ -91,7 +92,8 @@ async function getUnknownPet(expected: GateCredentials, given: GateCredentials) 
     functionVersion: '1',
     logGroupName: `/aws/lambda/${functionName}`,
     log: () => undefined,
-  }));
+  });
+  const host = running.host;
   const event = JSON.parse(readFileSync(new URL('../../events/getPet.json', import.meta.url), 'utf8'));
   event.headers.Authorization = `Bearer ${apiKey}`;
   event.multiValueHeaders.Authorization = [`Bearer ${apiKey}`];
@@ -139,14 +141,15 @@ describe("a deployed bundle signs every DynamoDB call with the environment's cre
   });
 
   it('an unsigned request: refused', async () => {
-    const gate = (running.gate = await startIamGate({
+    running.gate = await startIamGate({
       upstream: store.endpoint,
       roleArn: 'arn:aws:iam::123456789012:role/any',
       sessionName: 'any',
       policies: [],
       tables,
       credentials: credentials(),
-    }));
+    });
+    const gate = running.gate;
     const response = await fetch(gate.endpoint, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'DynamoDB_20120810.ListTables' },

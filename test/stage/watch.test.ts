@@ -150,8 +150,12 @@ describe('start:deployed --watch', () => {
     let held: { status: number; message: unknown } | { error: string } | undefined;
     const heldSentAt = performance.now();
     const heldAnswer = get(HELD_ID, keys[2]!).then(
-      ({ status, body }) => void (held = { status, message: body.message }),
-      (error: unknown) => void (held = { error: String(error) }),
+      ({ status, body }) => {
+        held = { status, message: body.message };
+      },
+      (error: unknown) => {
+        held = { error: String(error) };
+      },
     );
     await until('the held request in its sandbox', () => logs.some((line) => line.includes(HELD_MARKER)));
 

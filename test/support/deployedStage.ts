@@ -43,7 +43,10 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
     parameters: DEPLOY_PARAMETERS,
     recordDecisions: true,
     log: (line) => logs.push(line),
-    storeFront: async (endpoint) => (proxy = await startFaultProxy(endpoint)).endpoint,
+    storeFront: async (endpoint) => {
+      proxy = await startFaultProxy(endpoint);
+      return proxy.endpoint;
+    },
     ...options,
   });
   const close = async () => {
