@@ -14,6 +14,7 @@ import { API_KEY_FORMAT, EXIT_OK } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { keyIn, runKeysCollected } from '../support/keys.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
+import { trackSends } from '../support/pendingSends.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -33,8 +34,8 @@ afterAll(() => {
   warnings.mockRestore();
 });
 
-/** The key reads on their way (the cache's background refreshes among them). */
-const pendingReads = new Set<Promise<unknown>>();
+/** Resolves once the key reads on their way (the cache's background refreshes among them) have landed. */
+let readsLanded: () => Promise<void>;
 let at: number;
 let service: Service;
 let table: string;
@@ -42,16 +43,7 @@ beforeEach(async () => {
   const env = await freshEnvironment(endpoint());
   table = env.CONTROL_TABLE_NAME!;
   throughProxy = createDocumentClient({ endpoint: proxy().endpoint });
-  const send = throughProxy.send.bind(throughProxy);
-  throughProxy.send = ((...args: Parameters<typeof send>) => {
-    const read = send(...args);
-    pendingReads.add(read);
-    read.then(
-      () => pendingReads.delete(read),
-      () => pendingReads.delete(read),
-    );
-    return read;
-  }) as typeof throughProxy.send;
+  readsLanded = trackSends(throughProxy).landed;
   at = Date.parse('2025-06-01T00:00:00Z');
   const keys = new ControlTableApiKeys({ documents: throughProxy, tableName: table, now: () => at });
   service = { ...serviceFromEnvironment(env), keys };
@@ -73,12 +65,8 @@ async function statusWith(key: string): Promise<number> {
   const status = (
     await call(getPetHandler(service), apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }))
   ).status;
-  // Lets a background refresh that the call started land, as real traffic would: its reads answered,
-  // then a turn of the event loop for the cache to keep what they gave.
-  while (pendingReads.size > 0) {
-    await Promise.allSettled([...pendingReads]);
-    await new Promise((done) => setImmediate(done));
-  }
+  // Lets a background refresh that the call started land, as real traffic would.
+  await readsLanded();
   return status;
 }
 
