@@ -7,8 +7,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  */
 export function trackSends(documents: DynamoDBDocumentClient): { landed: () => Promise<void> } {
   const pending = new Set<Promise<unknown>>();
-  const send = documents.send.bind(documents);
-  documents.send = ((...args: Parameters<typeof send>) => {
+  const send = documents.send.bind(documents) as (...args: unknown[]) => Promise<unknown>;
+  documents.send = ((...args: unknown[]) => {
     const sent = send(...args);
     pending.add(sent);
     sent.then(
