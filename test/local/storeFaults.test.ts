@@ -61,6 +61,7 @@ async function eventually(attempt: () => Promise<Response>, status: number, with
     const res = await attempt();
     if (res.status === status || Date.now() > deadline) return res;
     await res.body?.cancel();
+    // A pause between probes: the store's child reopens on its own check of the folder, which nothing announces.
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

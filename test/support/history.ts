@@ -309,6 +309,7 @@ export class RecordingClient {
         throw new Error(`GET /pets/${id} answered ${response.status}`);
       }
       await response.body?.cancel();
+      // The Retry-After the answer asked for, as a careful client waits it: not an ordering.
       await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
     }
   }
@@ -332,6 +333,7 @@ export class RecordingClient {
       });
       if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
         await response.body?.cancel();
+        // The Retry-After the answer asked for, as a careful client waits it: not an ordering.
         await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
         continue;
       }
