@@ -164,7 +164,7 @@ describe('a store folder made immutable while it serves', () => {
 });
 
 describe('a corrupt table file', () => {
-  const PETS = 1_500;
+  const PETS = 300;
   const MARK = randomBytes(24).toString('base64url');
 
   /** A stopped store of PETS pets whose table file (`.ldb`) has 20 bytes flipped in a pet's record. */
