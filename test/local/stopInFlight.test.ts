@@ -2,7 +2,7 @@
  * A stop with requests in flight, on the persisted store: SIGTERM while 8 creates are being received
  * answers each of them (201, then the connection closed), closes the idle keep-alive connections
  * (the client's to the local API and the functions' to the embedded store), and exits 0 within 1 s,
- * 10 times in a row; every pet acknowledged is there at the next start.
+ * 5 times in a row; every pet acknowledged is there at the next start.
  */
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -14,7 +14,7 @@ import { startServer, stopCleanly } from '../support/serverProcess.ts';
 
 const KEY = 'stop-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
-const CYCLES = 10;
+const CYCLES = 5;
 const IN_FLIGHT = 8;
 const STOP_BOUND_MS = 1_000;
 
