@@ -90,6 +90,7 @@ class Dev {
           .catch((error: Error) => done(error))
           .finally(() => (asking = undefined));
       };
+      // A safety timeout: fails the wait when the probe never holds.
       const timer = setTimeout(() => done(failure(`not within ${WAIT_MS / 1000} s`)), WAIT_MS);
       this.listeners.add(ask);
       ask();

@@ -20,6 +20,7 @@ function recorded() {
   const next = (seen: number) =>
     new Promise<void>((resolve, reject) => {
       if (bursts.length > seen) return resolve();
+      // A safety timeout: fails the wait when the burst never comes.
       const timer = setTimeout(() => reject(new Error(`no burst ${seen + 1} within 10 s`)), 10_000);
       waiting.push(() => (clearTimeout(timer), resolve()));
     });

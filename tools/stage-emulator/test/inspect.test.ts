@@ -39,6 +39,7 @@ const logged = (text: string) =>
       clearTimeout(timer);
       resolve();
     };
+    // A safety timeout: fails the wait when the line never comes.
     const timer = setTimeout(() => {
       logListeners.delete(check);
       reject(new Error(`no "${text}" line within 5 s`));

@@ -109,6 +109,7 @@ describe('start:deployed --watch', () => {
         if (error) reject(error);
         else resolve();
       };
+      // A safety timeout: fails the wait when the probe never holds.
       const timer = setTimeout(
         () => done(new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`)),
         WAIT_MS,
