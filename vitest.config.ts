@@ -1,50 +1,65 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The suite in tiers, each a vitest project; `npm test` runs them all (the README's test line, and
- * CI's), `npm run test:unit` the inner loop alone (`vitest run --project <tier>` any one):
+ * The suite in tiers, each a vitest project (`npx vitest run --project <tier>` runs one):
  * - unit: the handlers on dynalite, lib/, the contract, the client, and the static checks of the
- *   documents and the repository (paths, sizes, imports);
+ *   documents and the repository (paths, the Node 22 packages per platform); `npm run test:unit`, the inner loop;
  * - local: the local API over HTTP and every command-line tool, each in its own process;
  * - stage: the CDK app (synthesis, cfn-lint, cdk-nag), the stage emulator and the stages run offline as deployed;
  * - stress: the write histories and crash consistency (many processes, kills, long runs).
+ * `npm test` (the README's test line) runs unit, local and stage; `npm run test:stress` the stress
+ * tier, which CI runs after it (.ci/run).
  */
-export const TIERS = {
-  unit: [
-    'test/functions/**',
-    'test/lib/**',
-    'test/contract/**',
-    'test/client/**',
-    'test/docs/commands.test.ts',
-    'test/docs/frontDoor.test.ts',
-    'test/repository/**',
-    'test/platform/**',
-    'test/tools/mutation/**',
-  ],
-  local: ['test/local/**', 'test/tools/**', 'test/scripts/**', 'test/ci/**'],
-  stage: ['test/infra/**', 'test/stage/**', 'tools/stage-emulator/test/**', 'test/docs/walkthrough.test.ts'],
-  stress: ['test/local/writeHistory.test.ts', 'test/local/crashConsistency.test.ts', 'test/stage/writeHistory.test.ts'],
-} as const;
 
-/** Files of a tier that belong to a later one: they need a stage running, or are stress runs. */
-const MOVED_ON: Partial<Record<keyof typeof TIERS, readonly string[]>> = {
-  unit: ['test/contract/contentEncoding.test.ts'],
-  local: [...TIERS.stress, 'test/local/parity.test.ts', 'test/tools/mutation/**'],
-  stage: [...TIERS.stress],
-};
-const LATER: Partial<Record<keyof typeof TIERS, readonly string[]>> = {
-  stage: ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'],
-};
+/** The stress runs, in the folders of the tiers they would otherwise fall in. */
+const STRESS = [
+  'test/local/writeHistory.test.ts',
+  'test/local/crashConsistency.test.ts',
+  'test/stage/writeHistory.test.ts',
+];
+/** Files in the unit or local folders that need a stage running. */
+const NEEDS_STAGE = ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'];
+
+export const TIERS = {
+  unit: {
+    include: [
+      'test/functions/**/*.test.ts',
+      'test/lib/**/*.test.ts',
+      'test/contract/**/*.test.ts',
+      'test/client/**/*.test.ts',
+      'test/docs/commands.test.ts',
+      'test/docs/frontDoor.test.ts',
+      'test/repository/**/*.test.ts',
+      'test/platform/**/*.test.ts',
+      'test/tools/mutation/**/*.test.ts',
+    ],
+    exclude: NEEDS_STAGE,
+  },
+  local: {
+    include: [
+      'test/local/**/*.test.ts',
+      'test/tools/**/*.test.ts',
+      'test/scripts/**/*.test.ts',
+      'test/ci/**/*.test.ts',
+    ],
+    exclude: [...STRESS, ...NEEDS_STAGE, 'test/tools/mutation/**'],
+  },
+  stage: {
+    include: [
+      'test/infra/**/*.test.ts',
+      'test/stage/**/*.test.ts',
+      'tools/stage-emulator/test/**/*.test.ts',
+      'test/docs/walkthrough.test.ts',
+      ...NEEDS_STAGE,
+    ],
+    exclude: STRESS,
+  },
+  stress: { include: STRESS, exclude: [] },
+} as const;
 
 const tier = (name: keyof typeof TIERS) => ({
   extends: true as const,
-  test: {
-    name,
-    include: [...TIERS[name], ...(LATER[name] ?? [])].map((glob) =>
-      glob.endsWith('/**') ? `${glob}/*.test.ts` : glob,
-    ),
-    exclude: [...(MOVED_ON[name] ?? [])],
-  },
+  test: { name, include: [...TIERS[name].include], exclude: [...TIERS[name].exclude] },
 });
 
 export default defineConfig({

@@ -74,12 +74,13 @@ describe('.ci/run', () => {
     });
   }
 
-  it('installs with no install script, then runs the suite on both Nodes, when cfn-lint is the pinned version', async () => {
+  it('installs with no install script, then runs the suite on both Nodes and the stress tier, when cfn-lint is the pinned version', async () => {
     const run = await ciRun(CFN_LINT_VERSION);
     expect(run.code, run.stderr).toBe(0);
     expect(run.calls.filter((call) => call.startsWith('npm '))).toEqual([
       'npm ci',
       'npm test',
+      'npm run test:stress',
       'npm run test:host-node',
     ]);
   });

@@ -40,8 +40,10 @@ beforeAll(async () => {
     PETSTORE_CURSOR_SECRET: 'client-retries-test-cursor-secret',
     TABLE_NAME: PETS_TABLE,
     CONTROL_TABLE_NAME: 'client-retries-control',
-    // An attempt outlasts the request's store budget (2.5 s), so a lost or hung store answer reaches
-    // the client as the 503 it is, instead of being absorbed by the SDK's own retry.
+    // A store budget of 1 s, not 2.5 s: a lost or hung store answer costs its wait at less than half the time.
+    STORE_BUDGET_MS: '1000',
+    // An attempt outlasts the request's store budget, so a lost or hung store answer reaches the
+    // client as the 503 it is, instead of being absorbed by the SDK's own retry.
     DYNAMODB_ATTEMPT_TIMEOUT_MS: '5000',
   });
   api = await startLocalApi({ port: 0, quiet: true });
@@ -56,6 +58,7 @@ afterAll(async () => {
 beforeEach(() => {
   storeFaults.fault = undefined;
   storeFaults.injected = 0;
+  storeFaults.observe = undefined;
   gateway.faults = [];
   gateway.seen = [];
 });
@@ -114,6 +117,11 @@ describe('createPet through store faults: one call, exactly one pet', () => {
     const name = `in-progress-${randomUUID()}`;
     const idempotencyKey = randomUUID();
     const body = { name, categoryId: 1 };
+    const hung = new Promise<void>((resolve) => {
+      storeFaults.observe = (operation, request) => {
+        if (operation === 'PutItem' && request.includes(PETS_TABLE)) resolve();
+      };
+    });
     const first = fetch(`${api.url}/pets`, {
       method: 'POST',
       headers: {
@@ -123,7 +131,8 @@ describe('createPet through store faults: one call, exactly one pet', () => {
       },
       body: JSON.stringify(body),
     });
-    while (storeFaults.injected === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await hung;
+    expect(storeFaults.injected).toBe(1);
 
     const created = await client().createPet(body, { idempotencyKey });
     expect((await first).status).toBe(503);
@@ -278,8 +287,16 @@ describe('never retried', () => {
       },
     ];
     const controller = new AbortController();
-    const call = client().listPets({}, { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('stopped by the caller')), 200);
+    // The caller stops once the first attempt has been answered (the client is then reading or waiting).
+    const stopsAfterAnAnswer = async (request: Request) => {
+      const answer = await validatingFetch(request);
+      controller.abort(new Error('stopped by the caller'));
+      return answer;
+    };
+    const call = petStoreClient({ baseUrl: gateway.url, apiKey: KEY, fetch: stopsAfterAnAnswer }).listPets(
+      {},
+      { signal: controller.signal },
+    );
     await expect(call).rejects.toThrow('stopped by the caller');
     expect(gateway.seen).toHaveLength(1);
   });

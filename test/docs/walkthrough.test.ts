@@ -13,7 +13,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
 import { API_KEY_FILE } from '../support/keys.ts';
-import { freePort } from '../support/ports.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
@@ -50,18 +49,34 @@ class Shell {
   }
 
   /** Resolves with the first match of `pattern` in the output; rejects if the command ends or the time passes first. */
-  async waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    let ended = false;
-    void this.exited.then(() => (ended = true));
-    for (;;) {
-      const match = this.output.match(pattern);
-      if (match) return match;
-      if (ended) throw new Error(`"${this.script}" ended before printing ${pattern}:\n${this.output}`);
-      if (Date.now() > deadline)
-        throw new Error(`"${this.script}" printed no ${pattern} in ${timeoutMs} ms:\n${this.output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    const { stdout, stderr } = this.child;
+    return new Promise((resolve, reject) => {
+      const settle = (error?: Error) => {
+        clearTimeout(timer);
+        stdout!.off('data', check);
+        stderr!.off('data', check);
+        this.child.off('close', ended);
+        if (error) reject(error);
+      };
+      // Reads the output after the constructor's listeners have added the chunk to it.
+      const check = () => {
+        const match = this.output.match(pattern);
+        if (!match) return;
+        settle();
+        resolve(match);
+      };
+      const ended = () => settle(new Error(`"${this.script}" ended before printing ${pattern}:\n${this.output}`));
+      // A safety timeout: fails the wait when the line never comes.
+      const timer = setTimeout(
+        () => settle(new Error(`"${this.script}" printed no ${pattern} in ${timeoutMs} ms:\n${this.output}`)),
+        timeoutMs,
+      );
+      stdout!.on('data', check);
+      stderr!.on('data', check);
+      this.child.once('close', ended);
+      check();
+    });
   }
 
   /**
@@ -71,9 +86,10 @@ class Shell {
    */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.child.pid!, 'SIGTERM');
+    // A safety timeout around the exit.
     const stopped = await Promise.race([
       this.exited,
-      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000)),
+      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000).unref()),
     ]);
     if (stopped === 'late') {
       process.kill(-this.child.pid!, 'SIGKILL');
@@ -109,10 +125,10 @@ function fill(text: string, values: Record<string, string>): string {
   return filled;
 }
 
-/** Starts `npm run start:deployed` as the block writes it, on a free port; its URL and what it printed. */
+/** Starts `npm run start:deployed` as the block writes it, on the port the OS gives; its URL and what it printed. */
 async function startDeployed(command: string): Promise<{ shell: Shell; url: string; table: string; endpoint: string }> {
   expect(command).toMatch(/^npm run start:deployed -- --stage staging\b/);
-  const shell = start(`${command} --port ${await freePort()}`, newcomerEnvironment());
+  const shell = start(`${command} --port 0`, newcomerEnvironment());
   const [, url] = await shell.waitFor(/as deployed, offline, on (http:\/\/\S+\/v1)/, 120_000);
   const [, table, endpoint] = await shell.waitFor(
     /npm run keys -- create --stage staging --table (\S+) --endpoint (\S+)/,
@@ -123,12 +139,11 @@ async function startDeployed(command: string): Promise<{ shell: Shell; url: stri
 
 /** What the walkthrough does with each marked block, keyed by the block's first command. */
 const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
-  // README: the API in one screen, against `npm start` (in memory, on a free port).
+  // README: the API in one screen, against `npm start` (in memory, on the port the OS gives: PORT=0).
   'BASE=http://127.0.0.1:3000/v1 KEY=<the key npm start printed>': async (block) => {
-    const port = await freePort();
-    const server = start('npm start', newcomerEnvironment({ PORT: String(port), PETSTORE_IN_MEMORY: '1' }));
+    const server = start('npm start', newcomerEnvironment({ PORT: '0', PETSTORE_IN_MEMORY: '1' }));
     const [, key] = await server.waitFor(/generated API key for this run: (\S+)/, 60_000);
-    await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\/v1/, 5_000);
+    const [, port] = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, 5_000);
     const script = fill(block.body, {
       'http://127.0.0.1:3000/v1': `http://127.0.0.1:${port}/v1`,
       '<the key npm start printed>': key!,

@@ -14,6 +14,7 @@ import { API_KEY_FORMAT, EXIT_OK } from '../../tools/keys/keys.ts';
 import { apiEvent, call } from '../support/events.ts';
 import { keyIn, runKeysCollected } from '../support/keys.ts';
 import { useFaultProxy } from '../support/faultProxy.ts';
+import { trackSends } from '../support/pendingSends.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 
 const endpoint = useEmbeddedStore();
@@ -33,6 +34,8 @@ afterAll(() => {
   warnings.mockRestore();
 });
 
+/** Resolves once the key reads on their way (the cache's background refreshes among them) have landed. */
+let readsLanded: () => Promise<void>;
 let at: number;
 let service: Dependencies;
 let table: string;
@@ -40,6 +43,7 @@ beforeEach(async () => {
   const env = await freshEnvironment(endpoint());
   table = env.CONTROL_TABLE_NAME!;
   throughProxy = createDocumentClient({ endpoint: proxy().endpoint });
+  readsLanded = trackSends(throughProxy).landed;
   at = Date.parse('2025-06-01T00:00:00Z');
   const keys = new ControlTableApiKeys({ documents: throughProxy, tableName: table, now: () => at });
   service = { ...dependenciesFromEnvironment(env), keys };
@@ -61,8 +65,8 @@ async function statusWith(key: string): Promise<number> {
   const status = (
     await call(getPetHandler(service), apiEvent('GET', '/pets/1', { headers: { Authorization: `Bearer ${key}` } }))
   ).status;
-  // Lets a background refresh that the call started land (a few ms on dynalite), as real traffic would.
-  await new Promise((done) => setTimeout(done, 30));
+  // Lets a background refresh that the call started land, as real traffic would.
+  await readsLanded();
   return status;
 }
 

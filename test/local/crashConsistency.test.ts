@@ -41,6 +41,7 @@ async function getRetrying(url: string): Promise<Response> {
     const res = await fetch(url, { headers });
     if (res.status !== 503 || attempt === 5) return res;
     await res.body?.cancel();
+    // The Retry-After the answer asked for, as a careful client waits it: not an ordering.
     await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(res.headers.get('retry-after') ?? 1)));
   }
 }

@@ -11,9 +11,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wri
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { API_BASE_PATH } from '../../lib/domain/routes.ts';
@@ -33,6 +31,9 @@ const messageOf = (template: string) => template.slice(1, -1).replace('${petId}'
 /** The template of each save of the editor-saves test. */
 const nextTemplate = (how: string, round: number) => `\`Pet \${petId} is not in the inventory (${how} ${round}).\``;
 
+/** A line of the request log (a JSON line, or the local API's `GET /v1/... -> 200 (3 ms)`). */
+const isRequestLog = (line: string) => line.startsWith('{') || / -> \d{3} \(/.test(line);
+
 /** One `npm run dev`, its output read line by line. */
 class Dev {
   readonly lines: string[] = [];
@@ -48,22 +49,57 @@ class Dev {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) => this.process.once('exit', (code) => resolve(code)));
-    createInterface({ input: this.process.stdout! }).on('line', (line) => this.lines.push(line));
+    createInterface({ input: this.process.stdout! }).on('line', (line) => {
+      this.lines.push(line);
+      // Not on the request log's lines, which a probe's own request prints.
+      if (!isRequestLog(line)) for (const listener of [...this.listeners]) listener();
+    });
     this.process.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.process.once('exit', () => {
+      for (const listener of [...this.listeners]) listener();
+    });
   }
 
-  /** Polls `probe` until it holds; fails after WAIT_MS saying what it waited for and what dev printed. */
-  async until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-    const deadline = performance.now() + WAIT_MS;
-    while (!(await probe())) {
-      if (performance.now() > deadline || this.process.exitCode !== null) {
-        const printed = this.lines.filter((line) => !line.startsWith('{') && !/ -> \d{3} \(/.test(line)); // without the request log
-        throw new Error(
-          `${what}: not within ${WAIT_MS / 1000} s; stdout: ${printed.join(' | ')}; stderr: ${this.stderr}`,
-        );
-      }
-      await sleep(50);
-    }
+  private readonly listeners = new Set<() => void>();
+
+  /**
+   * Waits until `probe` holds, asking it now and again at each line dev prints (a reload says it is
+   * done in one); fails at dev's exit, or after WAIT_MS (a safety timeout), saying what it waited for.
+   */
+  until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let asking: Promise<void> | undefined;
+      let askAgain = false;
+      const done = (error?: Error) => {
+        this.listeners.delete(ask);
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const failure = (why: string) => {
+        const printed = this.lines.filter((line) => !isRequestLog(line));
+        return new Error(`${what}: ${why}; stdout: ${printed.join(' | ')}; stderr: ${this.stderr}`);
+      };
+      const ask = (): void => {
+        if (asking) {
+          askAgain = true;
+          return;
+        }
+        asking = (async () => {
+          do {
+            askAgain = false;
+            if (await probe()) return done();
+          } while (askAgain);
+          if (this.process.exitCode !== null || this.process.signalCode !== null) done(failure('dev ended'));
+        })()
+          .catch((error: Error) => done(error))
+          .finally(() => (asking = undefined));
+      };
+      // A safety timeout: fails the wait when the probe never holds.
+      const timer = setTimeout(() => done(failure(`not within ${WAIT_MS / 1000} s`)), WAIT_MS);
+      this.listeners.add(ask);
+      ask();
+    });
   }
 
   reloads = () => this.lines.filter((line) => line.startsWith('reload:'));

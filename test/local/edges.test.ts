@@ -21,6 +21,7 @@ function raw(
   return new Promise((resolve, reject) => {
     const socket = connect(to, '127.0.0.1', () => socket.write(request));
     let data = '';
+    // A safety timeout: fails the exchange when the server never closes.
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no close within 5 s; got ${JSON.stringify(data)}`));
@@ -89,6 +90,7 @@ async function answers(
     // `halfClose`: the client ends its side (FIN) right after the request, as `nc -N` does.
     const socket = connect(local.port, '127.0.0.1', () => (halfClose ? socket.end(request) : socket.write(request)));
     const chunks: Buffer[] = [];
+    // A safety timeout: fails the exchange when the server never closes.
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no close within 5 s; got ${JSON.stringify(Buffer.concat(chunks).toString())}`));

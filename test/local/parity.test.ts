@@ -257,6 +257,7 @@ function send(side: Side, entry: ParityRequest, ids: number[]): Promise<Answer> 
       },
     );
     outgoing.on('error', reject);
+    // A safety timeout: fails the request when no answer comes.
     outgoing.setTimeout(30_000, () => outgoing.destroy(new Error(`${side.name}: ${entry.name}: no answer in 30 s`)));
     outgoing.end(body);
   });
@@ -271,6 +272,7 @@ async function sendPaced(side: Side, entry: ParityRequest, ids: number[]): Promi
   for (let attempt = 1; ; attempt++) {
     const answer = await send(side, entry, ids);
     if (answer.status !== 429 || attempt === 5) return answer;
+    // Retry-After is the subject: the stage's throttle refills by its own wall clock, which no test clock moves.
     await sleep(Number(answer.headers['retry-after'] ?? 1) * 1000);
   }
 }

@@ -53,6 +53,7 @@ describe('two npm start on one data folder at the same instant', () => {
       holder!.child.kill('SIGTERM');
       const stopped = Date.now();
       expect((await holder!.exited).code).toBe(0);
+      // A safety timeout, the bound under test: a sharer still running at it has failed.
       const { code, at } = await Promise.race([
         sharer!.exited,
         new Promise<{ code: string; at: number }>((resolve) =>

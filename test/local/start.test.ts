@@ -34,6 +34,7 @@ function start(env: Record<string, string>): Promise<Started> {
   };
   let output = '';
   return new Promise((resolve, reject) => {
+    // A safety timeout: fails the start when its line never comes.
     const timer = setTimeout(() => reject(new Error(`no start line in: ${output}`)), 30_000);
     child.stdout?.on('data', (chunk) => {
       output += String(chunk);

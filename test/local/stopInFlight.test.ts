@@ -2,7 +2,7 @@
  * A stop with requests in flight, on the persisted store: SIGTERM while 8 creates are being received
  * answers each of them (201, then the connection closed), closes the idle keep-alive connections
  * (the client's to the local API and the functions' to the embedded store), and exits 0 within 1 s,
- * 10 times in a row; every pet acknowledged is there at the next start.
+ * 5 times in a row; every pet acknowledged is there at the next start.
  */
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -14,28 +14,39 @@ import { startServer, stopCleanly } from '../support/serverProcess.ts';
 
 const KEY = 'stop-test-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
-const CYCLES = 10;
+const CYCLES = 5;
 const IN_FLIGHT = 8;
 const STOP_BOUND_MS = 1_000;
 
 /**
- * A create whose headers and first half of the body are sent now, the rest when `finish` is called:
- * in flight (the server has it) until then. Resolves with the whole raw answer, once the server closes.
+ * A create whose headers (with `Expect: 100-continue`) and first half of the body are sent now, the
+ * rest when `finish` is called: in flight until then. `received` resolves on the server's
+ * `100 Continue`, which it sends once its request handler has the request; `answer` with the raw
+ * answer after it, once the server closes.
  */
-function heldCreate(port: number, name: string): { finish: () => void; answer: Promise<string> } {
+function heldCreate(
+  port: number,
+  name: string,
+): { received: Promise<void>; finish: () => void; answer: Promise<string> } {
   const body = JSON.stringify({ name, categoryId: 1 });
   const half = Math.floor(body.length / 2);
   const socket = connect(port, '127.0.0.1');
   socket.write(
-    `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, half)}`,
+    `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, half)}`,
   );
+  const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
   let data = '';
-  socket.on('data', (chunk) => (data += String(chunk)));
+  let markReceived = () => {};
+  const received = new Promise<void>((resolve) => (markReceived = resolve));
+  socket.on('data', (chunk) => {
+    data += String(chunk);
+    if (data.startsWith(CONTINUE)) markReceived();
+  });
   const answer = new Promise<string>((resolve) => {
-    socket.once('close', () => resolve(data));
+    socket.once('close', () => resolve(data.startsWith(CONTINUE) ? data.slice(CONTINUE.length) : data));
     socket.once('error', () => {});
   });
-  return { finish: () => void socket.write(body.slice(half)), answer };
+  return { received, finish: () => void socket.write(body.slice(half)), answer };
 }
 
 async function createPet(base: string, name: string): Promise<Pet> {
@@ -67,13 +78,13 @@ describe('SIGTERM with requests in flight', () => {
       acknowledged = [await createPet(server.base, `Idle ${cycle}`)];
       const port = Number(new URL(server.base).port);
       const held = Array.from({ length: IN_FLIGHT }, (_, i) => heldCreate(port, `In flight ${cycle}.${i}`));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      // Half are completed just before the signal (in their function, on the store, as it comes), half after it.
+      await Promise.all(held.map((request) => request.received));
+      // Half are completed just before the signal (in their function, on the store, as it comes), half
+      // once the server has begun its stop: it prints "SIGTERM: stopping" as it marks itself stopping.
       for (const request of held.slice(0, IN_FLIGHT / 2)) request.finish();
-      await new Promise((resolve) => setTimeout(resolve, 3));
       const signalled = Date.now();
       server.child.kill('SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await server.printed(/^SIGTERM: stopping$/m);
       for (const request of held.slice(IN_FLIGHT / 2)) request.finish();
       const answers = await Promise.all(held.map((request) => request.answer));
       const { code, at } = await server.exited;

@@ -4,10 +4,10 @@
  * start in one line naming the file and what changed, unless PETSTORE_KEEP_DAMAGED_STORE=1, which
  * says it in one line and serves what is readable.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Pet } from '../../lib/domain/schemas.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { inParallel } from '../support/history.ts';
@@ -25,7 +25,19 @@ async function listAll(base: string): Promise<Pet[]> {
   return pets;
 }
 
-/** A data folder whose store holds PETS pets, stopped cleanly. */
+/** A data folder whose store holds PETS pets, stopped cleanly: made once, copied for each test. */
+let original: string;
+beforeAll(async () => {
+  original = (await storeOfPets()).dataDir;
+}, 60_000);
+
+/** A copy of the original store of PETS pets, in a folder of its own. */
+function copyOfStore(): { dataDir: string; env: Record<string, string> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'petstore-damage-'));
+  cpSync(original, dataDir, { recursive: true });
+  return { dataDir, env: { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY } };
+}
+
 async function storeOfPets(): Promise<{ dataDir: string; env: Record<string, string> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'petstore-damage-'));
   const env = { PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY };
@@ -78,7 +90,7 @@ describe('a write-ahead log damaged after a clean stop', () => {
     '%s: the start refuses in one line; PETSTORE_KEEP_DAMAGED_STORE=1 says it and serves what is readable',
     { timeout: 90_000 },
     async (_case, damage, says) => {
-      const { dataDir, env } = await storeOfPets();
+      const { dataDir, env } = copyOfStore();
       damage(largestLog(dataDir));
 
       const refused = await runCli('local/server.ts', [], { PORT: '0', ...env }, 30_000);
@@ -116,7 +128,7 @@ describe('a write-ahead log damaged after a clean stop', () => {
   );
 
   it('a clean stop and start says nothing and serves every pet', { timeout: 60_000 }, async () => {
-    const { env } = await storeOfPets();
+    const { env } = copyOfStore();
     const server = await startServer(env);
     expect((await listAll(server.base)).length).toBe(PETS);
     expect(server.stderr()).toBe('');

@@ -61,6 +61,7 @@ async function eventually(attempt: () => Promise<Response>, status: number, with
     const res = await attempt();
     if (res.status === status || Date.now() > deadline) return res;
     await res.body?.cancel();
+    // A pause between probes: the store's child reopens on its own check of the folder, which nothing announces.
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -163,7 +164,7 @@ describe('a store folder made immutable while it serves', () => {
 });
 
 describe('a corrupt table file', () => {
-  const PETS = 1_500;
+  const PETS = 300;
   const MARK = randomBytes(24).toString('base64url');
 
   /** A stopped store of PETS pets whose table file (`.ldb`) has 20 bytes flipped in a pet's record. */

@@ -59,10 +59,11 @@ function claimLiveHolder(endpointFile: string): void {
 }
 
 describe('a stale .data/endpoint whose port another server took after a kill -9', () => {
+  // A killed holder's endpoint is judged by whether anything answers there (whatever it is), a live
+  // holder's by the store id there: what answers matters only for a live one.
   it.each([
     ['another dynalite, the killed holder recorded', 'dynalite', false],
     ['another dynalite, a live process recorded as holder (its id reused)', 'dynalite', true],
-    ['a plain HTTP server, the killed holder recorded', 'http', false],
     ['a plain HTTP server, a live process recorded as holder', 'http', true],
   ] as const)(
     '%s: not used, said in one line; every acknowledged pet is in the data folder',

@@ -2,7 +2,8 @@
  * The project's CLIs answer an argument they do not take in one line that names it and the usage,
  * exit 2, and do no work first: nothing else on stdout or stderr (synthesis prints its bundling,
  * the bench and the load their progress). Run through npm as the docs write them
- * (`npm run -s <script> -- ...`).
+ * (`npm run -s <script> -- ...`). The bench's other refusals are read in-process by
+ * test/tools/bench/args.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -17,14 +18,6 @@ describe('a CLI given an argument it does not take', () => {
       ['--bogus'],
       /^npm run bench: Unknown option '--bogus' \(Usage: npm run bench \[-- --quick\] \[--cold-only\] \[--lambda-node-args\] \[--one-core\] \[--paired <dir>\]\)$/,
     ],
-    [
-      'bench',
-      ['--paired', 'no-such-folder'],
-      /^npm run bench: --paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/,
-    ],
-    ['bench', ['--paired'], /^npm run bench: Option '--paired <value>' argument missing/],
-    ['bench', ['extra'], /^npm run bench: Unexpected argument 'extra'.*Usage: npm run bench/],
-    ['bench', ['--quick=yes'], /^npm run bench: Option '--quick' does not take an argument/],
     ['synth', ['--bogus'], /^npm run synth: Unknown option '--bogus' \(Usage: npm run synth/],
     ['synth', ['cdk.out'], /^npm run synth: Unexpected argument 'cdk.out'/],
     ['load', ['--bogus'], /^npm run load: Unknown option '--bogus'/],

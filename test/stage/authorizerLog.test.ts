@@ -44,9 +44,9 @@ function authorizerFilter(metricName: string): string {
 /** The authorizer's lines written while `act` ran (its sandbox writes them as it runs). */
 async function linesDuring(act: () => Promise<void>): Promise<string[]> {
   const from = lines.length;
+  // All in once `act` has its answers: the sandbox writes its console lines, then its REPORT line, on
+  // one pipe, and the host answers an invocation only after passing its REPORT line on.
   await act();
-  // The host passes a line on as its sandbox writes it: let the last ones arrive.
-  await new Promise((done) => setTimeout(done, 200));
   return lines.slice(from);
 }
 

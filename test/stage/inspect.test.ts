@@ -29,6 +29,24 @@ let api: DeployedApi;
 let port: number;
 let key: string;
 const logs: string[] = [];
+const logListeners = new Set<() => void>();
+/** Resolves once a line including `text` is logged; fails after 5 s (a safety timeout). */
+const logged = (text: string) =>
+  new Promise<void>((resolve, reject) => {
+    const check = () => {
+      if (!logs.some((line) => line.includes(text))) return;
+      logListeners.delete(check);
+      clearTimeout(timer);
+      resolve();
+    };
+    // A safety timeout: fails the wait when the line never comes.
+    const timer = setTimeout(() => {
+      logListeners.delete(check);
+      reject(new Error(`no "${text}" line within 5 s`));
+    }, 5_000);
+    logListeners.add(check);
+    check();
+  });
 
 /** Staging's template with listPets' Timeout cut to TIMEOUT_SECONDS. */
 function stagingWithAShortTimeout() {
@@ -52,7 +70,10 @@ beforeAll(async () => {
     port: 0,
     parameters: { ...OFFLINE_PARAMETERS },
     inspect: { name: 'listPets', port },
-    log: (line) => logs.push(line),
+    log: (line) => {
+      logs.push(line);
+      for (const listener of [...logListeners]) listener();
+    },
     report: () => undefined,
   });
   const lines: string[] = [];
@@ -98,16 +119,26 @@ async function attachWithBreakpoint(bundle: string, line: number, column: number
   const socket = new WebSocket(target!.webSocketDebuggerUrl);
   await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }));
   let id = 0;
+  const answered = new Map<number, () => void>();
   const paused = new Promise<PausedAt>((resolve) =>
     socket.addEventListener('message', (message) => {
       const data = JSON.parse(String(message.data));
       if (data.method === 'Debugger.paused') resolve(data.params);
+      if (typeof data.id === 'number') answered.get(data.id)?.();
     }),
   );
-  const send = (method: string, params: object = {}) => socket.send(JSON.stringify({ id: ++id, method, params }));
-  send('Debugger.enable');
-  send('Debugger.setBreakpointByUrl', { url: pathToFileURL(bundle).href, lineNumber: line, columnNumber: column });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  /** Sends a command; resolves once the inspector has answered it. */
+  const send = (method: string, params: object = {}) =>
+    new Promise<void>((resolve) => {
+      answered.set(++id, resolve);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  void send('Debugger.enable');
+  await send('Debugger.setBreakpointByUrl', {
+    url: pathToFileURL(bundle).href,
+    lineNumber: line,
+    columnNumber: column,
+  });
   return { paused, resume: () => send('Debugger.resume'), close: () => socket.close() };
 }
 
@@ -147,14 +178,14 @@ it("paused longer than the function's timeout, it still answers: the timeout sto
 
   const answer = listPets();
   await debug.paused;
+  // The pause's length is the subject: the sandbox's own clock, in its process, runs past the timeout.
   await new Promise((resolve) => setTimeout(resolve, TIMEOUT_SECONDS * 1000 + 1_500));
   debug.resume();
   const reply = await answer;
   expect(reply.status, await reply.clone().text()).toBe(200);
   expect(logs.filter((l) => l.includes('Task timed out'))).toEqual([]);
   // The resume is reported on its own pipe, which the host may read after the answer.
-  for (let waited = 0; waited < 5_000 && !logs.some((l) => l.includes('Timeout resumed')); waited += 50)
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  await logged('Timeout resumed');
   expect(logs.filter((l) => /Timeout (suspended|resumed)/.test(l))).toEqual([
     expect.stringMatching(
       new RegExp(
@@ -187,6 +218,7 @@ function inspectedFixture(source: string, lines: string[], inspectPort: number) 
 it("an inspected sandbox that runs past its timeout without a pause is killed with Lambda's message", async () => {
   const lines: string[] = [];
   const fixture = inspectedFixture(
+    // Its own work outlasts the timeout.
     'export const handler = async () => { await new Promise((r) => setTimeout(r, 5_000)); return "late"; };',
     lines,
     await freePort(),
@@ -213,6 +245,7 @@ it('with no debugger attached, a `debugger;` statement does not pause the sandbo
     await freePort(),
   );
   try {
+    // A safety timeout: a sandbox still paused at it has failed.
     const stuck = new Promise((resolve) => setTimeout(() => resolve('still paused after 5 s'), 5_000).unref());
     expect(await Promise.race([fixture.host.invoke({}), stuck])).toEqual({ kind: 'ok', payload: 'past it' });
     expect(lines.filter((line) => line.startsWith('Timeout '))).toEqual([]);

@@ -19,6 +19,7 @@ import { ensureControlTable, ensurePetsTable, startEmbeddedStore } from '../../l
 import { fixtureFunction } from '../support/lambdaFixture.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
+// The fixture's sleeps are what its handlers do (take time, answer by callback), not the test's waits.
 const FIXTURE_MJS = `
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const env = async () => ({ names: Object.keys(process.env), values: { ...process.env } });
@@ -278,9 +279,16 @@ describe('invocation', () => {
   });
 
   it('close() kills every instance; an invocation in flight ends with Runtime.ExitError', async () => {
-    const { host } = startHost({ handler: 'index.hangOnce' });
+    // In flight once its sandbox's runtime has written its START line.
+    let markStarted = () => {};
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const host = new LambdaFunctionHost({
+      ...definition({ handler: 'index.hangOnce' }),
+      log: (line) => line.startsWith('START RequestId:') && markStarted(),
+    });
+    hosts.push(host);
     const inFlight = host.invoke({ hang: true });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await started;
     await host.close();
     expect(await inFlight).toMatchObject({ kind: 'error', errorType: 'Runtime.ExitError' });
     await expect(host.invoke({})).rejects.toThrow(/closed/);

@@ -4,10 +4,11 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { createServer, Server as NetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { CfnTemplate } from '../../tools/stage-emulator/src/cloudAssembly.ts';
 import { OFFLINE_ENVIRONMENT as OFFLINE, TemplateResolver } from '../../tools/stage-emulator/src/intrinsics.ts';
 import type { InvokeOutcome } from '../../tools/stage-emulator/src/lambdaFunction.ts';
@@ -584,6 +585,7 @@ describe("API Gateway's and Lambda's documented limits", () => {
 describe("a function's own timeout, shorter than the integration's", () => {
   it('answers 502 through INTEGRATION_FAILURE when the function outlasts its Timeout from the template', async () => {
     const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-timeout-'));
+    // The handler outlasts its timeout (its own work, in its sandbox), which the test waits for.
     writeFileSync(
       join(assetDir, 'index.mjs'),
       'export const handler = async () => { await new Promise((r) => setTimeout(r, 10_000)); return { statusCode: 200, body: "late" }; };',
@@ -623,6 +625,7 @@ describe('a function throttled past its ReservedConcurrentExecutions', () => {
   /** Two concurrent GET /pets to a listPets of reserved concurrency 1 (a real sandbox), timed. */
   async function twoConcurrentRequests(changed: CfnTemplate) {
     const assetDir = mkdtempSync(join(tmpdir(), 'rest-api-throttle-'));
+    // The handler takes slowMs (its own work, in its sandbox) so that the second request finds it busy.
     writeFileSync(
       join(assetDir, 'index.mjs'),
       `export const handler = async () => { await new Promise((r) => setTimeout(r, ${slowMs})); return { statusCode: 200, body: "ran" }; };`,
@@ -724,10 +727,21 @@ describe('the front door: any target, any method, half-closed connections', () =
   });
 
   it('answers a client that half-closes after its POST, then closes; the function is invoked once', async () => {
-    // The function takes a while, as one in a child process does: the FIN arrives before its answer.
+    // The function answers once the server has the client's FIN, as one in a child process may.
+    const finReceived: Promise<unknown>[] = [];
+    const emit = NetServer.prototype.emit as (this: NetServer, event: string | symbol, ...args: unknown[]) => boolean;
+    vi.spyOn(NetServer.prototype, 'emit').mockImplementation(function (
+      this: NetServer,
+      event: string | symbol,
+      ...args: unknown[]
+    ) {
+      if (event === 'connection') finReceived.push(once(args[0] as Socket, 'end'));
+      return emit.call(this, event, ...args);
+    } as NetServer['emit']);
+    onTestFinished(() => void vi.restoreAllMocks());
     const { emulator, calls } = await start({
       answer: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await Promise.all(finReceived);
         return {
           kind: 'ok',
           payload: { statusCode: 201, headers: { 'Content-Type': 'application/json' }, body: '{"id":1}' },

@@ -74,15 +74,53 @@ describe('start:deployed --watch', () => {
     return savedAt;
   };
 
-  /** Polls `probe` every `everyMs` (PACE_MS when it sends a request) until it holds; fails after WAIT_MS saying what it waited for. */
-  const until = async (what: string, probe: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> => {
-    const deadline = performance.now() + WAIT_MS;
-    while (!(await probe())) {
-      if (performance.now() > deadline)
-        throw new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`);
-      await sleep(everyMs);
-    }
+  /** Called at each report line, and at each log line for those that want them. */
+  const listeners = new Set<{ logs: boolean; ask: () => void }>();
+  const heard = (kind: 'report' | 'log') => {
+    for (const listener of [...listeners]) if (kind === 'report' || listener.logs) listener.ask();
   };
+
+  /**
+   * Waits until `probe` holds, asking it now and at each report line (a reload says it is done in
+   * one), and at each log line unless it sends a request (whose own lines would ask it again); fails
+   * after WAIT_MS (a safety timeout) saying what it waited for.
+   */
+  const until = (what: string, probe: () => boolean | Promise<boolean>, sendsRequests = false): Promise<void> =>
+    new Promise((resolve, reject) => {
+      let asking = false;
+      let askAgain = false;
+      const listener = {
+        logs: !sendsRequests,
+        ask: (): void => {
+          if (asking) {
+            askAgain = true;
+            return;
+          }
+          asking = true;
+          void (async () => {
+            do {
+              askAgain = false;
+              if (await probe()) return done();
+            } while (askAgain);
+          })()
+            .catch(done)
+            .finally(() => (asking = false));
+        },
+      };
+      const done = (error?: unknown) => {
+        listeners.delete(listener);
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      // A safety timeout: fails the wait when the probe never holds.
+      const timer = setTimeout(
+        () => done(new Error(`${what}: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`)),
+        WAIT_MS,
+      );
+      listeners.add(listener);
+      listener.ask();
+    });
 
   beforeAll(async () => {
     await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
@@ -106,7 +144,10 @@ describe('start:deployed --watch', () => {
           edgeErrors: EDGE_ERRORS,
           port,
           parameters: DEPLOY_PARAMETERS,
-          log: (line) => logs.push(line),
+          log: (line) => {
+            logs.push(line);
+            heard('log');
+          },
           report: () => undefined,
         });
       },
@@ -120,6 +161,7 @@ describe('start:deployed --watch', () => {
       report: (line) => {
         reports.push(line);
         reportedAt.push(performance.now());
+        heard('report');
       },
     });
     keys = await Promise.all([0, 1, 2].map(() => issueKey('staging', watching.api)));
@@ -140,6 +182,7 @@ describe('start:deployed --watch', () => {
     const heldSavedAt = editGetPet(
       `${PARSED}\n    ${READ}`,
       `${PARSED}\n    if (String(petId) === '${HELD_ID}') {\n      console.log('${HELD_MARKER}');\n` +
+        // The sandbox, another process, checks for the file the test writes to release it.
         `      while (!process.getBuiltinModule('node:fs').existsSync(${JSON.stringify(releaseFile)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    }\n` +
         `    const pet = String(petId) === '${HELD_ID}' ? undefined : await getPet(pets, petId);`,
     );
@@ -163,27 +206,48 @@ describe('start:deployed --watch', () => {
     // before the save until AFTER_RELOAD requests sent after the reload line have been answered.
     const answers: { sentAt: number; answeredAt: number; status: number; message: unknown }[] = [];
     const failures: string[] = [];
+    let markTwoAnswered = () => {};
+    const twoAnswered = new Promise<void>((resolve) => (markTwoAnswered = resolve));
     const sentAfterReload = () =>
       answers.filter((answer) => reportedAt[1] !== undefined && answer.sentAt > reportedAt[1]);
     const client = async (key: string) => {
       while (sentAfterReload().length < AFTER_RELOAD) {
+        // Pacing under the keys' and the stage's throttles, which refill by wall time: not an ordering.
         const pace = sleep(PACE_MS);
         const sentAt = performance.now();
         try {
           const { status, body } = await get(MISSING_ID, key);
           answers.push({ sentAt, answeredAt: performance.now(), status, message: body.message });
+          if (answers.length >= 2) markTwoAnswered();
         } catch (error) {
           failures.push(String(error));
         }
         await pace;
       }
     };
+    // The second client half a pace behind the first: their requests interleave under the throttles.
     const clients = [client(keys[0]!), sleep(PACE_MS / 2).then(() => client(keys[1]!))];
-    await sleep(500);
+    // Two answers, on the old code, before the save.
+    await twoAnswered;
 
     // Edit 2: the message. The held request is still in flight when it is rebuilt and swapped in.
     const savedAt = editGetPet(OLD_TEMPLATE, NEW_TEMPLATE);
-    await Promise.race([Promise.all(clients), until('the new answer after the reload line', () => false)]);
+    let safety: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(clients),
+      // A safety timeout: fails the wait when the clients never see the reload.
+      new Promise((_, reject) => {
+        safety = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `the new answer after the reload line: not within ${WAIT_MS / 1000} s; reports: ${reports.join(' | ')}`,
+              ),
+            ),
+          WAIT_MS,
+        );
+      }),
+    ]).finally(() => clearTimeout(safety));
     const inFlightAfterReload = held === undefined;
     writeFileSync(releaseFile, '');
     await heldAnswer;
@@ -268,7 +332,7 @@ describe('start:deployed --watch', () => {
     editGetPet(NEW_TEMPLATE, third);
     const served = async () =>
       (await get(MISSING_ID, key)).body.message === `Pet ${MISSING_ID}: none in the inventory.`;
-    await until('the edit served on the restarted stage', served, PACE_MS);
+    await until('the edit served on the restarted stage', served, true);
     expect(reports.slice(before.reports + 1)).toEqual([expect.stringMatching(rebuiltGetPet())]);
   }, 120_000);
 
@@ -281,7 +345,7 @@ describe('start:deployed --watch', () => {
     const timings = await saveEveryWay(file, first, nextTemplate, async (template, label) => {
       const served = async () =>
         (await get(MISSING_ID, key)).body.message === template.slice(1, -1).replace('${petId}', String(MISSING_ID));
-      await until(`the answer after save ${label}`, served, PACE_MS);
+      await until(`the answer after save ${label}`, served, true);
     });
     console.log(`start:deployed --watch, save to new answer: ${timings.join('; ')}`);
   }, 180_000);

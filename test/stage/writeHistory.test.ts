@@ -222,6 +222,7 @@ describe('killed createPet sandboxes, production run as deployed', () => {
         const kill: Kill = { from: Date.now(), to: Infinity, pids };
         kills.push(kill);
         for (const pid of pids) process.kill(pid, 'SIGKILL');
+        // The host forgets a killed sandbox at its exit, which it announces to nothing: polled.
         while (createPet.host.sandboxPids.some((pid) => pids.includes(pid))) await sleep(5);
         kill.to = Date.now();
         return kill;
@@ -242,12 +243,13 @@ describe('killed createPet sandboxes, production run as deployed', () => {
           const event = await client.create(pet, key);
           if (overlapsKill(sentAt, event)) event.faulted = true;
           if (event.status === 201 || key === undefined) return;
+          // A careful client's wait before it retries: the Retry-After of a 409, a short backoff otherwise.
           await sleep(event.status === 409 ? RETRY_AFTER_SECONDS * 1000 : 100);
         }
       }).finally(() => (done = true));
       const killer = (async () => {
         for (let k = 1; k <= KILLS; k++) {
-          while (!done && client.history.creates.length < (CREATES * k) / (KILLS + 1)) await sleep(10);
+          await Promise.race([client.history.createsAnswered(Math.ceil((CREATES * k) / (KILLS + 1))), burst]);
           if (!done) await killSandboxes();
         }
       })();
@@ -256,6 +258,7 @@ describe('killed createPet sandboxes, production run as deployed', () => {
         while (!done) {
           await client.walk(undefined, 50);
           await client.walk('available', 50);
+          // Pacing: a walk a quarter second apart, not an ordering.
           await sleep(250);
         }
       })();

@@ -55,6 +55,23 @@ export interface WalkEvent {
 export class History {
   readonly creates: CreateEvent[] = [];
   readonly walks: WalkEvent[] = [];
+  readonly #waiting = new Set<{ count: number; resolve: () => void }>();
+
+  /** Records a create's answer. */
+  addCreate(event: CreateEvent): void {
+    this.creates.push(event);
+    for (const waiter of this.#waiting)
+      if (this.creates.length >= waiter.count) {
+        this.#waiting.delete(waiter);
+        waiter.resolve();
+      }
+  }
+
+  /** Resolves once `count` creates have been answered. */
+  createsAnswered(count: number): Promise<void> {
+    if (this.creates.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.add({ count, resolve }));
+  }
 
   /** Counts by outcome, for the test's report line. */
   summary(): {
@@ -265,7 +282,7 @@ export class RecordingClient {
       event.status = 0;
     }
     event.answeredAt = Date.now();
-    this.history.creates.push(event);
+    this.history.addCreate(event);
     return event;
   }
 
@@ -309,6 +326,7 @@ export class RecordingClient {
         throw new Error(`GET /pets/${id} answered ${response.status}`);
       }
       await response.body?.cancel();
+      // The Retry-After the answer asked for, as a careful client waits it: not an ordering.
       await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
     }
   }
@@ -332,6 +350,7 @@ export class RecordingClient {
       });
       if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
         await response.body?.cancel();
+        // The Retry-After the answer asked for, as a careful client waits it: not an ordering.
         await new Promise((resolve) => setTimeout(resolve, 1_000 * Number(response.headers.get('retry-after') ?? 1)));
         continue;
       }

@@ -42,6 +42,7 @@ export function rawExchange(
       else
         reject(new Error(`the server closed without a whole answer; got ${JSON.stringify(data.toString('latin1'))}`));
     };
+    // A safety timeout: fails the exchange when no whole answer comes.
     const timer = setTimeout(() => {
       done = true;
       socket.destroy();

@@ -10,6 +10,8 @@ export interface ServerProcess {
   url: Promise<string>;
   stdout(): string;
   stderr(): string;
+  /** Resolves once its stdout matches `pattern`; rejected when it exits first. */
+  printed(pattern: RegExp): Promise<void>;
   /** Its exit code (null when a signal ended it) and when it exited (epoch ms). */
   exited: Promise<{ code: number | null; at: number }>;
 }
@@ -46,7 +48,18 @@ export function spawnServer(env: Record<string, string>, wrapper: readonly strin
     );
   });
   url.catch(() => {});
-  return { child, url, stdout: () => stdout, stderr: () => stderr, exited };
+  const printed = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(stdout)) return;
+        child.stdout.off('data', check);
+        resolve();
+      };
+      child.stdout.on('data', check);
+      check();
+      child.once('close', () => reject(new Error(`server exited before printing ${pattern}:\n${stdout}\n${stderr}`)));
+    });
+  return { child, url, stdout: () => stdout, stderr: () => stderr, printed, exited };
 }
 
 /** A started server, with its base URL once it listens. */

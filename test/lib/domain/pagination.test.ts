@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../../lib/domain/errors.ts';
 import { timeOrderedId } from '../../../lib/domain/ids.ts';
 import { CursorCodec, fixedSecret } from '../../../lib/domain/pagination.ts';
@@ -131,11 +131,16 @@ describe('nextPageLink', () => {
 });
 
 describe('timeOrderedId', () => {
-  it('gives positive safe integers that grow with time', async () => {
-    const first = timeOrderedId();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const second = timeOrderedId();
-    for (const id of [first, second]) expect(Number.isSafeInteger(id) && id > 0).toBe(true);
-    expect(second).toBeGreaterThan(first);
+  it('gives positive safe integers that grow with time', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const first = timeOrderedId();
+      vi.advanceTimersByTime(5);
+      const second = timeOrderedId();
+      for (const id of [first, second]) expect(Number.isSafeInteger(id) && id > 0).toBe(true);
+      expect(second).toBeGreaterThan(first);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -109,25 +109,26 @@ describe('a record in progress with a live lease', () => {
   it('is waited for: when it completes within the wait, its pet is the answer, replayed', async () => {
     await putRecord('live', { leaseUntil: Date.now() + 60_000, petId: 5151 });
     await putPet(fresh.service.pets, { ...rex, id: 5151 }, TOKEN);
-    setTimeout(() => {
-      void setRecord(
-        'live',
-        'SET #state = :done, pet = :pet',
-        { ':done': 'completed', ':pet': { ...rex, id: 5151 } },
-        { '#state': 'state' },
-      );
-    }, 200);
+    // The other request completes while this one waits: just before its fourth read of the record (its third poll).
+    let reads = 0;
+    const control = intercepted(fresh.service.control, async (command) => {
+      if (command.constructor.name === 'GetCommand' && ++reads === 4)
+        await setRecord(
+          'live',
+          'SET #state = :done, pet = :pet',
+          { ':done': 'completed', ':pet': { ...rex, id: 5151 } },
+          { '#state': 'state' },
+        );
+      return undefined;
+    });
     const started = Date.now();
-    const control = countingReads(fresh.service.control);
-    expect(
-      await new IdempotentCreates(control.table, fresh.service.pets, () => 777).create(caller, 'live', rex),
-    ).toEqual({
+    expect(await new IdempotentCreates(control, fresh.service.pets, () => 777).create(caller, 'live', rex)).toEqual({
       pet: { ...rex, id: 5151 },
       replayed: true,
     });
     expect(Date.now() - started).toBeLessThan(WAIT_FOR_CONCURRENT_MS);
-    // Polls every 50 ms and stops at the completion (about 200 ms in), not at the end of the wait (20 polls).
-    expect(control.reads()).toBeLessThan(12);
+    // Polls every 50 ms and stops at the completion, not at the end of the wait (20 polls).
+    expect(reads).toBe(4);
   });
 
   it('is waited for no longer than the request deadline allows, and answered 409 (not a store timeout)', async () => {

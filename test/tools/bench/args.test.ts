@@ -41,3 +41,20 @@ describe('--paired <dir>', () => {
     expect(benchSettings(['--quick']).paired).toBeUndefined();
   });
 });
+
+// Read as the bench reads its arguments; one such refusal through npm (one line, exit 2, no work
+// first) is test/scripts/arguments.test.ts's.
+describe('an argument the bench does not take', () => {
+  it.each([
+    [
+      ['--paired', 'no-such-folder'],
+      /^--paired no-such-folder: no \w+\/index\.js \(or index\.mjs\) there; write one with npm run build/,
+    ],
+    [['--paired'], /^Option '--paired <value>' argument missing/],
+    [['extra'], /^Unexpected argument 'extra'.*Usage: npm run bench/],
+    [['--quick=yes'], /^Option '--quick' does not take an argument/],
+  ])('%j: a BenchUsageError saying so', (argv, says) => {
+    expect(() => benchSettings(argv)).toThrow(BenchUsageError);
+    expect(() => benchSettings(argv)).toThrow(says);
+  });
+});

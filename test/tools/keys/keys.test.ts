@@ -33,6 +33,7 @@ import { readFileSync } from 'node:fs';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
 import { keyIn, runKeysCollected, type KeysRun } from '../../support/keys.ts';
 import { useEmbeddedStore } from '../../support/store.ts';
+import { trackSends } from '../../support/pendingSends.ts';
 
 const endpoint = useEmbeddedStore();
 /** Names as CloudFormation gives them: the stack names each table, and says which in its outputs. */
@@ -165,7 +166,14 @@ describe('keys create, list, revoke', () => {
     expect(listed.out).toContain('integration partner');
 
     let at = Date.parse('2025-01-01T00:00:00Z');
-    const store = new ControlTableApiKeys({ documents, tableName: STAGING, ttlMs: 5 * 60_000, now: () => at });
+    const storeDocuments = createDocumentClient({ endpoint: endpoint() });
+    const { landed } = trackSends(storeDocuments);
+    const store = new ControlTableApiKeys({
+      documents: storeDocuments,
+      tableName: STAGING,
+      ttlMs: 5 * 60_000,
+      now: () => at,
+    });
     expect((await store.keyDigests()).map(({ digest }) => digest.toString('hex'))).toEqual([
       digestKey(key).toString('hex'),
     ]);
@@ -182,15 +190,13 @@ describe('keys create, list, revoke', () => {
     // ...then the first call after it is served the kept digests while the refresh runs in the background...
     at += 1;
     await expect(authenticate(`Bearer ${key}`, store)).resolves.toMatch(/^[0-9a-f]{12}$/);
-    // ...and once that refresh has landed (a few milliseconds on dynalite; at most 100 x 20 ms), rejected.
-    let rejected: unknown;
-    for (let attempt = 0; attempt < 100 && rejected === undefined; attempt++) {
-      await new Promise((done) => setTimeout(done, 20));
-      rejected = await authenticate(`Bearer ${key}`, store).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-    }
+    // ...and once that refresh has landed, rejected.
+    await landed();
+    const rejected = await authenticate(`Bearer ${key}`, store).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    storeDocuments.destroy();
     expect(rejected).toBeInstanceOf(ApiError);
     expect((rejected as ApiError).status).toBe(401);
 

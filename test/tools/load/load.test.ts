@@ -1,5 +1,5 @@
 /**
- * `npm run load` for two seconds a server: the local API answers only 2xx and acknowledges pets;
+ * `npm run load` for a second a server: the local API answers only 2xx and acknowledges pets;
  * when it answers otherwise, the command fails in one line.
  */
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import {
 import { bareServer } from '../../../tools/load/load.ts';
 import { runCli } from '../../support/cli.ts';
 
-const SHORT = { LOAD_SECONDS: '2', LOAD_CONNECTIONS: '4' };
+const SHORT = { LOAD_SECONDS: '1', LOAD_CONNECTIONS: '4' };
 
 it('drives the local API with no answer but 2xx, checks the pets it acknowledged, and exits 0', async () => {
   const run = await runCli('scripts/load.ts', [], SHORT, 90_000);

@@ -2,10 +2,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { THROTTLED_OUTCOME, type FunctionDefinition, type InvokeOutcome } from '../src/lambdaFunction.ts';
 import { LambdaFunctionHost, MAX_INSTANCES } from '../src/lambdaHost.ts';
+import { FunctionInstance } from '../src/sandbox.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { fixtureFunction } from '../../../test/support/lambdaFixture.ts';
 
@@ -14,6 +15,7 @@ const hosts: LambdaFunctionHost[] = [];
 
 beforeAll(() => {
   fixtureDir = mkdtempSync(join(tmpdir(), 'lambda-scaling-'));
+  // The handler takes the time it is asked to, in its sandbox: the work timed, not a wait of the test's.
   writeFileSync(
     join(fixtureDir, 'index.mjs'),
     `export const slow = async (event) => { await new Promise((r) => setTimeout(r, event.ms)); return { pid: process.pid }; };`,
@@ -115,10 +117,31 @@ it('reserved concurrency 0 throttles every invocation, as Lambda does', async ()
 
 it('a sandbox idle past the idle timeout is recycled: the next request starts cold', async () => {
   const lines: string[] = [];
+  // Each kill's end (the sandbox's exit), to wait for the recycling one.
+  const kills: Promise<void>[] = [];
+  const kill = FunctionInstance.prototype.kill;
+  vi.spyOn(FunctionInstance.prototype, 'kill').mockImplementation(function (this: FunctionInstance) {
+    const killed = kill.call(this);
+    kills.push(killed);
+    return killed;
+  });
+  // The host's timers on a fake clock (the sandboxes, other processes, keep their own): the idle
+  // timeout is run through at once.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
   const host = startHost({ idleTimeoutMs: 300 }, lines);
-  const [first] = pidsOf([await host.invoke({ ms: 1 })]);
-  expect(host.sandboxPids).toEqual([first]);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  let first: ReturnType<typeof pidsOf>[number] | undefined;
+  try {
+    [first] = pidsOf([await host.invoke({ ms: 1 })]);
+    expect(host.sandboxPids).toEqual([first]);
+    vi.advanceTimersByTime(299);
+    expect(kills).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(kills).toHaveLength(1);
+  } finally {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  }
+  await Promise.all(kills);
   expect(host.sandboxPids).toEqual([]);
   const [second] = pidsOf([await host.invoke({ ms: 1 })]);
   expect(second).not.toBe(first);
