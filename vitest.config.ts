@@ -17,6 +17,12 @@ const STRESS = [
   'test/local/crashConsistency.test.ts',
   'test/stage/writeHistory.test.ts',
 ];
+/** Files of the client and the platform that run the local API over HTTP or npm in its own process. */
+const OWN_PROCESSES = [
+  'test/client/retries.test.ts',
+  'test/client/package.test.ts',
+  'test/platform/nodeBinaries.test.ts',
+];
 /** Files in the unit or local folders that need a stage running. */
 const NEEDS_STAGE = ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'];
 
@@ -30,10 +36,9 @@ export const TIERS = {
       'test/docs/commands.test.ts',
       'test/docs/frontDoor.test.ts',
       'test/repository/**/*.test.ts',
-      'test/platform/**/*.test.ts',
       'test/tools/mutation/**/*.test.ts',
     ],
-    exclude: NEEDS_STAGE,
+    exclude: [...NEEDS_STAGE, ...OWN_PROCESSES],
   },
   local: {
     include: [
@@ -41,6 +46,7 @@ export const TIERS = {
       'test/tools/**/*.test.ts',
       'test/scripts/**/*.test.ts',
       'test/ci/**/*.test.ts',
+      ...OWN_PROCESSES,
     ],
     exclude: [...STRESS, ...NEEDS_STAGE, 'test/tools/mutation/**'],
   },
@@ -57,9 +63,21 @@ export const TIERS = {
   stress: { include: STRESS, exclude: [] },
 } as const;
 
+/**
+ * The stage tier's files share their modules within a worker (`isolate: false`): aws-cdk-lib is
+ * imported, and the default app synthesized (test/infra/templates.ts), once per worker, not once
+ * per file. None of them mocks a module, stubs a global or changes the environment.
+ */
+const SHARES_MODULES: readonly (keyof typeof TIERS)[] = ['stage'];
+
 const tier = (name: keyof typeof TIERS) => ({
   extends: true as const,
-  test: { name, include: [...TIERS[name].include], exclude: [...TIERS[name].exclude] },
+  test: {
+    name,
+    include: [...TIERS[name].include],
+    exclude: [...TIERS[name].exclude],
+    ...(SHARES_MODULES.includes(name) ? { isolate: false } : {}),
+  },
 });
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 /**
- * Reading the synthesized templates in the infra tests: both stages synthesized once per test file,
+ * Reading the synthesized templates in the infra tests: both stages synthesized once per worker,
  * and helpers for CloudFormation references, API methods, functions and alarms.
  */
 import { beforeAll } from 'vitest';
@@ -8,15 +8,18 @@ import type { OperationName } from '../../lib/domain/routes.ts';
 import type { Stage } from '../../infra/stages.ts';
 import { synthesize, testApp, type Resources, type SynthesizedStack } from './synth.ts';
 
-/** Synthesizes every stage before the file's tests run; returns the accessor by stage. */
+let defaultStages: Map<Stage, SynthesizedStack> | undefined;
+
+/**
+ * Each stage of the default test app, synthesized once per worker: the stage tier's files share
+ * this module (vitest.config.ts), and no test changes what it reads. Returns the accessor by stage.
+ */
 export function synthesizedStages(): (stage: Stage) => SynthesizedStack {
-  const synthesized = new Map<Stage, SynthesizedStack>();
   beforeAll(() => {
-    const { stacks } = testApp();
-    for (const [stage, stack] of stacks) synthesized.set(stage, synthesize(stack));
+    defaultStages ??= new Map([...testApp().stacks].map(([stage, stack]) => [stage, synthesize(stack)]));
   });
   return (stage) => {
-    const found = synthesized.get(stage);
+    const found = defaultStages?.get(stage);
     if (!found) throw new Error(`${stage} was not synthesized`);
     return found;
   };

@@ -89,6 +89,15 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const listPets = () => fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+/**
+ * A sandbox started and answering: a cold start under the inspector on a busy machine can outlast
+ * the function's 2 s timeout (a 504), and the sandbox that follows it is warm.
+ */
+async function warmSandbox(): Promise<number> {
+  let status = 0;
+  for (let attempt = 0; attempt < 3 && status !== 200; attempt++) status = (await listPets()).status;
+  return status;
+}
 
 /** The bundle line and column a TypeScript line maps to, through the bundle's own source map. */
 function generatedPosition(bundle: string, sourceLine: number) {
@@ -143,7 +152,7 @@ async function attachWithBreakpoint(bundle: string, line: number, column: number
 }
 
 it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers', async () => {
-  expect((await listPets()).status).toBe(200); // starts the sandbox, under the inspector
+  expect(await warmSandbox()).toBe(200); // starts the sandbox, under the inspector
   const bundle = inspectedBundle();
   // Zero-based, as the protocol counts: the handler's first statement.
   const sourceLine = readFileSync(join(PROJECT_ROOT, SOURCE), 'utf8')
@@ -169,7 +178,7 @@ it('stops at a breakpoint set in functions/listPets.ts, then resumes and answers
 // neither the runner's timeout nor the remaining time the function is told may count the pause. (A
 // pause after that line outlasts the store deadline the function set itself, on its own clock.)
 it("paused longer than the function's timeout, it still answers: the timeout stops while paused, with one line each way", async () => {
-  expect((await listPets()).status).toBe(200);
+  expect(await warmSandbox()).toBe(200);
   logs.length = 0;
   const bundle = inspectedBundle();
   const lines = readFileSync(bundle, 'utf8').split('\n');
