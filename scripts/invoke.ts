@@ -5,64 +5,10 @@
  */
 import '../local/requireNode22.mjs';
 import { CONTROL_TABLE_OUTPUT } from '../infra/names.ts';
-import { LocalSetupError } from '../local/environment.ts';
-import {
-  FunctionError,
-  SAMPLE_EVENT_API_KEY,
-  UsageError,
-  isAuthorizerEvent,
-  runInvokeCommand,
-  type StageInvoker,
-} from '../local/invoke.ts';
-import { DEFAULT_OUTDIR, OFFLINE_PARAMETERS, STAGE_APP, STAGE_STACKS } from '../local/stageApp.ts';
+import { runInvokeCommand, SAMPLE_EVENT_API_KEY } from '../local/invoke.ts';
+import { stageInvoker } from '../local/stageInvoke.ts';
 import { API_KEY_FORMAT, runKeys } from '../tools/keys/keys.ts';
-import {
-  CloudAssemblyError,
-  type DeployedFunctionRun,
-  invokeDeployed,
-  invokeResponse,
-  LambdaHostError,
-  SynthesisError,
-  UnknownFunctionError,
-} from '@petstore/stage-emulator/invoke';
-
-/** The event's kind must be the function's: the authorizer takes events/authorizer.json, an operation its proxy event. */
-function refuseWrongKind(name: string, event: unknown): void {
-  const wantsAuthorizerEvent = name.toLowerCase() === 'authorizer' || /Authorizer/.test(name);
-  if (wantsAuthorizerEvent === isAuthorizerEvent(event)) return;
-  throw new UsageError(
-    wantsAuthorizerEvent
-      ? `${name} takes an API Gateway REQUEST authorizer event (type REQUEST, methodArn; e.g. events/authorizer.json), not a proxy event.`
-      : `${name} takes an API Gateway proxy event (e.g. events/${name}.json), not a REQUEST authorizer event.`,
-  );
-}
-
-const invokeStage: StageInvoker = async (stage, functionNames, event) => {
-  const stages = Object.keys(STAGE_STACKS);
-  if (!Object.hasOwn(STAGE_STACKS, stage))
-    throw new UsageError(`unknown stage "${stage}": the stages are ${stages.join(' and ')}.`);
-  if (functionNames.length !== 1 || !event) throw new UsageError(`--stage takes one function and --event <file>.`);
-  const parsedEvent = event();
-  refuseWrongKind(functionNames[0]!, parsedEvent);
-  try {
-    const outcome = await invokeDeployed({
-      stackName: STAGE_STACKS[stage]!,
-      name: functionNames[0]!,
-      event: parsedEvent,
-      parameters: { ...OFFLINE_PARAMETERS },
-      outdir: DEFAULT_OUTDIR,
-      app: STAGE_APP,
-      prepareEvent: (sent, run) => withIssuedKey(stage, sent, run),
-    });
-    if (outcome.kind !== 'ok') throw new FunctionError(invokeResponse(outcome));
-    return outcome.payload;
-  } catch (error) {
-    if (error instanceof UnknownFunctionError) throw new UsageError(error.message);
-    if ([CloudAssemblyError, SynthesisError, LambdaHostError].some((kind) => error instanceof kind))
-      throw new LocalSetupError((error as Error).message);
-    throw error;
-  }
-};
+import type { DeployedFunctionRun } from '@petstore/stage-emulator/invoke';
 
 /**
  * The sample events carry a bearer key (`local-sample-key`). The stage's control table starts
@@ -89,4 +35,4 @@ async function withIssuedKey(stage: string, event: unknown, run: DeployedFunctio
   return JSON.parse(text.replaceAll(SAMPLE_EVENT_API_KEY, key)) as unknown;
 }
 
-await runInvokeCommand(process.argv.slice(2), invokeStage);
+await runInvokeCommand(process.argv.slice(2), stageInvoker(withIssuedKey));

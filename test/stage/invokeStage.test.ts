@@ -3,6 +3,8 @@ import { beforeAll, expect, it } from 'vitest';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
 import { expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
+import { invoke, UsageError } from '../../local/invoke.ts';
+import { stageInvoker } from '../../local/stageInvoke.ts';
 
 beforeAll(async () => {
   await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP);
@@ -92,9 +94,17 @@ it('refuses bad arguments in one line, exit 2', async () => {
       /^listPets takes an API Gateway proxy event \(e\.g\. events\/listPets\.json\), not a REQUEST authorizer event; the authorizer runs with --stage\.$/,
     ],
   ];
+  // Through the command, the first: one line, exit 2; each of them as the command reads its arguments.
+  const [[firstArgs, firstSays]] = cases as [[string[], RegExp]];
+  const run = await runCli('scripts/invoke.ts', firstArgs);
+  expectOneLineRefusal(run, firstSays);
+  expect(run).toMatchObject({ code: 2, stdout: '' });
   for (const [args, says] of cases) {
-    const run = await runCli('scripts/invoke.ts', args);
-    expectOneLineRefusal(run, says);
-    expect(run).toMatchObject({ code: 2, stdout: '' });
+    const refusal = await invoke(args, stageInvoker()).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal, args.join(' ')).toBeInstanceOf(UsageError);
+    expect((refusal as Error).message).toMatch(says);
   }
 }, 120_000);
