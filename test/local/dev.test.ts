@@ -125,7 +125,7 @@ describe('npm run dev', () => {
     if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
-  it('serves every edit, saved in place, by rename over and by delete and create, three times each in a row, with the data and key from before', async () => {
+  it('serves every edit, saved in place, by rename over and by delete and create, one after another, with the data and key from before', async () => {
     const port = await freePort();
     dev = new Dev(copy, port);
     await dev.until('the banner', () => dev!.lines.some((line) => line.startsWith('Watching ')));

@@ -336,7 +336,7 @@ describe('start:deployed --watch', () => {
     expect(reports.slice(before.reports + 1)).toEqual([expect.stringMatching(rebuiltGetPet())]);
   }, 120_000);
 
-  it('serves every edit, saved in place, by rename over and by delete and create, three times each in a row', async () => {
+  it('serves every edit, saved in place, by rename over and by delete and create, one after another', async () => {
     const key = restartedStageKey!;
     expect(key, 'the infra test issued a key on the restarted stage').toBeDefined();
     const file = join(copy, 'functions', 'getPet.ts');

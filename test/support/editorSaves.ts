@@ -17,7 +17,8 @@ const EDITOR_SAVES: Readonly<Record<string, (file: string, text: string) => void
 };
 
 /**
- * Edits `file` every way EDITOR_SAVES knows, `rounds` times each in a row: each save replaces the
+ * Edits `file` every way EDITOR_SAVES knows, one after another (`rounds` times each; once is the
+ * watch's whole subject: each way's events, and a save right after a reload): each save replaces the
  * template before it (`firstTemplate`, then the last `nextTemplate`), which must be in the file, and
  * `served` resolves once the new template is answered. The time from each save to its answer, as
  * `<how> <round>: <ms> ms`.
@@ -27,7 +28,7 @@ export async function saveEveryWay(
   firstTemplate: string,
   nextTemplate: (how: string, round: number) => string,
   served: (template: string, label: string) => Promise<void>,
-  rounds = 3,
+  rounds = 1,
 ): Promise<string[]> {
   let template = firstTemplate;
   const timings: string[] = [];
