@@ -5,10 +5,11 @@ import { defineConfig } from 'vitest/config';
  * - unit: the handlers on dynalite, lib/, the contract, the client, and the static checks of the
  *   documents and the repository (paths, the Node 22 packages per platform); `npm run test:unit`, the inner loop;
  * - local: the local API over HTTP and every command-line tool, each in its own process;
- * - stage: the CDK app (synthesis, cfn-lint, cdk-nag), the stage emulator and the stages run offline as deployed;
+ * - infra: the CDK app through Template.fromStack, cfn-lint, cdk-nag and IAM's rules;
+ * - stage: the stage emulator and the stages run offline as deployed, the README's walkthrough;
  * - stress: the write histories and crash consistency (many processes, kills, long runs).
- * `npm test` (the README's test line) runs unit, local and stage; `npm run test:stress` the stress
- * tier, which CI runs after it (.ci/run).
+ * `npm test` (the README's test line) runs unit, local, infra and stage; `npm run test:stress` the
+ * stress tier, which CI runs after it (.ci/run).
  */
 
 /** The stress runs, in the folders of the tiers they would otherwise fall in. */
@@ -50,9 +51,9 @@ export const TIERS = {
     ],
     exclude: [...STRESS, ...NEEDS_STAGE, 'test/tools/mutation/**'],
   },
+  infra: { include: ['test/infra/**/*.test.ts'], exclude: [] },
   stage: {
     include: [
-      'test/infra/**/*.test.ts',
       'test/stage/**/*.test.ts',
       'tools/stage-emulator/test/**/*.test.ts',
       'test/docs/walkthrough.test.ts',
@@ -64,11 +65,12 @@ export const TIERS = {
 } as const;
 
 /**
- * The stage tier's files share their modules within a worker (`isolate: false`): aws-cdk-lib is
+ * The infra tier's files share their modules within a worker (`isolate: false`): aws-cdk-lib is
  * imported, and the default app synthesized (test/infra/templates.ts), once per worker, not once
- * per file. None of them mocks a module, stubs a global or changes the environment.
+ * per file. None of them mocks a module, stubs a global or changes the environment, and none runs
+ * a server or a watch that another file could meet.
  */
-const SHARES_MODULES: readonly (keyof typeof TIERS)[] = ['stage'];
+const SHARES_MODULES: readonly (keyof typeof TIERS)[] = ['infra'];
 
 const tier = (name: keyof typeof TIERS) => ({
   extends: true as const,
@@ -82,7 +84,7 @@ const tier = (name: keyof typeof TIERS) => ({
 
 export default defineConfig({
   test: {
-    projects: [tier('unit'), tier('local'), tier('stage'), tier('stress')],
+    projects: [tier('unit'), tier('local'), tier('infra'), tier('stage'), tier('stress')],
     // Mutes the one-line-per-request log (lib/http/requestLog.ts); test/functions/requestLog.test.ts reads it.
     setupFiles: ['test/support/muteRequestLog.ts'],
     // One temporary folder per run, removed at its end (test/support/tempRoot.ts).

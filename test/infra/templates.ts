@@ -11,7 +11,7 @@ import { synthesize, testApp, type Resources, type SynthesizedStack } from './sy
 let defaultStages: Map<Stage, SynthesizedStack> | undefined;
 
 /**
- * Each stage of the default test app, synthesized once per worker: the stage tier's files share
+ * Each stage of the default test app, synthesized once per worker: the infra tier's files share
  * this module (vitest.config.ts), and no test changes what it reads. Returns the accessor by stage.
  */
 export function synthesizedStages(): (stage: Stage) => SynthesizedStack {
