@@ -7,16 +7,18 @@ import { defineConfig } from 'vitest/config';
  * - local: the local API over HTTP and every command-line tool, each in its own process;
  * - infra: the CDK app through Template.fromStack, cfn-lint, cdk-nag and IAM's rules;
  * - stage: the stage emulator and the stages run offline as deployed, the README's walkthrough;
- * - stress: the write histories and crash consistency (many processes, kills, long runs).
+ * - stress: the write histories, crash consistency and the benchmark's documented runs (many
+ *   processes, kills, long runs).
  * `npm test` (the README's test line) runs unit, local, infra and stage; `npm run test:stress` the
  * stress tier, which CI runs after it (.ci/run).
  */
 
-/** The stress runs, in the folders of the tiers they would otherwise fall in. */
+/** The stress runs, in the folders of the tiers they would otherwise fall in (or in none). */
 const STRESS = [
   'test/local/writeHistory.test.ts',
   'test/local/crashConsistency.test.ts',
   'test/stage/writeHistory.test.ts',
+  'test/docs/bench.test.ts',
 ];
 /** Files of the client and the platform that run the local API over HTTP or npm in its own process. */
 const OWN_PROCESSES = [

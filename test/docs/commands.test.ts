@@ -1,7 +1,7 @@
 /**
  * Every shell block of the README and docs/ says, on the line before it, whether a test runs its
  * commands (`<!-- run by: test/tools/keys/keys.test.ts, test/local/invoke.test.ts -->`), runs the block itself as written
- * (`<!-- run as written by: test/docs/walkthrough.test.ts -->`), or why none can here
+ * (`<!-- run as written by: test/docs/walkthrough.test.ts -->`, or bench.test.ts), or why none can here
  * (`<!-- not run here: needs an AWS account -->`). A block "run by" named tests holds only npm
  * scripts, and each named script's entry file (or a module that entry runs: scripts/ are thin entry
  * points over tools/ and local/) and first argument appear in one of those tests.
@@ -58,7 +58,8 @@ describe('every documented shell command is run by a named test or marked', () =
     ).not.toBeNull();
     if (mark![1] === 'not run here') return;
     // test/docs/walkthrough.test.ts runs every block so marked, and fails on one it has no runner for.
-    if (mark![1] === 'run as written by') return expect(mark![2]).toBe('test/docs/walkthrough.test.ts');
+    if (mark![1] === 'run as written by')
+      return expect(['test/docs/walkthrough.test.ts', 'test/docs/bench.test.ts']).toContain(mark![2]);
     const tests = mark![2]!.split(/,\s*/);
     for (const test of tests) expect(existsSync(join(ROOT, test)), `${block.where}: ${test} exists`).toBe(true);
     const sources = tests.map((test) => readFileSync(join(ROOT, test), 'utf8')).join('\n');

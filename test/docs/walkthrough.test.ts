@@ -1,129 +1,21 @@
 /**
  * The documented blocks marked `<!-- run as written by: test/docs/walkthrough.test.ts -->`, run as a
- * newcomer runs them: each block's text through bash from the repository root, long-running
+ * newcomer runs them (shell.ts): each block's text through bash from the repository root, long-running
  * commands started, probed over HTTP and stopped with SIGTERM, and every placeholder (`<printed>`,
  * `<the key npm start printed>`, `psk_...`, the default ports) filled from what an earlier command
  * printed. Every marked block must have a runner here, or the suite fails.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
-import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+import { MARK, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+import { fill, newcomerEnvironment, runToEnd, start, stopAll, type Shell } from './shell.ts';
 import { API_KEY_FILE } from '../support/keys.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
 const WALKTHROUGH = 'test/docs/walkthrough.test.ts';
-
-/** The environment a newcomer's shell has: none of the suite's own settings. */
-function newcomerEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([name]) => !/^(PETSTORE_|AWS_|DYNAMODB_|STORE_|VITEST|NODE_OPTIONS$|TEST$|PORT$)/.test(name),
-    ),
-  );
-  return { ...env, ...extra };
-}
-
-/** A command run through bash in its own process group, its output kept. */
-class Shell {
-  readonly child: ChildProcess;
-  output = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(
-    readonly script: string,
-    env: NodeJS.ProcessEnv,
-  ) {
-    this.child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: ROOT,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
-    this.child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  /** Resolves with the first match of `pattern` in the output; rejects if the command ends or the time passes first. */
-  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    const { stdout, stderr } = this.child;
-    return new Promise((resolve, reject) => {
-      const settle = (error?: Error) => {
-        clearTimeout(timer);
-        stdout!.off('data', check);
-        stderr!.off('data', check);
-        this.child.off('close', ended);
-        if (error) reject(error);
-      };
-      // Reads the output after the constructor's listeners have added the chunk to it.
-      const check = () => {
-        const match = this.output.match(pattern);
-        if (!match) return;
-        settle();
-        resolve(match);
-      };
-      const ended = () => settle(new Error(`"${this.script}" ended before printing ${pattern}:\n${this.output}`));
-      // A safety timeout: fails the wait when the line never comes.
-      const timer = setTimeout(
-        () => settle(new Error(`"${this.script}" printed no ${pattern} in ${timeoutMs} ms:\n${this.output}`)),
-        timeoutMs,
-      );
-      stdout!.on('data', check);
-      stderr!.on('data', check);
-      this.child.once('close', ended);
-      check();
-    });
-  }
-
-  /**
-   * SIGTERM to the command (bash runs a lone command in its own place: npm), as a process manager
-   * sends it; npm passes it on to what it started (test/local/signals.test.ts). The exit code; the
-   * whole process group is killed if it has not stopped within 10 s.
-   */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.child.pid!, 'SIGTERM');
-    // A safety timeout around the exit.
-    const stopped = await Promise.race([
-      this.exited,
-      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000).unref()),
-    ]);
-    if (stopped === 'late') {
-      process.kill(-this.child.pid!, 'SIGKILL');
-      throw new Error(`"${this.script}" did not stop within 10 s of SIGTERM`);
-    }
-    return stopped;
-  }
-}
-
-const running = new Set<Shell>();
-function start(script: string, env: NodeJS.ProcessEnv): Shell {
-  const shell = new Shell(script, env);
-  running.add(shell);
-  return shell;
-}
-async function runToEnd(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const shell = start(script, env);
-  return { code: await shell.exited, output: shell.output };
-}
-
-afterEach(async () => {
-  for (const shell of running) await shell.stop().catch(() => undefined);
-  running.clear();
-});
-
-/** `text` with each placeholder replaced, failing when one is not in it (the docs changed under the test). */
-function fill(text: string, values: Record<string, string>): string {
-  let filled = text;
-  for (const [placeholder, value] of Object.entries(values)) {
-    expect(filled, `the block no longer holds ${placeholder}`).toContain(placeholder);
-    filled = filled.split(placeholder).join(value);
-  }
-  return filled;
-}
 
 /** Starts `npm run start:deployed` as the block writes it, on the port the OS gives; its URL and what it printed. */
 async function startDeployed(command: string): Promise<{ shell: Shell; url: string; table: string; endpoint: string }> {
@@ -167,60 +59,6 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
     expect(answer.status).toBe(401);
     expect(await answer.json()).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
     expect(await shell.stop()).toBe(0);
-  },
-  // docs/performance.md: the quick benchmark (the full run is the same code with more samples).
-  'npm run bench -- --quick': async (block) => {
-    expect(block.commands).toEqual(['npm run bench -- --quick']);
-    const results = join(ROOT, 'tools', 'bench', 'results.json');
-    const kept = `${results}.walkthrough`;
-    if (existsSync(results)) copyFileSync(results, kept);
-    const started = new Date();
-    try {
-      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
-      expect(code, output).toBe(0);
-      expect(output).toContain('Targets (against the default floor):');
-      const written = JSON.parse(readFileSync(results, 'utf8')) as { date: string; quick: boolean; bundles: unknown[] };
-      expect(new Date(written.date).getTime()).toBeGreaterThanOrEqual(started.getTime() - 1_000);
-      expect(written.quick).toBe(true);
-      expect(written.bundles.length).toBeGreaterThan(0);
-    } finally {
-      if (existsSync(kept)) {
-        copyFileSync(kept, results);
-        rmSync(kept);
-      }
-    }
-  },
-  // docs/performance.md: the cold request with Lambda's node arguments, on one CPU.
-  'npm run bench -- --quick --cold-only --lambda-node-args --one-core': async (block) => {
-    expect(block.commands).toEqual(['npm run bench -- --quick --cold-only --lambda-node-args --one-core']);
-    const results = join(ROOT, 'tools', 'bench', 'results.json');
-    const kept = `${results}.walkthrough`;
-    if (existsSync(results)) copyFileSync(results, kept);
-    try {
-      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
-      expect(code, output).toBe(0);
-      expect(output).toMatch(
-        /^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m,
-      );
-      expect(output).toContain('Cold request targets:');
-      const written = JSON.parse(readFileSync(results, 'utf8')) as {
-        launch: { nodeArgs: string[]; cpu?: number };
-        coldRequest: { rows: unknown[] };
-        warm: unknown[];
-      };
-      expect(written.launch).toEqual({
-        nodeArgs: expect.arrayContaining(['--expose-gc', '--max-semi-space-size=25']),
-        cpu: expect.any(Number),
-      });
-      // Every row's samples passed checkLaunch; --cold-only stopped before the warm requests.
-      expect(written.coldRequest.rows.length).toBeGreaterThan(0);
-      expect(written.warm).toEqual([]);
-    } finally {
-      if (existsSync(kept)) {
-        copyFileSync(kept, results);
-        rmSync(kept);
-      }
-    }
   },
 };
 
@@ -266,11 +104,11 @@ const MARKED = documentedBlocks().filter((block) => {
 
 // A stage's run needs its cloud assembly; synthesis (when a source changed) is not part of any test's time.
 beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true }), 240_000);
-afterAll(() => running.clear());
+afterEach(stopAll);
 
 describe('the documented blocks, run as written', () => {
   it('finds the blocks marked to run here', () => {
-    expect(MARKED.length).toBeGreaterThanOrEqual(4);
+    expect(MARKED.length).toBeGreaterThanOrEqual(3);
   });
 
   it.each(MARKED.map((block) => [block.where, block] as const))(

@@ -1,0 +1,96 @@
+/**
+ * The benchmark's documented blocks, marked `<!-- run as written by: test/docs/bench.test.ts -->`,
+ * run as a newcomer runs them (shell.ts): the bench's own end-to-end proof. Long runs of many
+ * processes, so in the stress tier (vitest.config.ts), which CI runs after `npm test`.
+ */
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { newcomerEnvironment, runToEnd, stopAll } from './shell.ts';
+import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+
+const BENCH_TEST = 'test/docs/bench.test.ts';
+
+/** What this file does with each marked block, keyed by the block's first command. */
+const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
+  // docs/performance.md: the quick benchmark (the full run is the same code with more samples).
+  'npm run bench -- --quick': async (block) => {
+    expect(block.commands).toEqual(['npm run bench -- --quick']);
+    const results = join(ROOT, 'tools', 'bench', 'results.json');
+    const kept = `${results}.bench-test`;
+    if (existsSync(results)) copyFileSync(results, kept);
+    const started = new Date();
+    try {
+      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
+      expect(code, output).toBe(0);
+      expect(output).toContain('Targets (against the default floor):');
+      const written = JSON.parse(readFileSync(results, 'utf8')) as { date: string; quick: boolean; bundles: unknown[] };
+      expect(new Date(written.date).getTime()).toBeGreaterThanOrEqual(started.getTime() - 1_000);
+      expect(written.quick).toBe(true);
+      expect(written.bundles.length).toBeGreaterThan(0);
+    } finally {
+      if (existsSync(kept)) {
+        copyFileSync(kept, results);
+        rmSync(kept);
+      }
+    }
+  },
+  // docs/performance.md: the cold request with Lambda's node arguments, on one CPU.
+  'npm run bench -- --quick --cold-only --lambda-node-args --one-core': async (block) => {
+    expect(block.commands).toEqual(['npm run bench -- --quick --cold-only --lambda-node-args --one-core']);
+    const results = join(ROOT, 'tools', 'bench', 'results.json');
+    const kept = `${results}.bench-test`;
+    if (existsSync(results)) copyFileSync(results, kept);
+    try {
+      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
+      expect(code, output).toBe(0);
+      expect(output).toMatch(
+        /^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m,
+      );
+      expect(output).toContain('Cold request targets:');
+      const written = JSON.parse(readFileSync(results, 'utf8')) as {
+        launch: { nodeArgs: string[]; cpu?: number };
+        coldRequest: { rows: unknown[] };
+        warm: unknown[];
+      };
+      expect(written.launch).toEqual({
+        nodeArgs: expect.arrayContaining(['--expose-gc', '--max-semi-space-size=25']),
+        cpu: expect.any(Number),
+      });
+      // Every row's samples passed checkLaunch; --cold-only stopped before the warm requests.
+      expect(written.coldRequest.rows.length).toBeGreaterThan(0);
+      expect(written.warm).toEqual([]);
+    } finally {
+      if (existsSync(kept)) {
+        copyFileSync(kept, results);
+        rmSync(kept);
+      }
+    }
+  },
+};
+
+const MARKED = documentedBlocks().filter((block) => {
+  const mark = MARK.exec(block.mark ?? '');
+  return mark?.[1] === 'run as written by' && mark[2] === BENCH_TEST;
+});
+
+afterEach(stopAll);
+
+describe("the benchmark's documented blocks, run as written", () => {
+  it('finds the blocks marked to run here', () => {
+    expect(MARKED.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(MARKED.map((block) => [block.where, block] as const))(
+    '%s',
+    async (_where, block) => {
+      const runner = RUNNERS[block.commands[0] ?? ''];
+      expect(
+        runner,
+        `${block.where}: no runner in ${BENCH_TEST} for a block starting "${block.commands[0]}"`,
+      ).toBeDefined();
+      await runner!(block);
+    },
+    240_000,
+  );
+});
