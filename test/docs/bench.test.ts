@@ -5,9 +5,9 @@
  */
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { newcomerEnvironment, runToEnd, stopAll } from './shell.ts';
-import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
+import { expect } from 'vitest';
+import { newcomerEnvironment, runMarkedBlocks, runToEnd } from './shell.ts';
+import { ROOT, type ShellBlock } from './shellBlocks.ts';
 
 const BENCH_TEST = 'test/docs/bench.test.ts';
 
@@ -69,28 +69,9 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
   },
 };
 
-const MARKED = documentedBlocks().filter((block) => {
-  const mark = MARK.exec(block.mark ?? '');
-  return mark?.[1] === 'run as written by' && mark[2] === BENCH_TEST;
-});
-
-afterEach(stopAll);
-
-describe("the benchmark's documented blocks, run as written", () => {
-  it('finds the blocks marked to run here', () => {
-    expect(MARKED.length).toBeGreaterThanOrEqual(2);
-  });
-
-  it.each(MARKED.map((block) => [block.where, block] as const))(
-    '%s',
-    async (_where, block) => {
-      const runner = RUNNERS[block.commands[0] ?? ''];
-      expect(
-        runner,
-        `${block.where}: no runner in ${BENCH_TEST} for a block starting "${block.commands[0]}"`,
-      ).toBeDefined();
-      await runner!(block);
-    },
-    240_000,
-  );
-});
+runMarkedBlocks(
+  BENCH_TEST,
+  "the benchmark's documented blocks, run as written",
+  2,
+  (block) => RUNNERS[block.commands[0] ?? ''],
+);

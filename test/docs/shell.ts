@@ -4,8 +4,8 @@
  * the suite's own settings in its environment.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { expect } from 'vitest';
-import { ROOT } from './shellBlocks.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MARK, ROOT, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
 
 /** The environment a newcomer's shell has: none of the suite's own settings. */
 export function newcomerEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -103,8 +103,8 @@ export async function runToEnd(
   return { code: await shell.exited, output: shell.output };
 }
 
-/** Stops whatever a test left running (each file calls it after each test). */
-export async function stopAll(): Promise<void> {
+/** Stops whatever a test left running (after each test of runMarkedBlocks). */
+async function stopAll(): Promise<void> {
   for (const shell of running) await shell.stop().catch(() => undefined);
   running.clear();
 }
@@ -117,4 +117,42 @@ export function fill(text: string, values: Record<string, string>): string {
     filled = filled.split(placeholder).join(value);
   }
   return filled;
+}
+
+type BlockRunner = (block: ShellBlock) => Promise<void>;
+
+/**
+ * Runs, each as a test, the documented blocks marked `<!-- run as written by: <test> -->` with the
+ * runner `runnerFor` finds, stopping what each left running; fails when fewer than `minimum` are
+ * marked, or a marked block has no runner.
+ */
+export function runMarkedBlocks(
+  test: string,
+  title: string,
+  minimum: number,
+  runnerFor: (block: ShellBlock) => BlockRunner | undefined,
+): void {
+  const marked = documentedBlocks().filter((block) => {
+    const mark = MARK.exec(block.mark ?? '');
+    return mark?.[1] === 'run as written by' && mark[2] === test;
+  });
+  afterEach(stopAll);
+  describe(title, () => {
+    it('finds the blocks marked to run here', () => {
+      expect(marked.length).toBeGreaterThanOrEqual(minimum);
+    });
+
+    it.each(marked.map((block) => [block.where, block] as const))(
+      '%s',
+      async (_where, block) => {
+        const runner = runnerFor(block);
+        expect(
+          runner,
+          `${block.where}: no runner in ${test} for a block starting "${block.commands[0]}"`,
+        ).toBeDefined();
+        await runner!(block);
+      },
+      240_000,
+    );
+  });
 }

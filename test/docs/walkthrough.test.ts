@@ -8,10 +8,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect } from 'vitest';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
-import { MARK, documentedBlocks, type ShellBlock } from './shellBlocks.ts';
-import { fill, newcomerEnvironment, runToEnd, start, stopAll, type Shell } from './shell.ts';
+import { type ShellBlock } from './shellBlocks.ts';
+import { fill, newcomerEnvironment, runMarkedBlocks, runToEnd, start, type Shell } from './shell.ts';
 import { API_KEY_FILE } from '../support/keys.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
 
@@ -97,30 +97,7 @@ function runnerFor(block: ShellBlock): ((block: ShellBlock) => Promise<void>) | 
   return RUNNERS[first];
 }
 
-const MARKED = documentedBlocks().filter((block) => {
-  const mark = MARK.exec(block.mark ?? '');
-  return mark?.[1] === 'run as written by' && mark[2] === WALKTHROUGH;
-});
-
 // A stage's run needs its cloud assembly; synthesis (when a source changed) is not part of any test's time.
 beforeAll(() => ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true }), 240_000);
-afterEach(stopAll);
 
-describe('the documented blocks, run as written', () => {
-  it('finds the blocks marked to run here', () => {
-    expect(MARKED.length).toBeGreaterThanOrEqual(3);
-  });
-
-  it.each(MARKED.map((block) => [block.where, block] as const))(
-    '%s',
-    async (_where, block) => {
-      const runner = runnerFor(block);
-      expect(
-        runner,
-        `${block.where}: no runner in ${WALKTHROUGH} for a block starting "${block.commands[0]}"`,
-      ).toBeDefined();
-      await runner!(block);
-    },
-    240_000,
-  );
-});
+runMarkedBlocks(WALKTHROUGH, 'the documented blocks, run as written', 3, runnerFor);
