@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, expect } from 'vitest';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
-import { type ShellBlock } from './shellBlocks.ts';
+import type { ShellBlock } from './shellBlocks.ts';
 import { fill, newcomerEnvironment, runMarkedBlocks, runToEnd, start, type Shell } from './shell.ts';
 import { API_KEY_FILE } from '../support/keys.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
