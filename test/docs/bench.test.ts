@@ -11,44 +11,50 @@ import { ROOT, type ShellBlock } from './shellBlocks.ts';
 
 const BENCH_TEST = 'test/docs/bench.test.ts';
 
+const RESULTS = join(ROOT, 'tools', 'bench', 'results.json');
+
+/**
+ * Runs a bench block as written, checks it exits 0, and hands its output and the results.json it
+ * wrote to `check`; the developer's own results.json is put back afterwards.
+ */
+async function runBench(block: ShellBlock, check: (output: string, written: unknown) => void): Promise<void> {
+  const kept = `${RESULTS}.bench-test`;
+  if (existsSync(RESULTS)) copyFileSync(RESULTS, kept);
+  try {
+    const { code, output } = await runToEnd(block.body, newcomerEnvironment());
+    expect(code, output).toBe(0);
+    check(output, JSON.parse(readFileSync(RESULTS, 'utf8')));
+  } finally {
+    if (existsSync(kept)) {
+      copyFileSync(kept, RESULTS);
+      rmSync(kept);
+    }
+  }
+}
+
 /** What this file does with each marked block, keyed by the block's first command. */
 const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
   // docs/performance.md: the quick benchmark (the full run is the same code with more samples).
   'npm run bench -- --quick': async (block) => {
     expect(block.commands).toEqual(['npm run bench -- --quick']);
-    const results = join(ROOT, 'tools', 'bench', 'results.json');
-    const kept = `${results}.bench-test`;
-    if (existsSync(results)) copyFileSync(results, kept);
     const started = new Date();
-    try {
-      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
-      expect(code, output).toBe(0);
+    await runBench(block, (output, results) => {
       expect(output).toContain('Targets (against the default floor):');
-      const written = JSON.parse(readFileSync(results, 'utf8')) as { date: string; quick: boolean; bundles: unknown[] };
+      const written = results as { date: string; quick: boolean; bundles: unknown[] };
       expect(new Date(written.date).getTime()).toBeGreaterThanOrEqual(started.getTime() - 1_000);
       expect(written.quick).toBe(true);
       expect(written.bundles.length).toBeGreaterThan(0);
-    } finally {
-      if (existsSync(kept)) {
-        copyFileSync(kept, results);
-        rmSync(kept);
-      }
-    }
+    });
   },
   // docs/performance.md: the cold request with Lambda's node arguments, on one CPU.
   'npm run bench -- --quick --cold-only --lambda-node-args --one-core': async (block) => {
     expect(block.commands).toEqual(['npm run bench -- --quick --cold-only --lambda-node-args --one-core']);
-    const results = join(ROOT, 'tools', 'bench', 'results.json');
-    const kept = `${results}.bench-test`;
-    if (existsSync(results)) copyFileSync(results, kept);
-    try {
-      const { code, output } = await runToEnd(block.body, newcomerEnvironment());
-      expect(code, output).toBe(0);
+    await runBench(block, (output, results) => {
       expect(output).toMatch(
         /^Timed processes: node --expose-gc --max-http-header-size 81920 --max-semi-space-size=25 --max-old-space-size=461 \(Lambda's runtime, 512 MiB\), confined to CPU \d+\.$/m,
       );
       expect(output).toContain('Cold request targets:');
-      const written = JSON.parse(readFileSync(results, 'utf8')) as {
+      const written = results as {
         launch: { nodeArgs: string[]; cpu?: number };
         coldRequest: { rows: unknown[] };
         warm: unknown[];
@@ -60,12 +66,7 @@ const RUNNERS: Record<string, (block: ShellBlock) => Promise<void>> = {
       // Every row's samples passed checkLaunch; --cold-only stopped before the warm requests.
       expect(written.coldRequest.rows.length).toBeGreaterThan(0);
       expect(written.warm).toEqual([]);
-    } finally {
-      if (existsSync(kept)) {
-        copyFileSync(kept, results);
-        rmSync(kept);
-      }
-    }
+    });
   },
 };
 
