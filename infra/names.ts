@@ -28,3 +28,17 @@ export const USAGE_PLAN_OUTPUT = 'UsagePlanId';
 
 /** The name of each key's API Gateway API key (its value is the key's SHA-256 hex digest). */
 export const gatewayKeyName = (stage: Stage, keyId: string): string => `petstore-${stage}-${keyId}`;
+
+/**
+ * The CDK bootstrap qualifier of each stack (`cdk bootstrap --qualifier`, docs/deploying.md "Who may do
+ * what"): each stage, and the account stack, deploys through its own bootstrap roles, so a deployer
+ * allowed one stage's roles cannot assume another's, and each has its own CloudFormation execution policy.
+ */
+export const BOOTSTRAP_QUALIFIERS: Readonly<Record<Stage | 'account', string>> = {
+  account: 'psaccount',
+  staging: 'psstaging',
+  production: 'psprod',
+};
+
+/** The tags `npm run keys` gives each API Gateway API key, which the key operator's policy requires. */
+export const apiKeyTags = (stage: Stage): Readonly<Record<string, string>> => ({ service: 'petstore', stage });

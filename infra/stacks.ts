@@ -3,11 +3,11 @@
  * account holds once for every stage), and the cdk-nag checks on them. infra/app.ts and the infra
  * tests both build their apps with these, so the tests check what `cdk synth` makes.
  */
-import { type App, Validations, type Environment } from 'aws-cdk-lib';
+import { type App, DefaultStackSynthesizer, Validations, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { PetStoreAccountStack } from './accountStack.ts';
-import { ACCOUNT_STACK_NAME } from './names.ts';
+import { ACCOUNT_STACK_NAME, BOOTSTRAP_QUALIFIERS } from './names.ts';
 import { PetStoreStack } from './stack.ts';
 import { STAGES, STAGE_SETTINGS, stackName, type Stage } from './stages.ts';
 
@@ -23,6 +23,7 @@ function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
 export function addAccountStack(scope: Construct, env: Environment = defaultEnvironment()): PetStoreAccountStack {
   return new PetStoreAccountStack(scope, ACCOUNT_STACK_NAME, {
     stackName: ACCOUNT_STACK_NAME,
+    synthesizer: new DefaultStackSynthesizer({ qualifier: BOOTSTRAP_QUALIFIERS.account }),
     description:
       "Pet Store Inventory API, account-wide: API Gateway's CloudWatch Logs role setting, shared by every stage",
     env,
@@ -44,6 +45,8 @@ export function addPetStoreStacks(
       const name = stackName(stage);
       const stack = new PetStoreStack(scope, name, {
         stackName: name,
+        // Its own bootstrap roles (docs/deploying.md "Who may do what"): one stage's deployer cannot assume another's.
+        synthesizer: new DefaultStackSynthesizer({ qualifier: BOOTSTRAP_QUALIFIERS[stage] }),
         description: `Pet Store Inventory API (${stage}): API Gateway, Lambda and DynamoDB`,
         env,
         settings: STAGE_SETTINGS[stage],

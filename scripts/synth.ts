@@ -1,12 +1,14 @@
 /**
  * `npm run synth`: synthesizes both stages into cdk.out (`cdk synth --quiet`, offline, no
- * credentials), then prints what each template holds (tools/synth/templates.ts). It takes no arguments;
+ * credentials), then prints what each template holds (tools/synth/templates.ts) and writes each stack's
+ * bootstrap policies beside it (tools/policies/executionPolicy.ts). It takes no arguments;
  * anything else is refused in one line before the minute of synthesis, and `cdk synth` flags go to
  * `npx cdk synth` itself.
  */
 import '../local/requireNode22.mjs';
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { writeStackPolicies } from '../tools/policies/executionPolicy.ts';
 import { printTemplates } from '../tools/synth/templates.ts';
 
 const USAGE = 'Usage: npm run synth (no arguments; give cdk synth flags to npx cdk synth)';
@@ -27,3 +29,6 @@ if (synth.error) {
 }
 if (synth.status !== 0) process.exit(synth.status ?? 1);
 printTemplates(OUTDIR);
+// Each stack's bootstrap policies, from the templates just written (docs/deploying.md "Who may do what").
+console.log('\nBootstrap policies (cdk bootstrap --cloudformation-execution-policies, --custom-permissions-boundary):');
+for (const file of writeStackPolicies(OUTDIR)) console.log(`  ${file}`);

@@ -1,313 +1,76 @@
 /**
- * The deployer's policy (infra/deployer-policy.json, which docs/deploying.md sends deployers to),
- * evaluated with IAM's own rules (@cloud-copilot/iam-simulate) against what a deployer does: every
- * call `npm run keys` makes (create, list, rotate, revoke, recorded as they are sent: DynamoDB on
- * dynalite, API Gateway's control plane on a loopback stand-in), the deploy's own calls, and every
- * AWS command of docs/deploying.md and docs/operating.md, on the resources of the synthesized
- * production stack named as CloudFormation names them. It must allow each, refuse what is an
- * administrator's, and refuse the same calls on anything but the stacks' own resources.
+ * The deployers' policies, one per stage (infra/policies/deployer-<stage>.json, which docs/deploying.md
+ * sends deployers to), evaluated with IAM's own rules (@cloud-copilot/iam-simulate) against what a
+ * deployer does: the deploy's own calls and every AWS command of docs/deploying.md and
+ * docs/operating.md, on the resources of the synthesized stage stack named as CloudFormation names
+ * them. Each must allow its stage's calls, refuse the other stage's, and refuse what is an administrator's.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runSimulation } from '@cloud-copilot/iam-simulate';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
-import { createDocumentClient } from '../../lib/store/dynamo.ts';
-import { ensureControlTable } from '../../local/embeddedStore.ts';
-import { API_KEY_FORMAT, runKeys, type StackOutputsReader } from '../../tools/keys/keys.ts';
-import { apiGatewayUsagePlanKeys } from '../../tools/keys/usagePlanKeys.ts';
-import { keyIn } from '../support/keys.ts';
-import { useEmbeddedStore } from '../support/store.ts';
+import { BOOTSTRAP_QUALIFIERS } from '../../infra/names.ts';
+import { STAGES, stackName, type Stage } from '../../infra/stages.ts';
+import { ACCOUNT, REGION, expectAll, policyFile, type Call, type Principal } from './iamSimulation.ts';
 import { props, synthesizedStages } from './templates.ts';
 
-const ACCOUNT = '123456789012';
-const REGION = 'us-east-1';
-const STACK = 'PetStore-production';
-const STACK_ID = `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK}/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f`;
-const POLICY_FILE = join(PROJECT_ROOT, 'infra', 'deployer-policy.json');
-const policy = JSON.parse(
-  readFileSync(POLICY_FILE, 'utf8').replaceAll('<account>', ACCOUNT).replaceAll('<region>', REGION),
-) as {
-  Statement: { Sid: string; Action: string | string[]; Resource: string | string[] }[];
-};
 const of = synthesizedStages();
+const deployer = (stage: Stage): Principal => ({ identity: [policyFile(`deployer-${stage}.json`)] });
+const other = (stage: Stage): Stage => STAGES.find((s) => s !== stage)!;
+const stackId = (stage: Stage) =>
+  `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${stackName(stage)}/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f`;
 
 /** A resource's name as CloudFormation generates it: `<stack>-<logical id>-<random suffix>`. */
-const generatedName = (logicalId: string) => `${STACK}-${logicalId}-AB12CD34EF56`;
+const generatedName = (stage: Stage, logicalId: string) => `${stackName(stage)}-${logicalId}-AB12CD34EF56`;
 
-interface Call {
-  action: string;
-  resource: string;
-  context?: Record<string, string | string[]>;
-}
-
-async function decide({ action, resource, context = {} }: Call): Promise<string> {
-  const result = await runSimulation(
-    {
-      request: {
-        principal: `arn:aws:iam::${ACCOUNT}:user/deployer`,
-        action,
-        resource: { resource, accountId: ACCOUNT },
-        contextVariables: context,
-      },
-      identityPolicies: [{ name: 'petstore-deployer', policy: policy as never }],
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-    },
-    {},
-  );
-  if (result.resultType === 'error') throw new Error(`${action} on ${resource}: ${JSON.stringify(result.errors)}`);
-  return result.overallResult;
-}
-
-const describeCall = ({ action, resource, context }: Call) =>
-  `${action} on ${resource}${context ? ` ${JSON.stringify(context)}` : ''}`;
-
-async function expectAll(calls: Call[], verdict: 'Allowed' | 'ImplicitlyDenied'): Promise<void> {
-  expect(calls.length).toBeGreaterThan(0);
-  const decided = await Promise.all(calls.map(async (call) => [describeCall(call), await decide(call)] as const));
-  expect(decided.filter(([, result]) => result !== verdict).map(([call, result]) => `${result}: ${call}`)).toEqual([]);
-}
-
-/** The production stack's resources a deployer acts on, by CloudFormation's names. */
-function productionResources() {
-  const s = of('production');
-  const resources = Object.entries(s.json.Resources);
+/** A stage stack's resources a deployer acts on, by CloudFormation's names. */
+function stageResources(stage: Stage) {
+  const resources = Object.entries(of(stage).json.Resources);
   const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
-  const [applicationId] = ofType('AWS::CodeDeploy::Application')[0]!;
+  const application = ofType('AWS::CodeDeploy::Application')[0]?.[0];
   const groups = ofType('AWS::CodeDeploy::DeploymentGroup').map(
     ([id]) =>
-      `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:${generatedName(applicationId)}/${generatedName(id)}`,
+      `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:${generatedName(stage, application!)}/${generatedName(stage, id)}`,
   );
   const aliased = ofType('AWS::Lambda::Alias').map(([, alias]) => (props(alias).FunctionName as { Ref: string }).Ref);
-  const functions = aliased.map((id) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${generatedName(id)}`);
   const [topicId] = ofType('AWS::SNS::Topic')[0]!;
   const api5xx = ofType('AWS::CloudWatch::Alarm')
     .map(([, a]) => String(props(a).AlarmName))
     .find((name) => name.endsWith('-Api5xxRate'))!;
-  const [controlId] = ofType('AWS::DynamoDB::Table').find(([id]) => id.startsWith('ControlTable'))!;
   return {
     groups,
-    functions,
-    topic: `arn:aws:sns:${REGION}:${ACCOUNT}:${generatedName(topicId)}`,
+    functions: aliased.map((id) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${generatedName(stage, id)}`),
+    topic: `arn:aws:sns:${REGION}:${ACCOUNT}:${generatedName(stage, topicId)}`,
     api5xxAlarm: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${api5xx}`,
-    controlTable: generatedName(controlId),
   };
 }
 
-describe('infra/deployer-policy.json', () => {
-  it('grants no action on "*" but lambda:GetAccountSettings, which takes no resource; no lambda:UpdateAlias or any CodeDeploy action on "*"', () => {
-    for (const statement of policy.Statement) {
-      const actions = [statement.Action].flat();
-      const resources = [statement.Resource].flat();
-      expect(
-        actions.every((action) => !action.includes('*')),
-        statement.Sid,
-      ).toBe(true);
-      if (resources.includes('*')) expect(actions, statement.Sid).toEqual(['lambda:GetAccountSettings']);
-    }
-    const granted = policy.Statement.flatMap((statement) => [statement.Action].flat());
-    expect(granted).toContain('lambda:UpdateAlias');
-    expect(granted).not.toContain('codedeploy:StopDeployment');
-  });
-
-  it("allows the deploy's own calls: the bootstrap roles, the concurrency quota", async () => {
-    const roles = ['deploy', 'file-publishing', 'image-publishing', 'lookup'].map(
-      (role) => `arn:aws:iam::${ACCOUNT}:role/cdk-hnb659fds-${role}-role-${ACCOUNT}-${REGION}`,
-    );
-    await expectAll(
-      [
-        ...roles.map((resource) => ({ action: 'sts:AssumeRole', resource })),
-        { action: 'lambda:GetAccountSettings', resource: '*' },
-      ],
-      'Allowed',
-    );
-    await expectAll(
-      [{ action: 'sts:AssumeRole', resource: `arn:aws:iam::${ACCOUNT}:role/OrganizationAccountAccessRole` }],
-      'ImplicitlyDenied',
-    );
-  });
-});
-
-describe('the calls npm run keys makes, recorded as it sends them', () => {
-  const endpoint = useEmbeddedStore();
-  let documents: DynamoDBDocumentClient;
-  let gateway: Server;
-  const calls: Call[] = [];
-  let table: string;
-  const saved = { key: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-
-  beforeAll(async () => {
-    table = productionResources().controlTable;
-    await ensureControlTable(endpoint(), table);
-    documents = createDocumentClient({ endpoint: endpoint() });
-    // API Gateway's control plane as the CLI's client calls it: every call recorded as its IAM action on its path.
-    let id = 0;
-    gateway = createServer((request, response) => {
-      const path = new URL(request.url ?? '/', 'http://x').pathname;
-      calls.push({ action: `apigateway:${request.method}`, resource: `arn:aws:apigateway:${REGION}::${path}` });
-      response.setHeader('Content-Type', 'application/json');
-      if (request.method === 'GET')
-        return response.end(
-          JSON.stringify({
-            item: [{ id: 'k1', name: new URL(request.url ?? '/', 'http://x').searchParams.get('name') }],
-          }),
-        );
-      response.statusCode = request.method === 'DELETE' ? 202 : 201;
-      response.end(request.method === 'DELETE' ? '' : JSON.stringify({ id: `key${++id}` }));
-    });
-    await new Promise<void>((listening) => gateway.listen(0, '127.0.0.1', listening));
-    process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
-    process.env.AWS_SECRET_ACCESS_KEY = 'deployer';
-  });
-  afterAll(async () => {
-    documents.destroy();
-    await new Promise((closed) => gateway.close(closed));
-    for (const [name, value] of [
-      ['AWS_ACCESS_KEY_ID', saved.key],
-      ['AWS_SECRET_ACCESS_KEY', saved.secret],
-    ] as const) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
-
-  async function keys(...argv: string[]): Promise<string> {
-    const client = {
-      send: (command: {
-        constructor: { name: string };
-        input: {
-          TableName: string;
-          Key?: { pk: string };
-          Item?: { pk: string };
-          ExpressionAttributeValues?: Record<string, string>;
-        };
-      }) => {
-        const { input } = command;
-        const partition = input.Key?.pk ?? input.Item?.pk ?? input.ExpressionAttributeValues?.[':pk'];
-        calls.push({
-          action: `dynamodb:${command.constructor.name
-            .replace(/Command$/, '')
-            .replace(/^Delete$/, 'DeleteItem')
-            .replace(/^Get$/, 'GetItem')
-            .replace(/^Put$/, 'PutItem')
-            .replace(/^Update$/, 'UpdateItem')}`,
-          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${input.TableName}`,
-          context: { 'dynamodb:LeadingKeys': [String(partition)] },
-        });
-        return documents.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
-    const stacks: StackOutputsReader = {
-      send: async (command) => {
-        calls.push({ action: 'cloudformation:DescribeStacks', resource: STACK_ID });
-        return {
-          $metadata: {},
-          Stacks: [
-            {
-              StackName: command.input.StackName,
-              StackStatus: 'UPDATE_COMPLETE',
-              CreationTime: new Date(),
-              Outputs: [
-                { OutputKey: 'ControlTableName', OutputValue: table },
-                { OutputKey: 'UsagePlanId', OutputValue: 'plan42' },
-              ],
-            },
-          ],
-        };
-      },
-    };
-    const out: string[] = [];
-    const code = await runKeys(argv, {
-      client,
-      stacks,
-      usagePlanKeys: apiGatewayUsagePlanKeys({
-        region: REGION,
-        endpoint: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`,
-      }),
-      out: (line) => out.push(line),
-      err: (line) => out.push(line),
-      stdoutIsTerminal: true,
-      env: {},
-    });
-    expect(code, out.join('\n')).toBe(0);
-    return out.join('\n');
-  }
-
-  it('allows every one of them, on the control table of the stack and its apikeys partition, and API Gateway keys', async () => {
-    const created = await keys('create', '--stage', 'production');
-    const keyId = API_KEY_FORMAT.exec(keyIn(created)!)![1]!;
-    await keys('list', '--stage', 'production');
-    const rotated = await keys('rotate', keyId, '--stage', 'production');
-    const successor = API_KEY_FORMAT.exec(keyIn(rotated)!)![1]!;
-    await keys('revoke', keyId, '--stage', 'production');
-    await keys('revoke', successor, '--stage', 'production');
-    const actions = new Set(calls.map((call) => call.action));
-    expect([...actions].sort()).toEqual(
-      [
-        'apigateway:DELETE',
-        'apigateway:GET',
-        'apigateway:POST',
-        'cloudformation:DescribeStacks',
-        'dynamodb:DeleteItem',
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:Query',
-        'dynamodb:UpdateItem',
-      ].sort(),
-    );
-    await expectAll(calls, 'Allowed');
-  });
-
-  it('refuses the same calls anywhere else: another partition, another table, another API Gateway resource', async () => {
-    const tableArn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`;
-    await expectAll(
-      [
-        { action: 'dynamodb:GetItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': ['cursor-secret'] } },
-        { action: 'dynamodb:PutItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': ['idempotency#x'] } },
-        {
-          action: 'dynamodb:Query',
-          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${generatedName('PetsTable56B0D675')}`,
-          context: { 'dynamodb:LeadingKeys': ['apikeys'] },
-        },
-        {
-          action: 'dynamodb:DeleteItem',
-          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/OtherService-Users`,
-          context: { 'dynamodb:LeadingKeys': ['apikeys'] },
-        },
-        { action: 'apigateway:DELETE', resource: `arn:aws:apigateway:${REGION}::/restapis/abc123` },
-        { action: 'apigateway:PATCH', resource: `arn:aws:apigateway:${REGION}::/usageplans/plan42` },
-      ],
-      'ImplicitlyDenied',
-    );
-  });
-});
-
-/** What each AWS CLI command of the runbook calls, on the production stack's resources. */
-function runbookCalls(command: string): Call[] | 'administrator' | 'none' {
-  const r = productionResources();
-  const stack = (action: string) => [{ action, resource: STACK_ID }];
+/** What each AWS CLI command of the runbook calls on `stage`'s stack, or whose it is if not a deployer's. */
+function runbookCalls(command: string, stage: Stage): Call[] | 'administrator' | 'none' {
+  const r = stageResources(stage);
+  const onStack = (action: string) => [{ action, resource: stackId(stage) }];
   const table: Record<string, Call[] | 'administrator' | 'none'> = {
     'sts get-caller-identity': 'none',
     'configure get': 'none',
-    'cloudformation describe-stacks': stack('cloudformation:DescribeStacks'),
-    'cloudformation describe-stack-events': stack('cloudformation:DescribeStackEvents'),
-    'cloudformation wait': stack('cloudformation:DescribeStacks'),
-    'cloudformation update-termination-protection': stack('cloudformation:UpdateTerminationProtection'),
-    'cloudformation delete-stack': stack('cloudformation:DeleteStack'),
+    'cloudformation describe-stacks': onStack('cloudformation:DescribeStacks'),
+    'cloudformation describe-stack-events': onStack('cloudformation:DescribeStackEvents'),
+    'cloudformation wait': onStack('cloudformation:DescribeStacks'),
+    'cloudformation update-termination-protection': onStack('cloudformation:UpdateTerminationProtection'),
+    'cloudformation delete-stack': onStack('cloudformation:DeleteStack'),
     'sns list-subscriptions-by-topic': [{ action: 'sns:ListSubscriptionsByTopic', resource: r.topic }],
+    // Canaries and their rollback, and reserved concurrency: production's alone (staging has none).
     'deploy list-deployments': r.groups.map((resource) => ({ action: 'codedeploy:ListDeployments', resource })),
     'deploy get-deployment': r.groups.map((resource) => ({ action: 'codedeploy:GetDeployment', resource })),
-    'cloudwatch set-alarm-state': [{ action: 'cloudwatch:SetAlarmState', resource: r.api5xxAlarm }],
-    'lambda list-versions-by-function': r.functions.map((resource) => ({
-      action: 'lambda:ListVersionsByFunction',
-      resource,
-    })),
-    'lambda update-alias': r.functions.map((resource) => ({ action: 'lambda:UpdateAlias', resource })),
-    'lambda get-account-settings': [{ action: 'lambda:GetAccountSettings', resource: '*' }],
+    'cloudwatch set-alarm-state':
+      stage === 'production' ? [{ action: 'cloudwatch:SetAlarmState', resource: r.api5xxAlarm }] : [],
+    'lambda list-versions-by-function':
+      stage === 'production'
+        ? r.functions.map((resource) => ({ action: 'lambda:ListVersionsByFunction', resource }))
+        : [],
+    'lambda update-alias':
+      stage === 'production' ? r.functions.map((resource) => ({ action: 'lambda:UpdateAlias', resource })) : [],
+    'lambda get-account-settings':
+      stage === 'production' ? [{ action: 'lambda:GetAccountSettings', resource: '*' }] : [],
     'iam create-policy': 'administrator',
     // An operator's check of a filter pattern on a log line: no resource, not the deployer's.
     'logs test-metric-filter': 'administrator',
@@ -328,77 +91,99 @@ function runbookCalls(command: string): Call[] | 'administrator' | 'none' {
   return calls;
 }
 
-describe('the AWS commands of docs/deploying.md and docs/operating.md', () => {
-  const commands = [
-    ...new Set(
-      ['deploying.md', 'operating.md'].flatMap((doc) =>
-        [...readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(
-          ([, block]) =>
-            [...block!.replace(/#.*$/gm, '').matchAll(/\baws ([a-z0-9-]+) ([a-z0-9-]+)/g)].map(
-              ([, service, command]) => `${service} ${command}`,
-            ),
-        ),
+const runbookCommands = [
+  ...new Set(
+    ['deploying.md', 'operating.md'].flatMap((doc) =>
+      [...readFileSync(join(PROJECT_ROOT, 'docs', doc), 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(
+        ([, block]) =>
+          [...block!.replace(/#.*$/gm, '').matchAll(/\baws ([a-z0-9-]+) ([a-z0-9-]+)/g)].map(
+            ([, service, command]) => `${service} ${command}`,
+          ),
       ),
     ),
-  ];
+  ),
+];
+const deployersCalls = (stage: Stage) =>
+  runbookCommands.flatMap((command) => {
+    const calls = runbookCalls(command, stage);
+    return Array.isArray(calls) ? calls : [];
+  });
 
-  it("are a deployer's, allowed on the production stack's own resources, or an administrator's", async () => {
-    expect(commands).toEqual(
-      expect.arrayContaining([
-        'deploy list-deployments',
-        'cloudwatch set-alarm-state',
-        'lambda update-alias',
-        'cloudformation delete-stack',
-      ]),
-    );
-    const deployers = commands.flatMap((command) => {
-      const calls = runbookCalls(command);
-      return Array.isArray(calls) ? calls : [];
-    });
-    await expectAll(deployers, 'Allowed');
-    // An administrator's: refused to the deployer (deleting tables and logs, creating policies).
-    const admin = commands.filter((command) => runbookCalls(command) === 'administrator');
-    expect(admin).toEqual(expect.arrayContaining(['dynamodb delete-table', 'logs delete-log-group']));
-    await expectAll(
-      [
-        {
-          action: 'dynamodb:DeleteTable',
-          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${productionResources().controlTable}`,
-        },
-        {
-          action: 'logs:DeleteLogGroup',
-          resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${STACK}-ListPetsLogs-AB12CD34EF56`,
-        },
-        { action: 'iam:CreatePolicy', resource: `arn:aws:iam::${ACCOUNT}:policy/petstore-deployer` },
-      ],
-      'ImplicitlyDenied',
+describe.each(STAGES)('infra/policies/deployer-%s.json', (stage) => {
+  const policy = deployer(stage).identity[0]!;
+
+  it('grants no action pattern, and nothing on "*" but lambda:GetAccountSettings, which takes no resource', () => {
+    for (const statement of policy.Statement) {
+      expect(
+        [statement.Action].flat().every((action) => !action.includes('*')),
+        statement.Sid,
+      ).toBe(true);
+      if ([statement.Resource].flat().includes('*'))
+        expect(statement.Action, statement.Sid).toEqual('lambda:GetAccountSettings');
+    }
+    expect(policy.Statement.flatMap((statement) => [statement.Action].flat())).not.toContain(
+      'codedeploy:StopDeployment',
     );
   });
 
-  it('refuses the rollback rights on anything but production: another function, another alarm, another deployment group, staging', async () => {
+  it("allows its stage's bootstrap roles only: not the other stage's, nor the account stack's", async () => {
+    const bootstrapRole = (qualifier: string, role: string) =>
+      `arn:aws:iam::${ACCOUNT}:role/cdk-${qualifier}-${role}-role-${ACCOUNT}-${REGION}`;
+    const roles = ['deploy', 'file-publishing', 'image-publishing', 'lookup'];
     await expectAll(
+      deployer(stage),
+      roles.map((role) => ({ action: 'sts:AssumeRole', resource: bootstrapRole(BOOTSTRAP_QUALIFIERS[stage], role) })),
+      'Allowed',
+    );
+    await expectAll(
+      deployer(stage),
       [
-        { action: 'lambda:UpdateAlias', resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:OtherService-api` },
+        ...roles.map((role) => ({
+          action: 'sts:AssumeRole',
+          resource: bootstrapRole(BOOTSTRAP_QUALIFIERS[other(stage)], role),
+        })),
+        { action: 'sts:AssumeRole', resource: bootstrapRole(BOOTSTRAP_QUALIFIERS.account, 'deploy') },
+        { action: 'sts:AssumeRole', resource: bootstrapRole('hnb659fds', 'deploy') },
+        { action: 'sts:AssumeRole', resource: `arn:aws:iam::${ACCOUNT}:role/OrganizationAccountAccessRole` },
+      ],
+      'Denied',
+    );
+  });
+
+  it("allows every runbook command on its stage's own resources, and none of them on the other stage's", async () => {
+    expect(runbookCommands).toEqual(
+      expect.arrayContaining(['deploy list-deployments', 'lambda update-alias', 'cloudformation delete-stack']),
+    );
+    await expectAll(deployer(stage), deployersCalls(stage), 'Allowed');
+    await expectAll(deployer(stage), deployersCalls(other(stage)), 'Denied');
+  });
+
+  it("refuses what is an administrator's: users, policies, tables, log groups, another service's stack", async () => {
+    const admin = runbookCommands.filter((command) => runbookCalls(command, stage) === 'administrator');
+    expect(admin).toEqual(expect.arrayContaining(['dynamodb delete-table', 'logs delete-log-group']));
+    await expectAll(
+      deployer(stage),
+      [
+        { action: 'iam:CreateUser', resource: `arn:aws:iam::${ACCOUNT}:user/intruder` },
+        { action: 'iam:CreatePolicy', resource: `arn:aws:iam::${ACCOUNT}:policy/petstore-deployer` },
         {
-          action: 'lambda:UpdateAlias',
-          resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:PetStore-staging-ListPetsFunction7A3F240D-AB12CD34EF56`,
+          action: 'dynamodb:DeleteTable',
+          resource: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${generatedName(stage, 'ControlTableF3E1E223')}`,
         },
         {
-          action: 'cloudwatch:SetAlarmState',
-          resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:petstore-production-Unauthorized`,
+          action: 'logs:DeleteLogGroup',
+          resource: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${generatedName(stage, 'ListPetsLogs912AF886')}`,
         },
-        { action: 'cloudwatch:SetAlarmState', resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:billing` },
-        {
-          action: 'codedeploy:ListDeployments',
-          resource: `arn:aws:codedeploy:${REGION}:${ACCOUNT}:deploymentgroup:OtherApp/OtherGroup`,
-        },
-        { action: 'codedeploy:StopDeployment', resource: '*' },
         {
           action: 'cloudformation:DeleteStack',
           resource: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/OtherService/0f5a8e10-cd6b-11ee-8a32-0a1b2c3d4e5f`,
         },
+        { action: 'lambda:UpdateAlias', resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:OtherService-api` },
+        { action: 'cloudwatch:SetAlarmState', resource: `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:billing` },
+        { action: 'codedeploy:StopDeployment', resource: '*' },
+        { action: 'apigateway:POST', resource: `arn:aws:apigateway:${REGION}::/apikeys` },
       ],
-      'ImplicitlyDenied',
+      'Denied',
     );
   });
 });

@@ -13,7 +13,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { gatewayKeyName } from '../../infra/names.ts';
+import { apiKeyTags, gatewayKeyName } from '../../infra/names.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { ROTATION_OVERLAP_MS } from '../../lib/domain/keyLifetime.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
@@ -180,6 +180,7 @@ async function addToUsagePlan(
       name: gatewayKeyName(stage, keyId),
       value: digestKey(key).toString('hex'),
       description,
+      tags: apiKeyTags(stage),
     });
   } catch (error) {
     await client.send(new DeleteCommand({ TableName: table, Key: keyItemKey(keyId) }));

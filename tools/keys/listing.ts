@@ -90,7 +90,7 @@ export async function revoke(
   out: (line: string) => void,
 ): Promise<void> {
   // The API Gateway key first: without it the gateway refuses the key (403) at once, cache or not.
-  const removed = gateway ? await gateway.keys.remove(gatewayKeyName(stage, keyId)) : 0;
+  const removed = gateway ? await gateway.keys.remove(gatewayKeyName(stage, keyId), gateway.planId) : 0;
   try {
     await client.send(
       new DeleteCommand({

@@ -4,16 +4,19 @@
  * authorizer returns as usageIdentifierKey), in the stage's usage plan. `npm run keys` creates it
  * with the control-table item and deletes it on revoke. The plaintext key never reaches API Gateway.
  *
- * Four calls of API Gateway's REST control plane, signed with SigV4 through the SDK's own signer and
+ * Four calls of API Gateway's REST control plane (each allowed by infra/policies/key-operator.json), signed with SigV4 through the SDK's own signer and
  * credential chain (infra/awsRest.ts; no API Gateway client package: the CLI needs only these).
  */
 import { awsRestClient } from '../../infra/awsRest.ts';
 
 export interface UsagePlanKeys {
-  /** Creates the API key (`value`: the digest) and adds it to the plan. */
-  add(planId: string, key: { name: string; value: string; description?: string | undefined }): Promise<void>;
-  /** Deletes every API key of that name (which also takes it out of its plan); how many there were. */
-  remove(name: string): Promise<number>;
+  /** Creates the API key (`value`: the digest, `tags`: the stage's, infra/names.ts) and adds it to the plan. */
+  add(
+    planId: string,
+    key: { name: string; value: string; description?: string | undefined; tags?: Readonly<Record<string, string>> },
+  ): Promise<void>;
+  /** Deletes every API key of that name in the plan (which also takes it out of it); how many there were. */
+  remove(name: string, planId: string): Promise<number>;
 }
 
 export interface ApiGatewayOptions {
@@ -27,12 +30,13 @@ export function apiGatewayUsagePlanKeys({ region, endpoint, fetch }: ApiGatewayO
   const call = awsRestClient({ service: 'apigateway', region, endpoint, ...(fetch ? { fetch } : {}) });
 
   return {
-    async add(planId, { name, value, description }) {
+    async add(planId, { name, value, description, tags }) {
       const created = await call('POST', '/apikeys', {
         name,
         value,
         enabled: true,
         ...(description ? { description } : {}),
+        ...(tags ? { tags } : {}),
       });
       try {
         await call('POST', `/usageplans/${encodeURIComponent(planId)}/keys`, { keyId: created.id, keyType: 'API_KEY' });
@@ -42,9 +46,13 @@ export function apiGatewayUsagePlanKeys({ region, endpoint, fetch }: ApiGatewayO
         throw error;
       }
     },
-    async remove(name) {
-      // `name` filters by prefix; only the exact name is this key's.
-      const listed = await call('GET', '/apikeys', undefined, { name, limit: '500' });
+    async remove(name, planId) {
+      // Looked up in the stage's plan, not among every API key of the Region (which the key operator's
+      // policy does not grant); `nameQuery` filters by prefix, and only the exact name is this key's.
+      const listed = await call('GET', `/usageplans/${encodeURIComponent(planId)}/keys`, undefined, {
+        nameQuery: name,
+        limit: '500',
+      });
       const items = ((listed.item ?? listed.items ?? []) as { id: string; name: string }[]).filter(
         (item) => item.name === name,
       );
