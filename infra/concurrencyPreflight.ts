@@ -84,7 +84,7 @@ export async function concurrencyShortfall(
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return (
       `cdk deploy ${stacks} reserves ${reserved} concurrent Lambda executions, and the account's quota in ${region} could not be read to check ` +
-      `it holds them (${reason}): the deployer needs lambda:GetAccountSettings (infra/deployer-policy.json).`
+      `it holds them (${reason}): the deployer needs lambda:GetAccountSettings (infra/policies/deployer-production.json).`
     );
   }
   if (limit >= needed) return undefined;

@@ -91,7 +91,7 @@ describe('concurrencyShortfall', () => {
       Promise.reject(denied),
     );
     expect(line).toMatch(
-      /^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions, and the account's quota in eu-west-1 could not be read .*AccessDeniedException.*: the deployer needs lambda:GetAccountSettings \(infra\/deployer-policy\.json\)\.$/,
+      /^cdk deploy PetStore-production reserves \d+ concurrent Lambda executions, and the account's quota in eu-west-1 could not be read .*AccessDeniedException.*: the deployer needs lambda:GetAccountSettings \(infra\/policies\/deployer-production\.json\)\.$/,
     );
     expect(line).not.toContain('\n');
   });

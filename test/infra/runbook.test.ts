@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
+import { BOOTSTRAP_QUALIFIERS } from '../../infra/names.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { controlKeys } from '../../lib/store/table.ts';
@@ -69,6 +70,7 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   it('has the sections a first-time deployer needs, in order', () => {
     const order = [
       'Before the first deploy',
+      'Who may do what',
       'Region and account',
       'Costs',
       'First deploy, step by step',
@@ -193,18 +195,31 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     );
   });
 
-  it("sends deployers to the one deployer policy, which grants the control table's API-key partition only", () => {
-    const before = section('Before the first deploy');
-    expect(before).toContain('[`infra/deployer-policy.json`](../infra/deployer-policy.json)');
-    expect(before).not.toContain('```json');
-    const policy = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra', 'deployer-policy.json'), 'utf8')) as {
-      Statement: { Sid: string; Action: string | string[]; Resource: string; Condition?: unknown }[];
-    };
-    const onControlTable = policy.Statement.filter((statement) => statement.Resource.includes('ControlTable'));
-    expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeys']);
+  it("sends each stage's deployers and key operators to their policies, filled by npm run policy, which grant the control table's API-key partition only", () => {
+    const who = section('Who may do what');
+    for (const file of ['deployer-staging.json', 'deployer-production.json', 'key-operator.json'])
+      expect(who).toContain(`[\`infra/policies/${file}\`](../infra/policies/${file})`);
+    expect(who).not.toContain('```json');
+    // Filled by the step that refuses an unset account or Region (test/scripts/policy.test.ts), never by sed.
+    expect(who).toContain('npm run -s policy -- "$@" --account "$ACCOUNT" --region "$AWS_REGION"');
+    expect(runbook).not.toMatch(/sed -e "s\/<account>/);
+    expect(who).toContain('--cloudformation-execution-policies "$policies"');
+    expect(who).toContain('--custom-permissions-boundary "cdk-$2-boundary" --apply-permissions-boundary-to-all-roles');
+    for (const [stack, qualifier] of Object.entries(BOOTSTRAP_QUALIFIERS))
+      expect(who).toContain(`bootstrap PetStore-${stack} ${qualifier}`);
+    const onControlTable = ['deployer-staging.json', 'deployer-production.json', 'key-operator.json'].flatMap((file) =>
+      (
+        JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra', 'policies', file), 'utf8')) as {
+          Statement: { Sid: string; Resource: string; Condition?: unknown }[];
+        }
+      ).Statement.filter((statement) => statement.Resource.includes('ControlTable')),
+    );
+    expect(onControlTable.map((statement) => statement.Sid)).toEqual(['ApiKeyItems']);
     expect(onControlTable[0]!.Condition).toEqual({
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [controlKeys.apiKeys] },
     });
+    // A stage's deployer may not assume the account stack's bootstrap roles: it deploys its stack alone.
+    expect(prose('First deploy, step by step')).toContain('npx cdk deploy PetStore-staging --exclusively');
   });
 
   it("says how the functions' runtime is upgraded before Lambda deprecates it, naming the runtime the template uses", () => {
