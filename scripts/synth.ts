@@ -31,4 +31,9 @@ if (synth.status !== 0) process.exit(synth.status ?? 1);
 printTemplates(OUTDIR);
 // Each stack's bootstrap policies, from the templates just written (docs/deploying.md "Who may do what").
 console.log('\nBootstrap policies (cdk bootstrap --cloudformation-execution-policies, --custom-permissions-boundary):');
-for (const file of writeStackPolicies(OUTDIR)) console.log(`  ${file}`);
+try {
+  for (const file of writeStackPolicies(OUTDIR)) console.log(`  ${file}`);
+} catch (error) {
+  console.error(`npm run synth: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -4,8 +4,10 @@
  * authorizer returns as usageIdentifierKey), in the stage's usage plan. `npm run keys` creates it
  * with the control-table item and deletes it on revoke. The plaintext key never reaches API Gateway.
  *
- * Four calls of API Gateway's REST control plane (each allowed by infra/policies/key-operator.json), signed with SigV4 through the SDK's own signer and
- * credential chain (infra/awsRest.ts; no API Gateway client package: the CLI needs only these).
+ * Four calls of API Gateway's REST control plane, each allowed by infra/policies/key-operator.json (the
+ * key is created tagged with its stage and found among the plan's keys, never among the Region's), signed
+ * with SigV4 through the SDK's own signer and credential chain (infra/awsRest.ts; no API Gateway client
+ * package: the CLI needs only these).
  */
 import { awsRestClient } from '../../infra/awsRest.ts';
 

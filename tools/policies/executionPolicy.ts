@@ -13,7 +13,7 @@
  *   the account, and a stack keeps the execution role it was deployed with, so without it one stage's
  *   deploy role could change another stage's stack.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESOURCE_ACTIONS, UNSCOPED_ACTIONS } from './resourceActions.ts';
 
@@ -221,6 +221,9 @@ const policyFiles = {
 /** Writes every stack's execution policy parts and bootstrap boundary into `outdir`; returns the files written. */
 export function writeStackPolicies(outdir: string): string[] {
   const stacks = assemblyStacks(outdir);
+  // Parts of an earlier synth would otherwise be taken for parts of this one.
+  for (const file of readdirSync(outdir).filter((name) => /\.execution-policy-\d+\.json$/.test(name)))
+    rmSync(join(outdir, file));
   return stacks.flatMap((stack) => {
     const written: [string, PolicyDocument][] = [
       ...executionPolicies(stack).map(

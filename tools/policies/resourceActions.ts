@@ -73,6 +73,8 @@ const wafv2 = (actions: string[], resources: readonly string[]): Grant[] => [
 
 /** Every resource type the execution policies can cover, and what each needs. */
 export const RESOURCE_ACTIONS: Readonly<Record<string, readonly Grant[]>> = {
+  // What `cdk synth` adds for the CDK's version reporting: CloudFormation keeps it, no service is called.
+  'AWS::CDK::Metadata': [],
   // API Gateway addresses everything by generated ids: the grants are by path, not by stack.
   'AWS::ApiGateway::RestApi': apiGateway(restApis),
   'AWS::ApiGateway::Resource': apiGateway(restApis),
