@@ -392,6 +392,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description `GONE` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GONE";
+                        /** @constant */
+                        status?: 410;
+                    };
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE` (also answered by API Gateway) */
             413: {
                 headers: {
