@@ -121,7 +121,7 @@ function componentParameters(): Json {
       in: 'header',
       description:
         'Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first ' +
-        'request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. ' +
+        'request created (201, `Idempotent-Replayed: true`); with another body, 422; once an operator has removed that pet, 410. Scoped to the API key. ' +
         'Send one whenever the client may retry (after a 503 or 504, or a lost connection).',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
     },

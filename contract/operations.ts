@@ -169,6 +169,7 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'IDEMPOTENCY_IN_PROGRESS',
+      'GONE',
       'IDEMPOTENCY_KEY_REUSED',
     ],
     parameters: ['idempotencyKey'],

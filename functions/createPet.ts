@@ -16,13 +16,21 @@ export const createHandler = (dependencies: Dependencies) =>
   httpHandler(
     'createPet',
     dependencies,
-    async (event, { caller, pets, control }) => {
+    async (event, { caller, pets, control, note }) => {
       const key = idempotencyKeyOf(event.headers);
       const newPet = parseOrThrow(NewPet, event.body, 'body');
+      // Stored on the pet, never answered: which key wrote it (`npm run keys -- pets`).
+      const createdBy = caller.keyId;
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(pets, newPet, { newId: dependencies.newId }), replayed: false }
-          : await new IdempotentCreates(control, pets, dependencies.newId).create(caller.digest, key, newPet);
+          ? { pet: await createPet(pets, newPet, { newId: dependencies.newId, createdBy }), replayed: false }
+          : await new IdempotentCreates(control, pets, dependencies.newId).create(
+              caller.digest,
+              key,
+              newPet,
+              createdBy,
+            );
+      note(replayed ? { petId: pet.id, replayed } : { petId: pet.id });
       const headers = {
         Location: `${API_BASE_PATH}/pets/${pet.id}`,
         ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),

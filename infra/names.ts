@@ -23,6 +23,9 @@ export const ACCOUNT_STACK_NAME = 'PetStore-account';
  */
 export const CONTROL_TABLE_OUTPUT = 'ControlTableName';
 
+/** The stack output naming the pets table, which `npm run keys -- pets` reads. */
+export const PETS_TABLE_OUTPUT = 'TableName';
+
 /** The stack output naming the stage's usage plan, to which `npm run keys` adds each key. */
 export const USAGE_PLAN_OUTPUT = 'UsagePlanId';
 

@@ -18,7 +18,7 @@ import { logicalIdWithoutGroups } from './constructs/idTransparentGroup.ts';
 import { Monitoring, type MonitoringProps } from './constructs/monitoring.ts';
 import { PetStoreApi, type RestApiProps } from './constructs/restApi.ts';
 import { Storage } from './constructs/storage.ts';
-import { CONTROL_TABLE_OUTPUT, USAGE_PLAN_OUTPUT } from './names.ts';
+import { CONTROL_TABLE_OUTPUT, PETS_TABLE_OUTPUT, USAGE_PLAN_OUTPUT } from './names.ts';
 import { removalPolicyFor, reservedFor, type StageSettings } from './stages.ts';
 
 export interface PetStoreStackProps extends StackProps {
@@ -123,7 +123,7 @@ export class PetStoreStack extends Stack {
       description: `Base URL of the ${stage} Pet Store API (ends with ${API_BASE_PATH}/).`,
       value: this.api.url,
     });
-    new CfnOutput(this, 'TableName', { description: `The ${stage} pets table.`, value: this.table.tableName });
+    new CfnOutput(this, PETS_TABLE_OUTPUT, { description: `The ${stage} pets table.`, value: this.table.tableName });
     new CfnOutput(this, CONTROL_TABLE_OUTPUT, {
       description: `The ${stage} control table (API keys, cursor secret, idempotency records; npm run keys reads this output).`,
       value: this.controlTable.tableName,

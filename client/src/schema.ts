@@ -95,7 +95,7 @@ export interface components {
         cursor: string;
         /** @description The pet's id. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
         petId: number;
-        /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
+        /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422; once an operator has removed that pet, 410. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
         idempotencyKey: string;
     };
     requestBodies: never;
@@ -305,7 +305,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
+                /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422; once an operator has removed that pet, 410. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
@@ -389,6 +389,21 @@ export interface operations {
                         code?: "IDEMPOTENCY_IN_PROGRESS";
                         /** @constant */
                         status?: 409;
+                    };
+                };
+            };
+            /** @description `GONE` */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @constant */
+                        code?: "GONE";
+                        /** @constant */
+                        status?: 410;
                     };
                 };
             };

@@ -22,7 +22,13 @@ import { noBody } from './bodyLimits.ts';
 import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
 import { lowerCaseHeaders } from './headers.ts';
-import { requestContext, type ProxyMiddleware, type ProxyRequest, type RequestContext } from './proxy.ts';
+import {
+  requestContext,
+  type OperationNotes,
+  type ProxyMiddleware,
+  type ProxyRequest,
+  type RequestContext,
+} from './proxy.ts';
 import { requestIdOf, requestLog } from './requestLog.ts';
 import { JSON_CONTENT_TYPE, errorResponse } from './responses.ts';
 
@@ -55,6 +61,8 @@ export interface RequestScope {
   /** The tables, every call through them aborted at `deadline`. */
   pets: PetsTable;
   control: StoreTable;
+  /** Adds to the request's log line (./requestLog.ts). */
+  note: (notes: OperationNotes) => void;
 }
 
 /** What an operation does with its request. */
@@ -85,10 +93,19 @@ export function httpHandler(
 }
 
 /** What the operation of an authenticated request works with: its caller, and the tables bounded by its deadline. */
-function requestScope({ caller, deadline }: RequestContext, { pets, control }: PipelineDependencies): RequestScope {
+function requestScope(
+  { caller, deadline, notes }: RequestContext,
+  { pets, control }: PipelineDependencies,
+): RequestScope {
   // bearerAuth runs before every operation, and either names the caller or throws.
   if (caller === undefined) throw new Error('An operation runs only for a request bearer auth has authenticated.');
-  return { caller, deadline, pets: withinDeadline(pets, deadline), control: withinDeadline(control, deadline) };
+  return {
+    caller,
+    deadline,
+    pets: withinDeadline(pets, deadline),
+    control: withinDeadline(control, deadline),
+    note: (added) => Object.assign(notes, added),
+  };
 }
 
 /** Every answer is JSON and carries the operation's own headers; every error becomes the spec's Error body. */

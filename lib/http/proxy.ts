@@ -16,6 +16,16 @@ export interface RequestContext extends Context {
   readonly startedAt: bigint;
   /** Who sent it, once bearer auth (./auth.ts) has checked the key; a request without one never reaches its operation. */
   caller: Caller | undefined;
+  /** What the operation adds to the request's log line (./requestLog.ts). */
+  readonly notes: OperationNotes;
+}
+
+/** What an operation may add to its request's log line: createPet names the pet it answered, and a replay. */
+export interface OperationNotes {
+  /** The id of the pet a create answered (created, or replayed). */
+  petId?: number;
+  /** The answer replayed an earlier create with the same Idempotency-Key. */
+  replayed?: true;
 }
 
 export type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, RequestContext>;
@@ -27,6 +37,11 @@ export type ProxyMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProx
  * what Lambda's context holds (its clock, its `callbackWaitsForEmptyEventLoop` setter) stays its own.
  */
 export function requestContext(context: Context, deadline: Deadline, startedAt: bigint): RequestContext {
-  const own: Pick<RequestContext, 'deadline' | 'startedAt' | 'caller'> = { deadline, startedAt, caller: undefined };
+  const own: Pick<RequestContext, 'deadline' | 'startedAt' | 'caller' | 'notes'> = {
+    deadline,
+    startedAt,
+    caller: undefined,
+    notes: {},
+  };
   return Object.assign(Object.create(context), own);
 }

@@ -5,18 +5,19 @@
  * `requestId` is API Gateway's request id: the one a client sees (header, 5xx bodies) and the one
  * in the API's access logs. `awsRequestId` is Lambda's, in the function's own log stream. The line
  * names the caller's key only by `keyId`, the id `npm run keys -- list` prints: never the key, a header or the body.
+ * createPet adds the id of the pet it answered (`petId`) and whether it was a replay.
  *
  * Our own few lines rather than Powertools Logger: its ~23 KB would cost every bundle more than
  * the cold-start budget allows (docs/operating.md, "Per-request logs").
  */
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { OperationName } from '../domain/routes.ts';
-import type { ProxyMiddleware, ProxyRequest } from './proxy.ts';
+import type { OperationNotes, ProxyMiddleware, ProxyRequest } from './proxy.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** What one line holds (docs/operating.md, "Per-request logs"). */
-export interface RequestLogLine {
+/** What one line holds (docs/operating.md, "Per-request logs"); the operation's notes come last. */
+export interface RequestLogLine extends OperationNotes {
   level: 'INFO' | 'ERROR';
   message: 'request';
   operation: OperationName;
@@ -64,6 +65,7 @@ export function requestLog(operation: OperationName): ProxyMiddleware {
       requestId: requestIdOf(request),
       ...(request.context?.awsRequestId ? { awsRequestId: request.context.awsRequestId } : {}),
       ...(request.context.caller ? { keyId: request.context.caller.keyId } : {}),
+      ...request.context.notes,
     };
     coldStart = false;
     writeLine(JSON.stringify(line));

@@ -9,7 +9,7 @@
  * stamped with the token, and the record marked completed with it. A request that finds the record:
  * - holding its own token: its own claim, whose answer was lost and retried by the SDK: claimed;
  * - with another body hash: 422 IDEMPOTENCY_KEY_REUSED;
- * - completed: the same pet again (replayed);
+ * - completed: the same pet again (replayed), while it is stored; once an operator has removed it, 410 GONE;
  * - in progress with a live lease: waits briefly for it, else 409 IDEMPOTENCY_IN_PROGRESS;
  * - in progress with a lapsed lease (that attempt failed or timed out, maybe after its write):
  *   takes the record over; when the pet is already stored under the recorded id with the
@@ -73,13 +73,13 @@ export class IdempotentCreates {
     private readonly newId: IdGenerator = timeOrderedId,
   ) {}
 
-  /** Creates `newPet` once for (`caller`, `key`): see the module comment. */
-  async create(caller: Buffer, key: string, newPet: NewPet): Promise<IdempotentResult> {
+  /** Creates `newPet` once for (`caller`, `key`), recorded as created by `createdBy` (a key id): see the module comment. */
+  async create(caller: Buffer, key: string, newPet: NewPet, createdBy?: string): Promise<IdempotentResult> {
     const pk = recordKey(caller, key);
     const bodyHash = bodyHashOf(newPet);
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       const claim = await this.#claim(pk, bodyHash);
-      if ('claimed' in claim) return this.#finish(claim.claimed, newPet, false);
+      if ('claimed' in claim) return this.#finish(claim.claimed, newPet, false, createdBy);
       let { found } = claim;
       if (!found) continue;
       if (found.bodyHash !== bodyHash) {
@@ -89,10 +89,10 @@ export class IdempotentCreates {
         );
       }
       found = await this.#awaitOther(found);
-      if (found.state === 'completed') return { pet: found.pet, replayed: true };
+      if (found.state === 'completed') return this.#replay(found);
       if (found.leaseUntil > Date.now()) throw inProgress();
       const taken = await this.#takeOver(found);
-      if (taken) return this.#finish(taken, newPet, true);
+      if (taken) return this.#finish(taken, newPet, true, createdBy);
     }
     throw inProgress();
   }
@@ -133,12 +133,17 @@ export class IdempotentCreates {
    * Stores the record's pet (or finds it stored by an earlier attempt: replayed when `takenOver`),
    * moving the record to a new id while another pet holds its id, then marks the record completed.
    */
-  async #finish(claimed: IdempotencyRecord, newPet: NewPet, takenOver: boolean): Promise<IdempotentResult> {
+  async #finish(
+    claimed: IdempotencyRecord,
+    newPet: NewPet,
+    takenOver: boolean,
+    createdBy: string | undefined,
+  ): Promise<IdempotentResult> {
     let record = claimed;
     let replayed = false;
     try {
       if (takenOver && (await storedToken(this.pets, record.petId)) === record.token) replayed = true;
-      else record = await this.#store(record, newPet);
+      else record = await this.#store(record, newPet, createdBy);
     } catch (error) {
       await this.#release(record);
       throw error;
@@ -153,13 +158,23 @@ export class IdempotentCreates {
   }
 
   /** Puts the pet under the record's id, drawing a new id for the record while the one it has is another pet's. */
-  async #store(claimed: IdempotencyRecord, newPet: NewPet): Promise<IdempotencyRecord> {
+  async #store(claimed: IdempotencyRecord, newPet: NewPet, createdBy: string | undefined): Promise<IdempotencyRecord> {
     let record = claimed;
     for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
-      if ((await putPet(this.pets, { id: record.petId, ...newPet }, record.token)) === 'stored') return record;
+      if ((await putPet(this.pets, { id: record.petId, ...newPet }, record.token, createdBy)) === 'stored')
+        return record;
       record = await this.#moveId(record);
     }
     throw new Error(`No free pet id after ${ID_ATTEMPTS} attempts.`);
+  }
+
+  /**
+   * The completed record's pet again, while it is stored. An operator may have removed it since
+   * (`npm run keys -- pets --remove`): then 410, never the pet answered as if it existed, nor written again.
+   */
+  async #replay(completed: IdempotencyRecord & { state: 'completed' }): Promise<IdempotentResult> {
+    if ((await storedToken(this.pets, completed.petId)) !== completed.token) throw removed();
+    return { pet: completed.pet, replayed: true };
   }
 
   /**
@@ -248,6 +263,12 @@ export class IdempotentCreates {
     return this.control.deadline ?? now + DEFAULT_LEASE_MS;
   }
 }
+
+const removed = () =>
+  new ApiError(
+    'GONE',
+    'The pet this Idempotency-Key created has since been removed; use a new Idempotency-Key to create a pet.',
+  );
 
 const inProgress = () =>
   new ApiError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.', {

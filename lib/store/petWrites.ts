@@ -27,17 +27,19 @@ export interface CreateOptions {
   newId?: IdGenerator | undefined;
   /** The create's write token (default: a fresh one). */
   token?: string | undefined;
+  /** The id of the key that creates it, stored on the item (`petsTable.creatorAttribute`). */
+  createdBy?: string | undefined;
 }
 
 /** Stores `newPet` under a fresh id and answers it as stored. */
 export async function createPet(
   table: PetsTable,
   newPet: NewPet,
-  { newId = timeOrderedId, token = newWriteToken() }: CreateOptions = {},
+  { newId = timeOrderedId, token = newWriteToken(), createdBy }: CreateOptions = {},
 ): Promise<Pet> {
   for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
     const pet = { id: newId(), ...newPet };
-    if ((await putPet(table, pet, token)) === 'stored') return pet;
+    if ((await putPet(table, pet, token, createdBy)) === 'stored') return pet;
   }
   throw new Error(`No free pet id after ${ID_ATTEMPTS} attempts.`);
 }
@@ -45,14 +47,17 @@ export async function createPet(
 /** Whether the pet is stored under its id (by this write, or an earlier attempt with its token), or the id is another pet's. */
 export type PutOutcome = 'stored' | 'taken';
 
-/** Puts `pet` with `token` unless its id is taken; a taken id holding the same token is this write's own. */
-export async function putPet(table: PetsTable, pet: Pet, token: string): Promise<PutOutcome> {
+/**
+ * Puts `pet` with `token` (and the id of the key that creates it) unless its id is taken; a taken id
+ * holding the same token is this write's own.
+ */
+export async function putPet(table: PetsTable, pet: Pet, token: string, createdBy?: string): Promise<PutOutcome> {
   try {
     await writeUnavailableAs503(
       table.documents.send(
         new PutCommand({
           TableName: table.tableName,
-          Item: itemOf(pet, token, shardCountOf(table)),
+          Item: itemOf(pet, token, shardCountOf(table), createdBy),
           ConditionExpression: 'attribute_not_exists(id)',
         }),
         abortAt(table.deadline),
@@ -78,9 +83,10 @@ export async function storedToken(table: PetsTable, id: number): Promise<string 
   return Item?.[petsTable.writeTokenAttribute] as string | undefined;
 }
 
-/** The stored item: the pet, its write token, and its status-index shard key when it has a status. */
-function itemOf(pet: Pet, token: string, shards: number): Record<string, unknown> {
+/** The stored item: the pet, its write token, its creator's key id, and its status-index shard key when it has a status. */
+function itemOf(pet: Pet, token: string, shards: number, createdBy: string | undefined): Record<string, unknown> {
   const item: Record<string, unknown> = { ...pet, [petsTable.writeTokenAttribute]: token };
+  if (createdBy !== undefined) item[petsTable.creatorAttribute] = createdBy;
   if (pet.status !== undefined)
     item[petsTable.statusIndex.partitionKey.name] = statusShardOf(pet.status, pet.id, shards);
   return item;

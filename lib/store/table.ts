@@ -22,6 +22,12 @@ export const petsTable = {
    * id is taken tells its own earlier attempt from another pet. Never answered (toPet drops it).
    */
   writeTokenAttribute: 'writeToken',
+  /**
+   * The id of the API key that created the pet (`keyId`, as `npm run keys -- list` shows it), so an
+   * operator can list and remove one key's pets (tools/keys/keyPets.ts). Never answered (toPet drops it).
+   * Pets created before it was recorded have none.
+   */
+  creatorAttribute: 'createdBy',
   statusIndex: {
     indexName: STATUS_INDEX,
     partitionKey: { name: 'statusShard', type: 'S' },

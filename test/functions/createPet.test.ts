@@ -3,13 +3,15 @@ import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { createHandler as getPetHandler } from '../../functions/getPet.ts';
+import { createHandler as listPetsHandler } from '../../functions/listPets.ts';
+import { keyIdOfKey } from '../../lib/domain/apiKeys.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { getPet as readPet } from '../../lib/store/petReads.ts';
 import { createPet as storePet } from '../../lib/store/petWrites.ts';
 import type { Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
+import { TEST_API_KEY, freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 import { dependenciesFromEnvironment, type Environment } from '../../lib/service.ts';
 
 const endpoint = useEmbeddedStore();
@@ -43,6 +45,36 @@ describe('createPet', () => {
     expect(res.headers.location).toBe(`/v1/pets/${res.body.id}`);
     const fetched = await call(getPet, apiEvent('GET', `/pets/${res.body.id}`));
     expect(fetched.body).toEqual(res.body);
+  });
+
+  it('records the key that created each pet on its item, and never answers it', async () => {
+    const otherKey = 'other-client-key-0123456789';
+    const both = dependenciesFromEnvironment({ ...env, PETSTORE_API_KEYS: `${TEST_API_KEY},${otherKey}` });
+    const [create, get, list] = [createPetHandler(both), getPetHandler(both), listPetsHandler(both)];
+    const as = (key: string, headers: Record<string, string> = {}) => ({ Authorization: `Bearer ${key}`, ...headers });
+    const rex = { name: 'Rex', categoryId: 7, status: 'available' };
+    const plain = await call(create, apiEvent('POST', '/pets', { body: rex, headers: as(TEST_API_KEY) }));
+    const keyed = () =>
+      apiEvent('POST', '/pets', { body: rex, headers: as(otherKey, { 'Idempotency-Key': 'order-1' }) });
+    const first = await call(create, keyed());
+    const replay = await call(create, keyed());
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+
+    const creators = Object.fromEntries((await storedItems()).map((item) => [item.id, item.createdBy]));
+    expect(creators).toEqual({
+      [plain.body.id]: keyIdOfKey(TEST_API_KEY),
+      [first.body.id]: keyIdOfKey(otherKey),
+    });
+    const answers = [plain, first, replay];
+    for (const id of [plain.body.id, first.body.id])
+      answers.push(await call(get, apiEvent('GET', `/pets/${id}`, { headers: as(otherKey) })));
+    for (const query of ['', '?status=available'])
+      answers.push(await call(list, apiEvent('GET', `/pets${query}`, { headers: as(TEST_API_KEY) })));
+    for (const answer of answers) {
+      expect(answer.status).toBeLessThan(300);
+      expect(JSON.stringify(answer.body)).not.toMatch(/createdBy|writeToken|statusShard/);
+    }
+    expect(answers.at(-1)!.body).toHaveLength(2);
   });
 
   it('leaves status out when the client leaves it out', async () => {

@@ -1,4 +1,4 @@
-import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler as createPetHandler } from '../../functions/createPet.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
@@ -216,6 +216,22 @@ describe('createPet with an Idempotency-Key', () => {
     });
     expect(await pets()).toEqual([]);
     expect(await records()).toEqual([]);
+  });
+
+  it('answers 410 GONE to a replay whose pet an operator has removed, and never writes it again', async () => {
+    const first = await post(rex, 'order-1');
+    expect(first.status).toBe(201);
+    // As `npm run keys -- pets --remove` removes it: the pet only; the record stays until it expires.
+    await documents().send(new DeleteCommand({ TableName: env.TABLE_NAME, Key: { id: first.body.id } }));
+    const again = await post(rex, 'order-1');
+    expect(again).toMatchObject({
+      status: 410,
+      body: { code: 'GONE', message: expect.stringMatching(/removed; use a new Idempotency-Key/), status: 410 },
+    });
+    expect(await pets()).toEqual([]);
+    const fresh = await post(rex, 'order-2');
+    expect(fresh.status).toBe(201);
+    expect(await pets()).toEqual([fresh.body]);
   });
 
   it('accepts a key of 255 printable characters, spaces and symbols included', async () => {

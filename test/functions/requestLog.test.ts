@@ -56,10 +56,28 @@ describe('the request log', () => {
       requestId: event.requestContext.requestId,
       awsRequestId: expect.any(String),
       keyId: keyIdOf(digestKey(TEST_API_KEY)),
+      petId: res.body.id,
     });
     expect(line!.keyId).toMatch(/^[0-9a-f]{12}$/);
     expect(line!.latencyMs).toBeGreaterThanOrEqual(0);
     expectNothingLeaks(`Bearer ${TEST_API_KEY}`);
+  });
+
+  it('names the pet a create answered, and says when it was an Idempotency-Key replay', async () => {
+    capture();
+    const handler = createPetHandler(service);
+    const keyed = (key: string) =>
+      apiEvent('POST', '/pets', { body: { name: 'Rex', categoryId: 1 }, headers: { 'Idempotency-Key': key } });
+    const first = await call(handler, keyed('order-1'));
+    const replay = await call(handler, keyed('order-1'));
+    const other = await call(handler, keyed('order-2'));
+    expect([first.status, replay.status, other.status]).toEqual([201, 201, 201]);
+    expect(parsed().map(({ petId, replayed }) => ({ petId, replayed }))).toEqual([
+      { petId: first.body.id, replayed: undefined },
+      { petId: first.body.id, replayed: true },
+      { petId: other.body.id, replayed: undefined },
+    ]);
+    expect(lines[0]).not.toContain('replayed');
   });
 
   it("gives the latency in whole milliseconds from the request's arrival to its answer", async () => {

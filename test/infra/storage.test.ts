@@ -1,6 +1,9 @@
 /** The pets and control tables (infra/constructs/storage.ts), in both stages. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { STAGES, STAGE_SETTINGS } from '../../infra/stages.ts';
 import { STATUS_INDEX_SHARDS_VARIABLE, controlTable, petsTable } from '../../lib/store/table.ts';
 import { props, ref, synthesizedStages } from './templates.ts';
@@ -33,6 +36,15 @@ describe.each(STAGES)('PetStore-%s storage', (stage) => {
       });
       const table = of(stage).resource(of(stage).logicalId(of(stage).stack.table));
       expect((props(table).AttributeDefinitions as unknown[]).length).toBe(2);
+    });
+
+    it('projects ALL into the status index, as docs/performance.md decides after weighing INCLUDE', () => {
+      const table = of(stage).resource(of(stage).logicalId(of(stage).stack.table));
+      expect(props(table).GlobalSecondaryIndexes).toEqual([
+        expect.objectContaining({ IndexName: petsTable.statusIndex.indexName, Projection: { ProjectionType: 'ALL' } }),
+      ]);
+      const performance = readFileSync(join(PROJECT_ROOT, 'docs', 'performance.md'), 'utf8');
+      expect(performance).toContain('**Its projection: `ALL`, kept.**');
     });
 
     it('is on-demand, with point-in-time recovery and encryption at rest', () => {

@@ -3,7 +3,7 @@
  * before anything is asked of AWS. A mistake is a UsageError, answered in one line with exit code 2.
  */
 import { parseArgs } from 'node:util';
-import { CONTROL_TABLE_OUTPUT, stackName } from '../../infra/names.ts';
+import { CONTROL_TABLE_OUTPUT, PETS_TABLE_OUTPUT, stackName } from '../../infra/names.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import {
   DEFAULT_KEY_LIFETIME_MS,
@@ -71,6 +71,9 @@ Commands:
                                  Replace the secret that signs page cursors: the new one signs
                                  ${describeDuration(CURSOR_SECRET_PROPAGATION_MS)} later, once every instance has read it;
                                  cursors of the old one keep working ${describeDuration(CURSOR_SECRET_OVERLAP_MS)} more.
+  pets <keyId> --stage <stage> [--remove [--yes]]
+                                 List the pets the key created (dry run); --remove deletes them once
+                                 you type the key id (--yes instead: required without a terminal).
 
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
@@ -80,6 +83,7 @@ Options:
                          required when standard output is not a terminal (create, rotate).
   --table <name>         The control table (default: $CONTROL_TABLE_NAME, else the ${CONTROL_TABLE_OUTPUT}
                          output of the stage's stack, ${stackName('staging')} or ${stackName('production')}).
+  --pets-table <name>    The pets table (pets only; default: the ${PETS_TABLE_OUTPUT} output of the stage's stack).
   --endpoint <url>       DynamoDB endpoint to use (default: $AWS_ENDPOINT_URL_DYNAMODB, else AWS's).
   -h, --help             Show this help.
 
@@ -100,10 +104,11 @@ type Command =
   | { name: 'list'; stage: Stage }
   | { name: 'revoke'; stage: Stage; keyId: string }
   | ({ name: 'rotate'; stage: Stage; keyId: string } & NewKeyOptions)
-  | { name: 'rotate-cursor-secret'; stage: Stage };
+  | { name: 'rotate-cursor-secret'; stage: Stage }
+  | { name: 'pets'; stage: Stage; keyId: string; remove: boolean; yes: boolean; petsTable: string | undefined };
 
 type CommandName = Exclude<Command['name'], 'help'>;
-const COMMANDS: readonly CommandName[] = ['create', 'list', 'revoke', 'rotate', 'rotate-cursor-secret'];
+const COMMANDS: readonly CommandName[] = ['create', 'list', 'revoke', 'rotate', 'rotate-cursor-secret', 'pets'];
 const isCommand = (name: string): name is CommandName => (COMMANDS as readonly string[]).includes(name);
 
 export interface Invocation {
@@ -120,6 +125,9 @@ const OPTIONS = {
   out: { type: 'string' },
   endpoint: { type: 'string' },
   table: { type: 'string' },
+  'pets-table': { type: 'string' },
+  remove: { type: 'boolean' },
+  yes: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -128,6 +136,10 @@ interface Values {
   description?: string | undefined;
   'expires-in'?: string | undefined;
   out?: string | undefined;
+  table?: string | undefined;
+  'pets-table'?: string | undefined;
+  remove?: boolean | undefined;
+  yes?: boolean | undefined;
 }
 
 /** The command line as node:util's parseArgs reads it; its refusal as a UsageError. */
@@ -152,6 +164,9 @@ export function parseCommand(argv: readonly string[], env: Record<string, string
     ['description', ['create']],
     ['expires-in', ['create', 'rotate']],
     ['out', ['create', 'rotate']],
+    ['pets-table', ['pets']],
+    ['remove', ['pets']],
+    ['yes', ['pets']],
   ] as const) {
     if (values[option] !== undefined && !(commands as readonly string[]).includes(name))
       throw new UsageError(`--${option} is only for ${commands.join(' and ')}.`);
@@ -168,6 +183,7 @@ export function parseCommand(argv: readonly string[], env: Record<string, string
 }
 
 function commandOf(name: CommandName, stage: Stage, rest: string[], values: Values): Command {
+  if (name === 'pets') return petsCommand(stage, keyIdArgument(name, rest), values);
   if (name === 'revoke' || name === 'rotate') {
     const keyId = keyIdArgument(name, rest);
     return name === 'revoke' ? { name, stage, keyId } : { name, stage, keyId, ...newKeyOptions(values) };
@@ -189,8 +205,19 @@ function newKeyOptions(values: Values): NewKeyOptions {
   return { lifetimeMs, out: out || undefined };
 }
 
-/** The one key id `revoke` and `rotate` take; never echoes a whole key given instead. */
-function keyIdArgument(name: 'revoke' | 'rotate', rest: string[]): string {
+/** `pets`: the pets table is its own option (--table names the control table, which it never reads). */
+function petsCommand(stage: Stage, keyId: string, values: Values): Command {
+  if (values.table !== undefined)
+    throw new UsageError('pets reads the pets table: name it with --pets-table, not --table.');
+  const petsTable = values['pets-table']?.trim() || undefined;
+  if (values['pets-table'] !== undefined && !petsTable) throw new UsageError('--pets-table needs a table name.');
+  if (values.yes && !values.remove)
+    throw new UsageError('--yes confirms --remove; without --remove nothing is removed.');
+  return { name: 'pets', stage, keyId, remove: values.remove === true, yes: values.yes === true, petsTable };
+}
+
+/** The one key id `revoke`, `rotate` and `pets` take; never echoes a whole key given instead. */
+function keyIdArgument(name: 'revoke' | 'rotate' | 'pets', rest: string[]): string {
   const [keyId, ...extra] = rest;
   if (keyId === undefined) throw new UsageError(`${name} needs the id of the key, as create and list show it.`);
   if (extra.length > 0) throw new UsageError(`${name} takes one key id, not ${rest.length}.`);

@@ -12,6 +12,8 @@
  * infra/constructs/storage.ts). AWS credentials and region come from the usual places (environment,
  * profile, SSO; the region as the CDK CLI resolves it, else us-east-1); `--endpoint` or
  * `AWS_ENDPOINT_URL_DYNAMODB` points it at another DynamoDB endpoint, such as dynalite.
+ * `pets <keyId>` reads the stage's pets table instead (`--pets-table`, else the stack's TableName
+ * output): the pets a key created, removed on request (./keyPets.ts).
  * Exit codes: 0 done, 1 failed, 2 bad usage; every mistake and failure is one line on stderr.
  *
  * Against AWS, `create`, `rotate` and `revoke` also create and delete the key's API Gateway API key
@@ -20,7 +22,7 @@
  * (`--endpoint`) they do not: the deployed runner does not model which keys a usage plan holds.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CONTROL_TABLE_OUTPUT } from '../../infra/names.ts';
+import { CONTROL_TABLE_OUTPUT, PETS_TABLE_OUTPUT } from '../../infra/names.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { USAGE, UsageError, parseCommand, type Invocation } from './commandLine.ts';
@@ -28,6 +30,7 @@ import { rotateCursor } from './cursorSecret.ts';
 import { keyDelivery, type KeyDelivery } from './delivery.ts';
 import { create, rotate, type IssueContext } from './issue.ts';
 import { list, revoke } from './listing.ts';
+import { keyPets } from './keyPets.ts';
 import {
   KeysError,
   awsRegion,
@@ -70,6 +73,11 @@ export interface KeysIo {
    * key is never printed: create and rotate need --out. Callers that collect `out` leave it unset.
    */
   stdoutIsTerminal?: boolean;
+  /**
+   * Asks a question on the terminal and resolves to the answer (scripts/keys.ts, when standard input
+   * is one): how `pets --remove` confirms. Without it, a removal needs --yes.
+   */
+  ask?: (question: string) => Promise<string>;
   env?: Record<string, string | undefined>;
   now?: () => Date;
 }
@@ -84,6 +92,9 @@ export async function runKeys(argv: readonly string[], io: KeysIo): Promise<numb
     // Before anything is asked of AWS: where the new key will be shown.
     if (command.name === 'create' || command.name === 'rotate')
       delivery = keyDelivery(command.out, io.stdoutIsTerminal);
+    // Before anything is read: a removal nobody can confirm at a terminal must say --yes.
+    if (command.name === 'pets' && command.remove && !command.yes && !io.ask)
+      throw new UsageError('pets --remove asks for the key id at a terminal; without one, give --yes.');
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`keys: ${error.message} (npm run keys -- --help for usage)`);
@@ -120,12 +131,17 @@ async function run(
   const env = io.env ?? process.env;
   const offline = endpoint !== undefined || (io.client !== undefined && io.usagePlanKeys === undefined);
   const usesGateway = (command.name === 'create' || command.name === 'rotate' || command.name === 'revoke') && !offline;
-  const needsRegion = !io.client || (!givenTable && !io.stacks) || (usesGateway && !io.usagePlanKeys);
+  // `pets` reads the pets table alone, named by its own option or output; the others the control table.
+  const [namedTable, tableOutput, tableOption] =
+    command.name === 'pets'
+      ? [command.petsTable, PETS_TABLE_OUTPUT, '--pets-table']
+      : [givenTable, CONTROL_TABLE_OUTPUT, '--table'];
+  const needsRegion = !io.client || (!namedTable && !io.stacks) || (usesGateway && !io.usagePlanKeys);
   const region = needsRegion ? await awsRegion(env) : undefined;
-  const outputs = givenTable && !usesGateway ? {} : await stackOutputsOf(command.stage, io.stacks, region);
+  const outputs = namedTable && !usesGateway ? {} : await stackOutputsOf(command.stage, io.stacks, region);
   const table =
-    givenTable ??
-    requiredOutput(command.stage, outputs, CONTROL_TABLE_OUTPUT, 'is it still being created?); give --table.');
+    namedTable ??
+    requiredOutput(command.stage, outputs, tableOutput, `is it still being created?); give ${tableOption}.`);
   const gateway = usesGateway ? gatewaySide(command.stage, outputs, io.usagePlanKeys, region) : undefined;
   const client = io.client ?? createDocumentClient({ region, endpoint });
   const now = io.now?.() ?? new Date();
@@ -146,6 +162,13 @@ async function run(
         return await revoke(client, { stage: command.stage, table, keyId: command.keyId, gateway }, io.out);
       case 'rotate-cursor-secret':
         return await rotateCursor(client, command.stage, table, now, io.out);
+      case 'pets':
+        return await keyPets(client, {
+          ...command,
+          table,
+          confirm: command.yes ? undefined : confirmBy(io),
+          out: io.out,
+        });
       default:
         return command satisfies never;
     }
@@ -153,3 +176,9 @@ async function run(
     if (!io.client) client.destroy();
   }
 }
+
+/** `pets --remove`'s confirmation: the answer typed at the terminal must be exactly `expected`. */
+const confirmBy =
+  (io: KeysIo) =>
+  async (question: string, expected: string): Promise<boolean> =>
+    (await io.ask!(question)).trim() === expected;

@@ -407,9 +407,18 @@ describe('the body a key was first used with', () => {
 
 describe('a record found completed', () => {
   it('answers its pet, replayed, writing nothing', async () => {
+    await putPet(fresh.service.pets, { ...rex, id: 1212 }, TOKEN);
     await putRecord('done', { state: 'completed', petId: 1212, pet: { ...rex, id: 1212 } });
     expect(await creates(() => 3).create(caller, 'done', rex)).toEqual({ pet: { ...rex, id: 1212 }, replayed: true });
     expect(await getPet(fresh.service.pets, 3)).toBeUndefined();
+  });
+
+  it("answers 410 GONE once its pet has been removed (or is another create's), writing nothing", async () => {
+    await putRecord('removed', { state: 'completed', petId: 1515, pet: { ...rex, id: 1515 } });
+    await expect(creates(() => 4).create(caller, 'removed', rex)).rejects.toMatchObject({ code: 'GONE', status: 410 });
+    await putPet(fresh.service.pets, { ...rex, id: 1515 }, 'another-create');
+    await expect(creates(() => 4).create(caller, 'removed', rex)).rejects.toMatchObject({ code: 'GONE' });
+    expect(await getPet(fresh.service.pets, 4)).toBeUndefined();
   });
 
   it('is ignored once expired, and the key creates anew', async () => {
