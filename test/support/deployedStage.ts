@@ -63,12 +63,13 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
 
 /**
  * `npm run keys -- create`, exactly as an operator runs it after a deploy (at a terminal). `createdAt`
- * backdates the key (keys' clock), so that it expires soon, or has expired already.
+ * backdates the key (keys' clock), so that it expires soon, or has expired already; `options` are
+ * create's own (`--scope read`, `--creates-per-day 2`).
  */
 export async function issueKey(
   stage: Stage,
   api: DeployedApi,
-  { createdAt }: { createdAt?: Date } = {},
+  { createdAt, options = [] }: { createdAt?: Date; options?: readonly string[] } = {},
 ): Promise<string> {
   const out: string[] = [];
   const code = await runKeys(
@@ -82,6 +83,7 @@ export async function issueKey(
       api.storeEndpoint,
       '--description',
       'deployed-runner test',
+      ...options,
     ],
     {
       out: (line) => out.push(line),
