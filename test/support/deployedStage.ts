@@ -29,8 +29,15 @@ export interface RunningStage {
   close(): Promise<void>;
 }
 
-/** The stage from a fresh cloud assembly, gate decisions recorded; `options` add to or change the defaults. */
-export async function startStage(stage: Stage, options: Partial<DeployedApiOptions> = {}): Promise<RunningStage> {
+/**
+ * The stage from a fresh cloud assembly, gate decisions recorded; `options` add to or change the
+ * defaults; `keyOptions` are `keys create`'s for the stage's key (e.g. `--creates-per-day`).
+ */
+export async function startStage(
+  stage: Stage,
+  options: Partial<DeployedApiOptions> = {},
+  keyOptions: readonly string[] = [],
+): Promise<RunningStage> {
   await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
   const logs: string[] = [];
   let proxy: FaultProxy | undefined;
@@ -54,7 +61,7 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
     await proxy?.close();
   };
   try {
-    return { api, proxy: proxy!, key: await issueKey(stage, api), logs, close };
+    return { api, proxy: proxy!, key: await issueKey(stage, api, { options: keyOptions }), logs, close };
   } catch (error) {
     await close();
     throw error;
