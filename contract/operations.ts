@@ -155,7 +155,10 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
   createPet: {
     description:
       'Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`. ' +
-      'With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing.',
+      'With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing. ' +
+      'A read key is refused 403 `FORBIDDEN`; a write key creates at most its daily number of pets per UTC day ' +
+      '(set when the key is issued), past which it is answered 429 `TOO_MANY_REQUESTS` with `Retry-After` until ' +
+      '00:00 UTC (a retry that replays a pet is not counted).',
     success: {
       status: 201,
       description: 'The stored pet (or, for a retried `Idempotency-Key`, the pet the first request stored).',
@@ -166,11 +169,13 @@ export const OPERATIONS: Readonly<Record<OperationName, OperationContract>> = {
     },
     errors: [
       'VALIDATION_FAILED',
+      'FORBIDDEN',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'IDEMPOTENCY_IN_PROGRESS',
       'GONE',
       'IDEMPOTENCY_KEY_REUSED',
+      'TOO_MANY_REQUESTS',
     ],
     parameters: ['idempotencyKey'],
   },

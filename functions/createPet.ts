@@ -1,6 +1,8 @@
 /**
  * POST /v1/pets: validates a NewPet, stores it under a fresh id, answers 201 with its Location.
  * With an Idempotency-Key, a retry answers the pet the first request created (lib/store/idempotency.ts).
+ * A read key is refused 403 by the pipeline; each new pet counts against its key's daily create
+ * ceiling (lib/store/dailyCreates.ts), a replay does not.
  */
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { NewPet, parseOrThrow } from '../lib/domain/schemas.ts';
@@ -9,6 +11,7 @@ import { jsonBody } from '../lib/http/jsonBody.ts';
 import { httpHandler } from '../lib/http/pipeline.ts';
 import { jsonResponse } from '../lib/http/responses.ts';
 import { defaultDependencies, type Dependencies } from '../lib/service.ts';
+import { countCreate } from '../lib/store/dailyCreates.ts';
 import { IdempotentCreates } from '../lib/store/idempotency.ts';
 import { createPet } from '../lib/store/petWrites.ts';
 
@@ -21,10 +24,15 @@ export const createHandler = (dependencies: Dependencies) =>
       const newPet = parseOrThrow(NewPet, event.body, 'body');
       // Stored on the pet, never answered: which key wrote it (`npm run keys -- pets`).
       const createdBy = caller.keyId;
+      const count = () => countCreate(control, caller, dependencies.now().getTime());
+      const createOnce = async () => {
+        await count();
+        return { pet: await createPet(pets, newPet, { newId: dependencies.newId, createdBy }), replayed: false };
+      };
       const { pet, replayed } =
         key === undefined
-          ? { pet: await createPet(pets, newPet, { newId: dependencies.newId, createdBy }), replayed: false }
-          : await new IdempotentCreates(control, pets, dependencies.newId).create(
+          ? await createOnce()
+          : await new IdempotentCreates(control, pets, dependencies.newId, count).create(
               caller.digest,
               key,
               newPet,

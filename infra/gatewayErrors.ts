@@ -7,6 +7,7 @@
  */
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { errorStatuses, RETRY_AFTER_SECONDS, type ErrorBody, type ErrorCode } from '../lib/domain/errors.ts';
+import { SCOPE_REFUSED_MESSAGE } from '../lib/domain/keyScope.ts';
 import { methodNotAllowedMessage as messageFor, NOT_FOUND_MESSAGE, type HttpMethod } from '../lib/domain/routes.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../lib/http/authorizer.ts';
 
@@ -37,8 +38,9 @@ const KEY_AUTHORIZER_ERRORS: readonly GatewayError[] = [
     message: MISSING_OR_INVALID_KEY_MESSAGE,
     headers: { 'WWW-Authenticate': BEARER_CHALLENGE },
   },
-  // A Deny from the authorizer (it never denies: a bad key is a 401).
-  { type: ResponseType.ACCESS_DENIED, code: 'FORBIDDEN', message: 'This API key may not call this API.' },
+  // A method outside the key's policy: the authorizer allows a read key only GET (lib/domain/keyScope.ts);
+  // a bad key is a 401, never a Deny. The function answers the same 403 when it checks the scope itself.
+  { type: ResponseType.ACCESS_DENIED, code: 'FORBIDDEN', message: SCOPE_REFUSED_MESSAGE },
   // The authorizer failed: it could not read the keys. Not cached; the next request asks again.
   {
     type: ResponseType.AUTHORIZER_FAILURE,

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`. With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing.
+         * @description Stores a new pet under a fresh id. The body is at most 16 KiB of `application/json`. With an `Idempotency-Key`, a retry (same key, same body, within 24 hours) answers the same pet and creates nothing. A read key is refused 403 `FORBIDDEN`; a write key creates at most its daily number of pets per UTC day (set when the key is issued), past which it is answered 429 `TOO_MANY_REQUESTS` with `Retry-After` until 00:00 UTC (a retry that replays a pet is not counted).
          */
         post: operations["createPet"];
         delete?: never;
@@ -361,7 +361,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN` (answered by API Gateway) */
+            /** @description `FORBIDDEN` (also answered by API Gateway) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id.optional"];
@@ -453,7 +453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `TOO_MANY_REQUESTS` (answered by API Gateway) */
+            /** @description `TOO_MANY_REQUESTS` (also answered by API Gateway) */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

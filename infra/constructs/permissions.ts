@@ -7,7 +7,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Route, TableAccess } from '../../lib/domain/routes.ts';
 import { LAST_USED_ATTRIBUTE } from '../../lib/store/controlTableKeys.ts';
-import { IDEMPOTENCY_KEY_PREFIX, controlKeys, controlTable, petsTable } from '../../lib/store/table.ts';
+import { CREATE_COUNT_ATTRIBUTE } from '../../lib/store/dailyCreates.ts';
+import {
+  CREATE_COUNT_KEY_PREFIX,
+  IDEMPOTENCY_KEY_PREFIX,
+  controlKeys,
+  controlTable,
+  petsTable,
+} from '../../lib/store/table.ts';
 
 /** The resources a function's statements may name. */
 export interface FunctionResources {
@@ -29,7 +36,8 @@ const onlyPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamod
 
 /**
  * What a function may do to the control table: read the API keys' partition, (listPets only) read
- * and create the cursor secret, and (createPet only) get, put and update its idempotency records.
+ * and create the cursor secret, and (createPet only) get, put and update its idempotency records
+ * and raise its keys' daily create counts.
  * Each statement is held to its partitions by the `dynamodb:LeadingKeys` condition, so no function
  * can reach another kind of record through these grants.
  */
@@ -56,8 +64,30 @@ function controlTableStatements(route: Route, controlTableArn: string): iam.Poli
       }),
     );
   }
+  if (route.usesDailyCreateCounts) statements.push(dailyCreateCountsStatement(controlTableArn));
   return statements;
 }
+
+/** The attributes a daily create count's UpdateItem may name. */
+const CREATE_COUNT_ATTRIBUTES = [
+  controlTable.partitionKey.name,
+  controlTable.sortKey.name,
+  CREATE_COUNT_ATTRIBUTE,
+  controlTable.timeToLiveAttribute,
+] as const;
+
+/** Raise a key's count of the day (lib/store/dailyCreates.ts): one UpdateItem, its attributes only, returning nothing. */
+const dailyCreateCountsStatement = (controlTableArn: string): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    sid: 'DailyCreateCounts',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [controlTableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${CREATE_COUNT_KEY_PREFIX}*`] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...CREATE_COUNT_ATTRIBUTES] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+    },
+  });
 
 /** Query the API keys' partition, and nothing else of the control table. */
 const readApiKeysStatement = (controlTableArn: string): iam.PolicyStatement =>

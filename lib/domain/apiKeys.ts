@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Deadline } from './deadline.ts';
 import { serviceUnavailable } from './errors.ts';
 import { isExpired } from './keyLifetime.ts';
+import { DEFAULT_KEY_SCOPE, type KeyScope } from './keyScope.ts';
 
 export interface ApiKeyStore {
   /**
@@ -38,6 +39,10 @@ export interface KeyDigest {
   digest: Buffer;
   /** When the key stops working (epoch ms, ./keyLifetime.ts keyExpiry); none for keys given in configuration. */
   expiresAt?: number | undefined;
+  /** What the key may call (./keyScope.ts). */
+  scope: KeyScope;
+  /** How many pets it may create per UTC day (./keyScope.ts); none for keys given in configuration: no ceiling. */
+  createsPerDay?: number | undefined;
 }
 
 /**
@@ -58,15 +63,24 @@ export const keyIdOf = (digest: Buffer): string => digest.toString('hex').slice(
 /** A plain-text key's id: the one in its `psk_` form, as the keys CLI and the control table name it, else `keyIdOf`. */
 export const keyIdOfKey = (key: string): string => API_KEY_FORMAT.exec(key)?.[1] ?? keyIdOf(digestKey(key));
 
-/** Keys given in plain text, as `PETSTORE_API_KEYS` does locally. */
+/**
+ * A key given in configuration may name its scope, `read:<key>` or `write:<key>` (a bearer token
+ * never holds a colon, so no key is mistaken for one); without it, DEFAULT_KEY_SCOPE.
+ */
+const SCOPED_KEY = /^(read|write):(.+)$/s;
+
+/** Keys given in plain text, as `PETSTORE_API_KEYS` does locally: no expiry, no daily create ceiling. */
 export class StaticApiKeys implements ApiKeyStore {
   readonly #digests: readonly KeyDigest[];
 
   constructor(keys: readonly string[]) {
     this.#digests = keys
-      .map((key) => key.trim())
+      .map((given) => given.trim())
       .filter(Boolean)
-      .map((key) => ({ keyId: keyIdOfKey(key), digest: digestKey(key) }));
+      .map((given) => {
+        const [, scope = DEFAULT_KEY_SCOPE, key = given] = SCOPED_KEY.exec(given) ?? [];
+        return { keyId: keyIdOfKey(key.trim()), digest: digestKey(key.trim()), scope: scope as KeyScope };
+      });
   }
 
   static fromList(commaSeparated: string): StaticApiKeys {
@@ -86,6 +100,10 @@ export interface Caller {
   keysReadAt?: number | undefined;
   /** When the key expires (epoch ms); none for configured keys. */
   expiresAt?: number | undefined;
+  /** What the key may call. */
+  scope: KeyScope;
+  /** Its daily create ceiling; none (no ceiling) for configured keys. */
+  createsPerDay?: number | undefined;
 }
 
 /** The key `keys` holds now whose digest is `digest`, with when those digests were read and when it expires. */
@@ -93,6 +111,8 @@ export interface MatchedKey {
   keyId: string;
   keysReadAt?: number | undefined;
   expiresAt?: number | undefined;
+  scope: KeyScope;
+  createsPerDay?: number | undefined;
 }
 
 /** Whether `digest` is the digest of a key `keys` holds now; 503 when the store cannot be read. */
@@ -121,7 +141,9 @@ export async function matchingKey(
   return {
     keyId: matched.keyId,
     keysReadAt: digests.readAt,
+    scope: matched.scope,
     ...(matched.expiresAt === undefined ? {} : { expiresAt: matched.expiresAt }),
+    ...(matched.createsPerDay === undefined ? {} : { createsPerDay: matched.createsPerDay }),
   };
 }
 

@@ -37,6 +37,8 @@ export interface Route {
   readonly usesCursorSecret: boolean;
   /** Whether the operation keeps idempotency records (`Idempotency-Key`) in the control table. */
   readonly usesIdempotencyRecords: boolean;
+  /** Whether the operation counts its key's creates of the day in the control table (lib/store/dailyCreates.ts). */
+  readonly usesDailyCreateCounts: boolean;
   readonly deprecated?: Deprecation;
 }
 
@@ -50,6 +52,7 @@ export const routes: readonly Route[] = [
     usesStatusIndex: true,
     usesCursorSecret: true,
     usesIdempotencyRecords: false,
+    usesDailyCreateCounts: false,
   },
   {
     operation: 'createPet',
@@ -61,6 +64,7 @@ export const routes: readonly Route[] = [
     usesStatusIndex: false,
     usesCursorSecret: false,
     usesIdempotencyRecords: true,
+    usesDailyCreateCounts: true,
   },
   {
     operation: 'getPet',
@@ -71,6 +75,7 @@ export const routes: readonly Route[] = [
     usesStatusIndex: false,
     usesCursorSecret: false,
     usesIdempotencyRecords: false,
+    usesDailyCreateCounts: false,
     deprecated: { since: '2026-01-01T00:00:00Z', sunset: '2030-12-05T00:00:00Z', successor: '/pets' },
   },
 ];

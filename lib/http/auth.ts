@@ -6,6 +6,7 @@
 import { digestKey, matchingKey, type ApiKeyStore, type Caller } from '../domain/apiKeys.ts';
 import type { Deadline } from '../domain/deadline.ts';
 import { ApiError } from '../domain/errors.ts';
+import { scopeAllows, scopeRefused } from '../domain/keyScope.ts';
 import { INVALID_KEY, callerFromVerdict } from './authorizerVerdict.ts';
 import type { ProxyMiddleware } from './proxy.ts';
 
@@ -90,6 +91,18 @@ export function bearerAuth(keys: ApiKeyStore, now: () => number = Date.now): Pro
       const verdict = callerFromVerdict(requestContext?.authorizer, token, keys, at);
       if (verdict === INVALID_KEY) throw invalidKey();
       context.caller = verdict ?? (await callerWithToken(token, keys, context.deadline, at));
+    },
+  };
+}
+
+/**
+ * Refuses 403 a caller whose key's scope does not allow `method` (the route's): the authorizer's
+ * policy already does on AWS; this is the function's own check, and the local API's only one.
+ */
+export function requireScope(method: string): ProxyMiddleware {
+  return {
+    before: ({ context }) => {
+      if (context.caller !== undefined && !scopeAllows(context.caller.scope, method)) throw scopeRefused();
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * The REST API's Lambda REQUEST authorizer (functions/authorize.ts, infra/constructs/authorizer.ts):
  * the operations' own bearer check (./auth.ts), run by API Gateway before any operation function,
- * its answer cached per Authorization value. An Allow names the key (`principalId`, `context.keyId`),
- * carries the digest of the token it checked and when the key expires, says when the digests it was
+ * its answer cached per Authorization value. An Allow covers the methods of the key's scope (a read
+ * key's only GET: lib/domain/keyScope.ts), names the key (`principalId`, `context.keyId`), carries
+ * the digest of the token it checked, when the key expires, its scope and its daily create ceiling, says when the digests it was
  * checked against were read (./authorizerVerdict.ts), and hands API Gateway the key's SHA-256 hex
  * digest as `usageIdentifierKey`: the value of the key's API Gateway API key, whose usage plan gives
  * each key its own throttle and quota. The plaintext key never leaves the request.
@@ -17,6 +18,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import type { ApiKeyStore } from '../domain/apiKeys.ts';
 import { ApiError } from '../domain/errors.ts';
+import { SCOPE_METHODS, type KeyScope } from '../domain/keyScope.ts';
 import { logError } from '../domain/log.ts';
 import type { Deadline } from '../domain/deadline.ts';
 import { requestDeadline } from '../store/deadline.ts';
@@ -71,8 +73,11 @@ export const createAuthorizer =
       principalId: caller.keyId,
       policyDocument: {
         Version: '2012-10-17',
-        // The answer is cached per key for every method, so it allows the whole stage.
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageArnOf(event.methodArn) }],
+        // The answer is cached per key for every method, so it allows each method of the key's scope
+        // on the whole stage, whichever method asked first: API Gateway refuses the others 403.
+        Statement: [
+          { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: scopeArns(event.methodArn, caller.scope) },
+        ],
       },
       // What the operation functions read instead of the keys while it is fresh (./authorizerVerdict.ts).
       context: verdictContext(caller),
@@ -82,9 +87,16 @@ export const createAuthorizer =
 
 /** `arn:…:execute-api:<region>:<account>:<api>/<stage>/<VERB>/<path>` -> `…:<api>/<stage>/*`. */
 export function stageArnOf(methodArn: string): string {
-  const [apiArn, stage] = methodArn.split('/');
-  return `${apiArn}/${stage}/*`;
+  return `${stagePrefixOf(methodArn)}/*`;
 }
+
+/** The method ARNs of the stage that `scope` may call: `…/<stage>/*` (write), `…/<stage>/GET/*` (read). */
+function scopeArns(methodArn: string, scope: KeyScope): string[] {
+  const stage = stagePrefixOf(methodArn);
+  return SCOPE_METHODS[scope].map((method) => (method === '*' ? `${stage}/*` : `${stage}/${method}/*`));
+}
+
+const stagePrefixOf = (methodArn: string): string => methodArn.split('/').slice(0, 2).join('/');
 
 /**
  * A REQUEST authorizer's headers keep the case the client sent: names lower-cased, values of names

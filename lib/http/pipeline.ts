@@ -1,6 +1,6 @@
 /**
  * The one middy pipeline every handler runs in:
- *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> [deprecation] -> body or no body
+ *   request log -> CORS -> JSON responses and errors -> header names -> bearer auth -> key scope -> [deprecation] -> body or no body
  *   -> operation, all within the request's store budget (the key store's read counts too). The request
  *   travels through them as one `RequestContext` (./proxy.ts); the operation is handed its `RequestScope`:
  *   its caller, and the tables scoped to its deadline.
@@ -17,7 +17,7 @@ import { routes, type OperationName } from '../domain/routes.ts';
 import { requestDeadline } from '../store/deadline.ts';
 import { withinDeadline, type StoreTable } from '../store/dynamo.ts';
 import type { PetsTable } from '../store/table.ts';
-import { bearerAuth } from './auth.ts';
+import { bearerAuth, requireScope } from './auth.ts';
 import { noBody } from './bodyLimits.ts';
 import { cors } from './cors.ts';
 import { assertBeforeSunset, deprecationHeaders } from './deprecation.ts';
@@ -74,13 +74,16 @@ export function httpHandler(
   handle: Operation,
   options: PipelineOptions = {},
 ) {
-  const deprecation = routes.find((route) => route.operation === operation)?.deprecated;
+  const route = routes.find((candidate) => candidate.operation === operation);
+  if (route === undefined) throw new Error(`No route has the operation ${operation}.`);
+  const deprecation = route.deprecated;
   const pipeline = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, RequestContext>()
     .use(requestLog(operation))
     .use(cors())
     .use(jsonResponses(operation, deprecation ? (event) => deprecationHeaders(deprecation, event) : () => ({})))
     .use(lowerCaseHeaders())
-    .use(bearerAuth(dependencies.keys));
+    .use(bearerAuth(dependencies.keys))
+    .use(requireScope(route.method));
   if (deprecation) pipeline.use({ before: () => assertBeforeSunset(deprecation, dependencies.now()) });
   for (const middleware of options.body ?? [noBody()]) pipeline.use(middleware);
   const handler = pipeline.handler((event, context) => handle(event, requestScope(context, dependencies)));

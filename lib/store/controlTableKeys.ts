@@ -1,7 +1,8 @@
 /**
  * The deployed API-key store: one control-table item per key, partition `apikeys`, sort key the
  * key's id, holding `sha256` (hex digest of the key), `createdAt` and `expiresAt` (ISO dates; a key
- * created before keys expired has no `expiresAt`), an optional `description`, and `lastUsedAt`,
+ * created before keys expired has no `expiresAt`), its `scope` and `createsPerDay` (an item from
+ * before them: lib/domain/keyScope.ts's defaults), an optional `description`, and `lastUsedAt`,
  * which the key authorizer writes (./keyUses.ts). The plaintext key is never stored. The functions read the digests with one Query
  * through the DynamoDB client they already carry (no SSM client in the bundle), keep them, and
  * refresh them (lib/store/cache.ts): a key issued or revoked with `npm run keys` takes effect within
@@ -12,6 +13,13 @@ import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import type { ApiKeyStore, KeyDigest, KeyDigests } from '../domain/apiKeys.ts';
 import type { Deadline } from '../domain/deadline.ts';
 import { keyExpiry } from '../domain/keyLifetime.ts';
+import {
+  DEFAULT_CREATES_PER_DAY,
+  DEFAULT_KEY_SCOPE,
+  isCreatesPerDay,
+  isKeyScope,
+  type KeyScope,
+} from '../domain/keyScope.ts';
 import { warn } from '../domain/log.ts';
 import { refreshing, type Refreshing } from './cache.ts';
 import { controlKeys, controlTable } from './table.ts';
@@ -37,6 +45,10 @@ export interface ApiKeyRecord {
   /** ISO 8601 instant the key stops working; none on a key created before keys expired (see `expiryOf`). */
   expiresAt?: string | undefined;
   description?: string | undefined;
+  /** What the key may call; DEFAULT_KEY_SCOPE on an item without one. */
+  scope: KeyScope;
+  /** Pets it may create per UTC day; DEFAULT_CREATES_PER_DAY on an item without one. */
+  createsPerDay: number;
   /** ISO 8601 instant the authorizer last recorded a use of the key (./keyUses.ts). */
   lastUsedAt?: string | undefined;
 }
@@ -47,15 +59,23 @@ export const LAST_USED_ATTRIBUTE = 'lastUsedAt';
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 const isInstant = (value: unknown): value is string => typeof value === 'string' && !Number.isNaN(Date.parse(value));
 
-/** The record an item holds, or undefined when it is not one (a `lastUsedAt` that is no instant is left out). */
+/**
+ * The record an item holds, or undefined when it is not one (a `lastUsedAt` that is no instant is
+ * left out). A scope or ceiling that is there but not one makes no record: the key is refused rather
+ * than given more than its item says.
+ */
 export function parseKeyItem(item: Record<string, unknown>): ApiKeyRecord | undefined {
   const { sk, sha256, createdAt, expiresAt, description, [LAST_USED_ATTRIBUTE]: lastUsedAt } = item;
+  const { scope = DEFAULT_KEY_SCOPE, createsPerDay = DEFAULT_CREATES_PER_DAY } = item;
   if (typeof sk !== 'string' || typeof sha256 !== 'string' || !SHA256_HEX.test(sha256)) return undefined;
   if (!isInstant(createdAt) || (expiresAt !== undefined && !isInstant(expiresAt))) return undefined;
+  if (!isKeyScope(scope) || !isCreatesPerDay(createsPerDay)) return undefined;
   return {
     keyId: sk,
     sha256,
     createdAt,
+    scope,
+    createsPerDay,
     ...(expiresAt === undefined ? {} : { expiresAt }),
     ...(typeof description === 'string' ? { description } : {}),
     ...(isInstant(lastUsedAt) ? { lastUsedAt } : {}),
@@ -72,13 +92,19 @@ export const keyItemKey = (keyId: string) => ({
   [controlTable.sortKey.name]: keyId,
 });
 
+/** What a key's item is written from: its record, the scope and ceiling left out for their defaults. */
+export type NewKeyRecord = Omit<ApiKeyRecord, 'lastUsedAt' | 'scope' | 'createsPerDay'> &
+  Partial<Pick<ApiKeyRecord, 'scope' | 'createsPerDay'>>;
+
 /** The control-table item for a key, as `npm run keys` writes it (never `lastUsedAt`: the authorizer's). */
-export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description }: Omit<ApiKeyRecord, 'lastUsedAt'>) => ({
+export const keyItem = ({ keyId, sha256, createdAt, expiresAt, description, scope, createsPerDay }: NewKeyRecord) => ({
   ...keyItemKey(keyId),
   sha256,
   createdAt,
   ...(expiresAt === undefined ? {} : { expiresAt }),
   ...(description === undefined ? {} : { description }),
+  ...(scope === undefined ? {} : { scope }),
+  ...(createsPerDay === undefined ? {} : { createsPerDay }),
 });
 
 /** Every key item, following LastEvaluatedKey to the end (one page holds about 5,000 keys). */
@@ -134,10 +160,16 @@ export class ControlTableApiKeys implements ApiKeyStore {
         const record = parseKeyItem(item);
         // Id only: the value is not logged, even when malformed.
         if (record)
-          digests.push({ keyId: record.keyId, digest: Buffer.from(record.sha256, 'hex'), expiresAt: expiryOf(record) });
+          digests.push({
+            keyId: record.keyId,
+            digest: Buffer.from(record.sha256, 'hex'),
+            expiresAt: expiryOf(record),
+            scope: record.scope,
+            createsPerDay: record.createsPerDay,
+          });
         else
           warn(
-            `Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256, createdAt and expiresAt.`,
+            `Ignoring API key item ${String(item.sk)} of ${tableName}: it has no valid sha256, createdAt, expiresAt, scope and createsPerDay.`,
           );
       }
       if (digests.length === 0) warn(`No API keys in ${tableName}: every request will be answered 401.`);

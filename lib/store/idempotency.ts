@@ -66,11 +66,16 @@ export interface IdempotentResult {
 }
 
 export class IdempotentCreates {
-  /** Records in the `control` table, pets in the `pets` table; both scoped to the request (its deadline ends the lease). */
+  /**
+   * Records in the `control` table, pets in the `pets` table; both scoped to the request (its deadline
+   * ends the lease). `beforeNewPet` runs before each attempt to write a pet, never for a replay: the
+   * daily create ceiling's count (./dailyCreates.ts); when it throws, the record is released unwritten.
+   */
   constructor(
     private readonly control: StoreTable,
     private readonly pets: PetsTable,
     private readonly newId: IdGenerator = timeOrderedId,
+    private readonly beforeNewPet: () => Promise<void> = async () => {},
   ) {}
 
   /** Creates `newPet` once for (`caller`, `key`), recorded as created by `createdBy` (a key id): see the module comment. */
@@ -143,7 +148,10 @@ export class IdempotentCreates {
     let replayed = false;
     try {
       if (takenOver && (await storedToken(this.pets, record.petId)) === record.token) replayed = true;
-      else record = await this.#store(record, newPet, createdBy);
+      else {
+        await this.beforeNewPet();
+        record = await this.#store(record, newPet, createdBy);
+      }
     } catch (error) {
       await this.#release(record);
       throw error;

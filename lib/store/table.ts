@@ -96,6 +96,7 @@ export function createTableInput(tableName: string) {
  * - `idempotency#<hex digest>` / `record`: a createPet idempotency record (expires).
  * - `apikeys` / `<keyId>`: an API key's digest and metadata.
  * - `cursor-secret` / `current`: the HMAC key that signs page cursors.
+ * - `creates#<keyId>` / `<YYYY-MM-DD>`: how many pets a key created that UTC day (expires).
  */
 export const controlTable = {
   partitionKey: { name: 'pk', type: 'S' },
@@ -132,3 +133,6 @@ export const controlKeys = {
 
 /** Partition-key prefix of createPet's idempotency records (`idempotency#<hex digest>` / `record`). */
 export const IDEMPOTENCY_KEY_PREFIX = 'idempotency#';
+
+/** Partition-key prefix of the keys' daily create counts (`creates#<keyId>` / `<YYYY-MM-DD>`, lib/store/dailyCreates.ts). */
+export const CREATE_COUNT_KEY_PREFIX = 'creates#';

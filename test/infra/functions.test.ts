@@ -77,7 +77,7 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
       const tableId = s.logicalId(s.stack.table);
       const table = getAtt(tableId, 'Arn');
       const control = getAtt(s.logicalId(s.stack.controlTable), 'Arn');
-      // Each control-table grant is held to its partitions: the keys, the cursor secret, idempotency records.
+      // Each control-table grant is held to its partitions: the keys, the cursor secret, idempotency records, create counts.
       const partition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] } });
       const statusIndex = { 'Fn::Join': ['', [table, `/index/${petsTable.statusIndex.indexName}`]] };
       const logs = getAtt((fn.LoggingConfig.LogGroup as { Ref: string }).Ref, 'Arn');
@@ -101,6 +101,16 @@ describe.each(STAGES)('PetStore-%s functions', (stage) => {
             actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
             resource: control,
             condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['idempotency#*'] } },
+          },
+          // The daily create counts: one UpdateItem on their partitions, their attributes only, returning nothing.
+          {
+            actions: ['dynamodb:UpdateItem'],
+            resource: control,
+            condition: {
+              'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['creates#*'] },
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'creates', 'expiresAt'] },
+              StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+            },
           },
         ],
         getPet: [{ actions: ['dynamodb:GetItem'], resource: table }],

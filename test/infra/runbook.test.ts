@@ -12,6 +12,7 @@ import { BOOTSTRAP_QUALIFIERS } from '../../infra/names.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { controlKeys } from '../../lib/store/table.ts';
+import { parseCommand } from '../../tools/keys/commandLine.ts';
 import { alarmNamed, props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -243,6 +244,22 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
       expect(upgrade, file).toContain(file);
       expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), file).toMatch(/nodejs22\.x|NODEJS_22_X|node22/);
     }
+  });
+
+  it('issues the production smoke key as a read key, which keys accepts, and smoke-tests production read-only', () => {
+    const steps = section('First deploy, step by step').split('\n');
+    const at = steps.findIndex((line) => line.startsWith('npm run smoke -- --base <production ApiUrl>'));
+    expect(steps[at]).toContain('--read-only');
+    const create = steps
+      .slice(0, at)
+      .reverse()
+      .find((line) => line.startsWith('npm run keys -- create --stage production'))!;
+    const argv = /^npm run keys -- (.*?)(\s+#.*)?$/
+      .exec(create)![1]!
+      .match(/"[^"]*"|\S+/g)!
+      .map((word) => word.replace(/^"|"$/g, ''));
+    const { command } = parseCommand(argv, {});
+    expect(command).toMatchObject({ name: 'create', stage: 'production', scope: 'read' });
   });
 
   it('never sends operators to WAF sampled requests, which carry the bearer key; blocked requests are in a redacted log', () => {

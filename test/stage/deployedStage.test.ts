@@ -100,6 +100,8 @@ describe.each(STAGES)('%s, run as deployed', (stage) => {
       'CreatePet dynamodb:PutItem ControlTable idempotency#',
       'CreatePet dynamodb:PutItem PetsTable',
       'CreatePet dynamodb:Query ControlTable apikeys',
+      // Each create counted against its key's daily ceiling (lib/store/dailyCreates.ts).
+      'CreatePet dynamodb:UpdateItem ControlTable creates#',
       'CreatePet dynamodb:UpdateItem ControlTable idempotency#',
       'GetPet dynamodb:GetItem PetsTable',
       'GetPet dynamodb:Query ControlTable apikeys',

@@ -30,6 +30,7 @@ import {
   type SentPet,
 } from '../support/history.ts';
 import { DEFAULT_OUTDIR, STAGE_APP } from '../../local/stageApp.ts';
+import { MAX_CREATES_PER_DAY } from '../../lib/domain/keyScope.ts';
 
 const COLLIDING_SANDBOX = fileURLToPath(new URL('../support/collidingSandbox.mjs', import.meta.url));
 /**
@@ -62,10 +63,13 @@ function productionWithSlowStoreBudget(): CfnTemplate {
 }
 
 async function startProduction(): Promise<{ stage: RunningStage; client: RecordingClient; collisions: () => number }> {
-  running = await startStage('production', {
-    sandboxPreload: COLLIDING_SANDBOX,
-    template: productionWithSlowStoreBudget(),
-  });
+  // One key sends every create here, more than a key's default daily ceiling (and an injected lost
+  // answer may count one twice): the stage's key gets the highest ceiling.
+  running = await startStage(
+    'production',
+    { sandboxPreload: COLLIDING_SANDBOX, template: productionWithSlowStoreBudget() },
+    ['--creates-per-day', String(MAX_CREATES_PER_DAY)],
+  );
   return {
     stage: running,
     client: new RecordingClient(running.api.url, running.key, new History()),

@@ -29,8 +29,15 @@ export interface RunningStage {
   close(): Promise<void>;
 }
 
-/** The stage from a fresh cloud assembly, gate decisions recorded; `options` add to or change the defaults. */
-export async function startStage(stage: Stage, options: Partial<DeployedApiOptions> = {}): Promise<RunningStage> {
+/**
+ * The stage from a fresh cloud assembly, gate decisions recorded; `options` add to or change the
+ * defaults; `keyOptions` are `keys create`'s for the stage's key (e.g. `--creates-per-day`).
+ */
+export async function startStage(
+  stage: Stage,
+  options: Partial<DeployedApiOptions> = {},
+  keyOptions: readonly string[] = [],
+): Promise<RunningStage> {
   await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
   const logs: string[] = [];
   let proxy: FaultProxy | undefined;
@@ -54,7 +61,7 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
     await proxy?.close();
   };
   try {
-    return { api, proxy: proxy!, key: await issueKey(stage, api), logs, close };
+    return { api, proxy: proxy!, key: await issueKey(stage, api, { options: keyOptions }), logs, close };
   } catch (error) {
     await close();
     throw error;
@@ -63,12 +70,13 @@ export async function startStage(stage: Stage, options: Partial<DeployedApiOptio
 
 /**
  * `npm run keys -- create`, exactly as an operator runs it after a deploy (at a terminal). `createdAt`
- * backdates the key (keys' clock), so that it expires soon, or has expired already.
+ * backdates the key (keys' clock), so that it expires soon, or has expired already; `options` are
+ * create's own (`--scope read`, `--creates-per-day 2`).
  */
 export async function issueKey(
   stage: Stage,
   api: DeployedApi,
-  { createdAt }: { createdAt?: Date } = {},
+  { createdAt, options = [] }: { createdAt?: Date; options?: readonly string[] } = {},
 ): Promise<string> {
   const out: string[] = [];
   const code = await runKeys(
@@ -82,6 +90,7 @@ export async function issueKey(
       api.storeEndpoint,
       '--description',
       'deployed-runner test',
+      ...options,
     ],
     {
       out: (line) => out.push(line),

@@ -4,6 +4,7 @@
  */
 import { verdictContext } from '../../lib/http/authorizerVerdict.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
+import { DEFAULT_CREATES_PER_DAY } from '../../lib/domain/keyScope.ts';
 import { API_STAGE, matchRoute } from '../../lib/domain/routes.ts';
 import { keyItem } from '../../lib/store/controlTableKeys.ts';
 import { toProxyEvent } from '@petstore/local-kit/proxyEvent';
@@ -50,6 +51,8 @@ const behindTheAuthorizer = (event: ReturnType<typeof apiEvent>) => ({
         keysReadAt: Date.now(),
         digest: digestKey(KEY),
         expiresAt: Date.now() + 86_400_000,
+        scope: 'write',
+        createsPerDay: DEFAULT_CREATES_PER_DAY,
       }),
       integrationLatency: 4,
     },

@@ -11,6 +11,14 @@ import {
   MIN_KEY_LIFETIME_MS,
   ROTATION_OVERLAP_MS,
 } from '../../lib/domain/keyLifetime.ts';
+import {
+  DEFAULT_CREATES_PER_DAY,
+  DEFAULT_KEY_SCOPE,
+  KEY_SCOPES,
+  MAX_CREATES_PER_DAY,
+  isKeyScope,
+  type KeyScope,
+} from '../../lib/domain/keyScope.ts';
 import { STAGES, isStage, type Stage } from '../../lib/domain/stages.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { CURSOR_SECRET_OVERLAP_MS, CURSOR_SECRET_PROPAGATION_MS } from '../../lib/store/cursorSecret.ts';
@@ -53,19 +61,30 @@ function parseLifetime(text: string): number {
   return ms;
 }
 
+/** `--creates-per-day`: a whole number from 1 to MAX_CREATES_PER_DAY. */
+function parseCreatesPerDay(text: string): number {
+  const ceiling = /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(ceiling >= 1 && ceiling <= MAX_CREATES_PER_DAY))
+    throw new UsageError(`--creates-per-day takes a whole number from 1 to ${MAX_CREATES_PER_DAY}, not "${text}".`);
+  return ceiling;
+}
+
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Manages the Pet Store API keys kept in a stage's control table (partition "apikeys").
 
 Commands:
-  create --stage <stage> [--description <text>] [--expires-in <d|h>] [--out <file>]
+  create --stage <stage> [--description <text>] [--scope read|write] [--creates-per-day <n>]
+         [--expires-in <d|h>] [--out <file>]
                                  Issue a new key; only its SHA-256 digest is stored. It expires
                                  after ${describeLifetime(DEFAULT_KEY_LIFETIME_MS)} unless --expires-in says otherwise (at most ${describeLifetime(MAX_KEY_LIFETIME_MS)}).
                                  The key is shown once: on a terminal, or written to --out.
-  list --stage <stage>           Show each key's id, creation, age, expiry, last use and description.
+  list --stage <stage>           Show each key's id, scope, daily creates, creation, age, expiry,
+                                 last use and description.
   revoke <keyId> --stage <stage> Delete a key.
-  rotate <keyId> --stage <stage> [--expires-in <d|h>] [--out <file>]
-                                 Issue the key's successor now, and shorten the old key's life to
+  rotate <keyId> --stage <stage> [--scope read|write] [--creates-per-day <n>] [--expires-in <d|h>] [--out <file>]
+                                 Issue the key's successor now (the old key's description, scope
+                                 and daily creates unless given), and shorten the old key's life to
                                  at most ${describeLifetime(ROTATION_OVERLAP_MS)} from now (never lengthen it).
   rotate-cursor-secret --stage <stage>
                                  Replace the secret that signs page cursors: the new one signs
@@ -78,6 +97,10 @@ Commands:
 Options:
   --stage <stage>        ${STAGES.join(' or ')} (required)
   --description <text>   What the key is for, for example who holds it (create only).
+  --scope read|write     read: the GET operations only; write: every operation (create: default
+                         ${DEFAULT_KEY_SCOPE}; rotate: the old key's).
+  --creates-per-day <n>  How many pets a write key may create per UTC day, 1 to ${MAX_CREATES_PER_DAY}; past it
+                         createPet answers 429 until 00:00 UTC (create: default ${DEFAULT_CREATES_PER_DAY}; rotate: the old key's).
   --expires-in <d|h>     The new key's lifetime in days or hours, e.g. 30d or 12h (create, rotate).
   --out <file>           Write the new key to this new file (mode 0600) instead of the terminal;
                          required when standard output is not a terminal (create, rotate).
@@ -92,10 +115,15 @@ CDK CLI deploys to: AWS_REGION, else AWS_DEFAULT_REGION, else the profile's, els
 The service caches keys: a created or revoked key takes effect ${TAKES_EFFECT}.
 Exit codes: 0 done, 1 failed, 2 bad usage.`;
 
-/** What a new key needs: its lifetime, and where it is shown (undefined: standard output). */
+/**
+ * What a new key needs: its lifetime, where it is shown (undefined: standard output), and its scope
+ * and daily create ceiling when given (undefined: create's defaults, rotate's old key's).
+ */
 interface NewKeyOptions {
   lifetimeMs: number;
   out: string | undefined;
+  scope: KeyScope | undefined;
+  createsPerDay: number | undefined;
 }
 
 type Command =
@@ -123,6 +151,8 @@ const OPTIONS = {
   description: { type: 'string' },
   'expires-in': { type: 'string' },
   out: { type: 'string' },
+  scope: { type: 'string' },
+  'creates-per-day': { type: 'string' },
   endpoint: { type: 'string' },
   table: { type: 'string' },
   'pets-table': { type: 'string' },
@@ -140,6 +170,8 @@ interface Values {
   'pets-table'?: string | undefined;
   remove?: boolean | undefined;
   yes?: boolean | undefined;
+  scope?: string | undefined;
+  'creates-per-day'?: string | undefined;
 }
 
 /** The command line as node:util's parseArgs reads it; its refusal as a UsageError. */
@@ -167,6 +199,8 @@ export function parseCommand(argv: readonly string[], env: Record<string, string
     ['pets-table', ['pets']],
     ['remove', ['pets']],
     ['yes', ['pets']],
+    ['scope', ['create', 'rotate']],
+    ['creates-per-day', ['create', 'rotate']],
   ] as const) {
     if (values[option] !== undefined && !(commands as readonly string[]).includes(name))
       throw new UsageError(`--${option} is only for ${commands.join(' and ')}.`);
@@ -202,7 +236,15 @@ function newKeyOptions(values: Values): NewKeyOptions {
   const out = values.out?.trim();
   if (values.out !== undefined && !out) throw new UsageError('--out needs a file name.');
   const lifetimeMs = values['expires-in'] === undefined ? DEFAULT_KEY_LIFETIME_MS : parseLifetime(values['expires-in']);
-  return { lifetimeMs, out: out || undefined };
+  const scope = values.scope?.trim();
+  if (scope !== undefined && !isKeyScope(scope))
+    throw new UsageError(`--scope must be ${KEY_SCOPES.join(' or ')}, not "${values.scope}".`);
+  const createsPerDay =
+    values['creates-per-day'] === undefined ? undefined : parseCreatesPerDay(values['creates-per-day']);
+  // A read key creates nothing: a ceiling given with it says the operator meant something else.
+  if (scope === 'read' && createsPerDay !== undefined)
+    throw new UsageError('--creates-per-day is for write keys; a read key creates nothing.');
+  return { lifetimeMs, out: out || undefined, scope, createsPerDay };
 }
 
 /** `pets`: the pets table is its own option (--table names the control table, which it never reads). */

@@ -1,8 +1,9 @@
 /**
  * `keys create` and `keys rotate`: a new key issued as a control-table item holding its digest and
  * expiry (lib/store/controlTableKeys.ts) and, against AWS, an API Gateway API key in the stage's
- * usage plan; shown once (./delivery.ts). `rotate` issues the successor of a key, with its
- * description, then shortens the old key's life to at most ROTATION_OVERLAP_MS from now: both work
+ * usage plan; shown once (./delivery.ts). A key has a scope and a daily create ceiling
+ * (lib/domain/keyScope.ts): given, else create's defaults. `rotate` issues the successor of a key, with its
+ * description, and its scope and ceiling unless given, then shortens the old key's life to at most ROTATION_OVERLAP_MS from now: both work
  * in between, and the old one answers 401 after, as an unknown key does.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,6 +17,7 @@ import {
 import { apiKeyTags, gatewayKeyName } from '../../infra/names.ts';
 import { digestKey } from '../../lib/domain/apiKeys.ts';
 import { ROTATION_OVERLAP_MS } from '../../lib/domain/keyLifetime.ts';
+import { DEFAULT_CREATES_PER_DAY, DEFAULT_KEY_SCOPE, type KeyScope } from '../../lib/domain/keyScope.ts';
 import type { Stage } from '../../lib/domain/stages.ts';
 import { expiryOf, keyItem, keyItemKey, parseKeyItem, type ApiKeyRecord } from '../../lib/store/controlTableKeys.ts';
 import { controlTable } from '../../lib/store/table.ts';
@@ -45,12 +47,26 @@ export interface NewKey {
   lifetimeMs: number;
   description: string | undefined;
   delivery: KeyDelivery;
+  /** What the key may call; undefined: DEFAULT_KEY_SCOPE (create), the old key's (rotate). */
+  scope: KeyScope | undefined;
+  /** Pets it may create per UTC day; undefined: DEFAULT_CREATES_PER_DAY (create), the old key's (rotate). */
+  createsPerDay: number | undefined;
+}
+
+/** A new key's limits, decided. */
+interface KeyLimits {
+  scope: KeyScope;
+  createsPerDay: number;
 }
 
 const instant = (ms: number) => new Date(ms).toISOString();
 
 export async function create(context: IssueContext, key: NewKey): Promise<void> {
-  const issued = await issue(context, key);
+  const issued = await issue(context, {
+    ...key,
+    scope: key.scope ?? DEFAULT_KEY_SCOPE,
+    createsPerDay: key.createsPerDay ?? DEFAULT_CREATES_PER_DAY,
+  });
   announce(
     context,
     issued,
@@ -75,7 +91,17 @@ export async function rotate(context: IssueContext, keyId: string, key: Omit<New
     throw new KeysError(
       `rotate: key ${keyId} expired at ${instant(oldExpiry)}; nothing was issued: create a new key instead.`,
     );
-  const issued = await issue(context, { ...key, description: old.description });
+  const scope = key.scope ?? old.scope;
+  if (scope === 'read' && key.createsPerDay !== undefined)
+    throw new KeysError(
+      `rotate: key ${keyId} is a read key, which creates nothing: --creates-per-day is for write keys.`,
+    );
+  const issued = await issue(context, {
+    ...key,
+    description: old.description,
+    scope,
+    createsPerDay: key.createsPerDay ?? old.createsPerDay,
+  });
   announce(
     context,
     issued,
@@ -111,14 +137,17 @@ async function shortenLife({ client, table, stage }: IssueContext, old: ApiKeyRe
   }
 }
 
-interface Issued {
+interface Issued extends KeyLimits {
   keyId: string;
   key: string;
   expiresAt: number;
 }
 
 /** The item (a fresh id when one is taken), then the usage plan's API key. */
-async function issue(context: IssueContext, { lifetimeMs, description }: Omit<NewKey, 'delivery'>): Promise<Issued> {
+async function issue(
+  context: IssueContext,
+  { lifetimeMs, description, scope, createsPerDay }: Omit<NewKey, 'delivery' | keyof KeyLimits> & KeyLimits,
+): Promise<Issued> {
   const { client, table, now } = context;
   const expiresAt = now.getTime() + lifetimeMs;
   for (let attempt = 1; ; attempt++) {
@@ -133,6 +162,8 @@ async function issue(context: IssueContext, { lifetimeMs, description }: Omit<Ne
             createdAt: now.toISOString(),
             expiresAt: instant(expiresAt),
             description,
+            scope,
+            createsPerDay,
           }),
           ConditionExpression: 'attribute_not_exists(#sk)',
           ExpressionAttributeNames: { '#sk': controlTable.sortKey.name },
@@ -144,18 +175,23 @@ async function issue(context: IssueContext, { lifetimeMs, description }: Omit<Ne
       throw error;
     }
     await addToUsagePlan(context, { keyId, key, description });
-    return { keyId, key, expiresAt };
+    return { keyId, key, expiresAt, scope, createsPerDay };
   }
 }
 
 /** What `create` and `rotate` print: the key (or where it went), its expiry, how it takes effect, its limits. */
 function announce(
   { stage, gateway, out, now }: IssueContext,
-  { keyId, key, expiresAt }: Issued,
-  { lifetimeMs, delivery }: Omit<NewKey, 'description'>,
+  { keyId, key, expiresAt, scope, createsPerDay }: Issued,
+  { lifetimeMs, delivery }: Pick<NewKey, 'lifetimeMs' | 'delivery'>,
   headline: string,
 ): void {
   out(`${headline}; it expires ${instant(expiresAt)} (${describeLifetime(lifetimeMs)} from ${now.toISOString()}).`);
+  out(
+    scope === 'read'
+      ? 'Its scope: read (the GET operations only; createPet answers it 403).'
+      : `Its scope: write (every operation), at most ${createsPerDay} pets created per UTC day (then 429 until 00:00 UTC).`,
+  );
   for (const line of delivery.deliver(key)) out(line);
   out('It cannot be shown again: only its SHA-256 digest is stored, so it cannot be recovered, only revoked.');
   out(`It is accepted ${TAKES_EFFECT}. To revoke it: npm run keys -- revoke ${keyId} --stage ${stage}`);

@@ -28,7 +28,7 @@ import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { USAGE, UsageError, parseCommand, type Invocation } from './commandLine.ts';
 import { rotateCursor } from './cursorSecret.ts';
 import { keyDelivery, type KeyDelivery } from './delivery.ts';
-import { create, rotate, type IssueContext } from './issue.ts';
+import { create, rotate, type IssueContext, type NewKey } from './issue.ts';
 import { list, revoke } from './listing.ts';
 import { keyPets } from './keyPets.ts';
 import {
@@ -149,13 +149,9 @@ async function run(
     const context: IssueContext = { client, stage: command.stage, table, gateway, now, out: io.out };
     switch (command.name) {
       case 'create':
-        return await create(context, {
-          lifetimeMs: command.lifetimeMs,
-          description: command.description,
-          delivery: delivery!,
-        });
+        return await create(context, { ...newKeyOf(command), description: command.description, delivery: delivery! });
       case 'rotate':
-        return await rotate(context, command.keyId, { lifetimeMs: command.lifetimeMs, delivery: delivery! });
+        return await rotate(context, command.keyId, { ...newKeyOf(command), delivery: delivery! });
       case 'list':
         return await list(client, command.stage, table, now, io.out);
       case 'revoke':
@@ -182,3 +178,9 @@ const confirmBy =
   (io: KeysIo) =>
   async (question: string, expected: string): Promise<boolean> =>
     (await io.ask!(question)).trim() === expected;
+/** What create and rotate were told of the new key besides its description. */
+const newKeyOf = ({ lifetimeMs, scope, createsPerDay }: Pick<NewKey, 'lifetimeMs' | 'scope' | 'createsPerDay'>) => ({
+  lifetimeMs,
+  scope,
+  createsPerDay,
+});

@@ -1,6 +1,7 @@
 /**
- * `keys list` and `keys revoke`. The list shows, per key, its id, creation, age, expiry and last use
- * (as the key authorizer records it: lib/store/keyUses.ts) and description; never a key or a digest.
+ * `keys list` and `keys revoke`. The list shows, per key, its id, scope and daily create ceiling
+ * (lib/domain/keyScope.ts), creation, age, expiry and last use (as the key authorizer records it:
+ * lib/store/keyUses.ts) and description; never a key or a digest.
  */
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gatewayKeyName } from '../../infra/names.ts';
@@ -24,6 +25,7 @@ function shortSpan(ms: number): string {
 
 interface Row {
   keyId: string;
+  scope: string;
   created: string;
   age: string;
   expires: string;
@@ -46,11 +48,13 @@ export async function list(
       // Only dates and the description are taken from the item: the digest is never printed.
       const record = parseKeyItem(item);
       const keyId = String(item[controlTable.sortKey.name]);
-      if (!record) return { keyId, created: UNREADABLE, age: '', expires: '', lastUsed: '', description: '' };
+      if (!record)
+        return { keyId, scope: '', created: UNREADABLE, age: '', expires: '', lastUsed: '', description: '' };
       const expiry = expiryOf(record);
       const used = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
       return {
         keyId,
+        scope: record.scope === 'read' ? 'read' : `write ${record.createsPerDay}/day`,
         created: record.createdAt,
         age: shortSpan(at - Date.parse(record.createdAt)),
         expires: `${new Date(expiry).toISOString().slice(0, 16)}Z ${expiry > at ? `(in ${shortSpan(expiry - at)})` : '(EXPIRED)'}${record.expiresAt === undefined ? '*' : ''}`,
@@ -61,13 +65,14 @@ export async function list(
     .sort((a, b) => a.created.localeCompare(b.created) || a.keyId.localeCompare(b.keyId));
   const header: Row = {
     keyId: 'KEY ID',
+    scope: 'SCOPE',
     created: 'CREATED',
     age: 'AGE',
     expires: 'EXPIRES',
     lastUsed: 'LAST USED',
     description: 'DESCRIPTION',
   };
-  const columns = ['keyId', 'created', 'age', 'expires', 'lastUsed'] as const;
+  const columns = ['keyId', 'scope', 'created', 'age', 'expires', 'lastUsed'] as const;
   const widths = Object.fromEntries(
     columns.map((column) => [column, Math.max(...[header, ...rows].map((row) => row[column].length))]),
   );
@@ -80,6 +85,7 @@ export async function list(
     `LAST USED is when the key authorizer last recorded a use: at most once every ${describeDuration(KEY_USE_RECORD_INTERVAL_MS)}, ` +
       `and a request may be answered from its ${AUTHORIZER_CACHE_TTL_SECONDS / 60}-minute cache first, so up to ${describeDuration(KEY_USE_RECORD_INTERVAL_MS + AUTHORIZER_CACHE_TTL_SECONDS * 1000)} late.`,
   );
+  out('SCOPE: read calls only the GET operations; write N/day calls every one and creates at most N pets per UTC day.');
   if (rows.some((row) => row.expires.endsWith('*')))
     out(`* created before keys expired: it expires ${describeLifetime(MAX_KEY_LIFETIME_MS)} after its creation.`);
 }

@@ -19,7 +19,7 @@ import { ApiError } from '../../../lib/domain/errors.ts';
 const sha256 = (text: string) => createHash('sha256').update(Buffer.from(text, 'utf8')).digest();
 /** A store holding `digests`, each under its index as id ('0', '1', …). */
 const storeOf = (...digests: Buffer[]): ApiKeyStore => ({
-  keyDigests: async () => digests.map((digest, index) => ({ keyId: String(index), digest })),
+  keyDigests: async () => digests.map((digest, index) => ({ keyId: String(index), digest, scope: 'write' as const })),
 });
 /** A key as `npm run keys` issues it: id 12 hex digits, secret 43 base64url characters. */
 const PSK = `psk_0123456789ab_${'A'.repeat(40)}-_z`;
@@ -51,11 +51,20 @@ describe('keyIdOfKey', () => {
 });
 
 describe('StaticApiKeys', () => {
-  it('holds each listed key, trimmed, and no empty one, each under its id', async () => {
+  it('holds each listed key, trimmed, and no empty one, each under its id, a write key without a ceiling', async () => {
     const held = await StaticApiKeys.fromList(` first , ,${PSK},`).keyDigests();
     expect(held).toEqual([
-      { keyId: keyIdOf(sha256('first')), digest: sha256('first') },
-      { keyId: '0123456789ab', digest: sha256(PSK) },
+      { keyId: keyIdOf(sha256('first')), digest: sha256('first'), scope: 'write' },
+      { keyId: '0123456789ab', digest: sha256(PSK), scope: 'write' },
+    ]);
+  });
+
+  it('takes a read: or write: prefix as the scope of the key after it, and any other text as part of a key', async () => {
+    const held = await StaticApiKeys.fromList(`read:${PSK}, write: second ,reed:third`).keyDigests();
+    expect(held).toEqual([
+      { keyId: '0123456789ab', digest: sha256(PSK), scope: 'read' },
+      { keyId: keyIdOf(sha256('second')), digest: sha256('second'), scope: 'write' },
+      { keyId: keyIdOf(sha256('reed:third')), digest: sha256('reed:third'), scope: 'write' },
     ]);
   });
 });

@@ -58,7 +58,11 @@ describe('authenticateCaller', () => {
     ['blanks around the header', `  Bearer ${KEY}  `],
   ])('accepts %s, and the caller is the key digest and its 12-digit id', async (_case, header) => {
     const digest = sha256(KEY);
-    expect(await authenticateCaller(header, keys)).toEqual({ digest, keyId: digest.toString('hex').slice(0, 12) });
+    expect(await authenticateCaller(header, keys)).toEqual({
+      digest,
+      keyId: digest.toString('hex').slice(0, 12),
+      scope: 'write',
+    });
   });
 
   it('accepts a key without padding', async () => {

@@ -41,11 +41,11 @@ describe('the key authorizer', () => {
           {
             Action: 'execute-api:Invoke',
             Effect: 'Allow',
-            Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/*',
+            Resource: ['arn:aws:execute-api:us-east-1:123456789012:abc123/v1/*'],
           },
         ],
       },
-      context: { keyId: keyIdOfKey(key), keyDigest: digest.toString('hex') },
+      context: { keyId: keyIdOfKey(key), keyDigest: digest.toString('hex'), scope: 'write' },
       usageIdentifierKey: digest.toString('hex'),
     });
     expect(JSON.stringify(result)).not.toContain(key);
@@ -87,6 +87,25 @@ describe('the key authorizer', () => {
     expect(stageArnOf('arn:aws:execute-api:eu-west-1:1:api/v1/POST/pets')).toBe(
       'arn:aws:execute-api:eu-west-1:1:api/v1/*',
     );
+  });
+
+  it("allows a read key only the stage's GET methods, whichever method asked, and hands its scope on", async () => {
+    const { key: readKey } = generateApiKey();
+    const both = createAuthorizer(new StaticApiKeys([key, `read:${readKey}`]));
+    for (const methodArn of [METHOD_ARN, 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/POST/pets']) {
+      const read = await both({ ...event({ Authorization: `Bearer ${readKey}` }), methodArn });
+      expect(read.policyDocument.Statement).toEqual([
+        {
+          Action: 'execute-api:Invoke',
+          Effect: 'Allow',
+          Resource: ['arn:aws:execute-api:us-east-1:123456789012:abc123/v1/GET/*'],
+        },
+      ]);
+      expect(read.context).toMatchObject({ keyId: keyIdOfKey(readKey), scope: 'read' });
+      const write = await both({ ...event({ Authorization: `Bearer ${key}` }), methodArn });
+      expect(write.context).toMatchObject({ scope: 'write' });
+      expect((write.policyDocument.Statement[0] as { Resource: string[] }).Resource).toEqual([stageArnOf(methodArn)]);
+    }
   });
 });
 

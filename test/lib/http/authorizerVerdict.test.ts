@@ -161,14 +161,22 @@ describe('callerFromVerdict', () => {
   const token = 'psk_0123456789ab_token';
   const keyDigest = digestKey(token).toString('hex');
   const EXPIRES = String(NOW + 60_000);
-  const about = (fields: Record<string, unknown>) => ({ keyDigest, expiresAt: EXPIRES, ...fields });
+  const about = (fields: Record<string, unknown>) => ({
+    keyDigest,
+    expiresAt: EXPIRES,
+    scope: 'read',
+    createsPerDay: '7',
+    ...fields,
+  });
 
-  it('vouches up to exactly maxStaleMs after the read, with the token digest, the verdict key id and expiry', () => {
+  it('vouches up to exactly maxStaleMs after the read, with the token digest, the verdict key id, expiry, scope and ceiling', () => {
     expect(callerFromVerdict(about({ keyId: 'k1', keysReadAt: String(NOW - 1_000) }), token, keys, NOW)).toEqual({
       digest: digestKey(token),
       keyId: 'k1',
       keysReadAt: NOW - 1_000,
       expiresAt: NOW + 60_000,
+      scope: 'read',
+      createsPerDay: 7,
     });
     expect(
       (callerFromVerdict(about({ keyId: 'k1', keysReadAt: NOW - 1_000 }), token, keys, NOW) as { keyId: string }).keyId,
@@ -196,7 +204,20 @@ describe('callerFromVerdict', () => {
       'a verdict that names no token (an authorizer from before verdicts did)',
       { keyId: 'k1', keysReadAt: String(NOW), expiresAt: EXPIRES },
     ],
-    ['a verdict without expiry', { keyId: 'k1', keysReadAt: String(NOW), keyDigest }],
+    [
+      'a verdict without expiry',
+      { keyId: 'k1', keysReadAt: String(NOW), keyDigest, scope: 'write', createsPerDay: '7' },
+    ],
+    [
+      'a verdict without a scope (an authorizer from before scopes)',
+      { keyId: 'k1', keysReadAt: String(NOW), keyDigest, expiresAt: EXPIRES, createsPerDay: '7' },
+    ],
+    ['a verdict with a scope that is not one', about({ keyId: 'k1', keysReadAt: String(NOW), scope: 'admin' })],
+    [
+      'a verdict without a daily create ceiling',
+      { keyId: 'k1', keysReadAt: String(NOW), keyDigest, expiresAt: EXPIRES, scope: 'write' },
+    ],
+    ['a verdict with a ceiling that is not one', about({ keyId: 'k1', keysReadAt: String(NOW), createsPerDay: '0' })],
     ['an empty keyId', about({ keyId: '', keysReadAt: String(NOW) })],
     ['a keyId that is not a string', about({ keyId: 7, keysReadAt: String(NOW) })],
     ['keysReadAt not digits', about({ keyId: 'k1', keysReadAt: '1e12' })],

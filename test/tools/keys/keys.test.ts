@@ -29,6 +29,7 @@ import {
 } from '../../../tools/keys/keys.ts';
 import { KEY_REVOCATION_BOUND_MS } from '../../../lib/store/controlTableKeys.ts';
 import { DEFAULT_KEY_LIFETIME_MS } from '../../../lib/domain/keyLifetime.ts';
+import { DEFAULT_CREATES_PER_DAY } from '../../../lib/domain/keyScope.ts';
 import { readFileSync } from 'node:fs';
 import type { UsagePlanKeys } from '../../../tools/keys/usagePlanKeys.ts';
 import { keyIn, runKeysCollected, type KeysRun } from '../../support/keys.ts';
@@ -231,6 +232,8 @@ describe('keys create, list, revoke', () => {
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + DEFAULT_KEY_LIFETIME_MS).toISOString(),
       description: 'mobile app',
+      scope: 'write',
+      createsPerDay: DEFAULT_CREATES_PER_DAY,
     });
     // The key itself is nowhere in the store.
     const stored = JSON.stringify((await documents.send(new ScanCommand({ TableName: PRODUCTION }))).Items);
@@ -251,7 +254,7 @@ describe('keys create, list, revoke', () => {
     const [header, columns, ...rest] = listed.out.split('\n');
     const rows = rest.filter((row) => /^[0-9a-f]{12} /.test(row));
     expect(header).toBe(`2 API keys for staging (${STAGING}):`);
-    expect(columns).toMatch(/^KEY ID\s+CREATED\s+AGE\s+EXPIRES\s+LAST USED\s+DESCRIPTION$/);
+    expect(columns).toMatch(/^KEY ID\s+SCOPE\s+CREATED\s+AGE\s+EXPIRES\s+LAST USED\s+DESCRIPTION$/);
     expect(rows).toHaveLength(2);
     for (const { key, keyId } of created.slice(0, 2)) {
       const createdAt = (await keyItem(STAGING, keyId))?.createdAt as string;
