@@ -202,7 +202,7 @@ describe.each(STAGES)('PetStore-%s key authorizer and usage plan', (stage) => {
   });
 });
 
-describe('the production web ACL refuses a malformed Authorization before anything runs', () => {
+describe('the web ACL refuses a malformed Authorization before anything runs', () => {
   const rule = () => {
     const [, acl] = of('production').ofType('AWS::WAFv2::WebACL')[0]!;
     const found = (props(acl).Rules as Record<string, any>[]).find((r) => r.Name === BEARER_KEY_RULE);
