@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { API_BASE_PATH } from '../lib/domain/routes.ts';
 import { acceptCfnLintFindings } from './cfnLintAcceptance.ts';
 import { KeyAuthorizer, KeyUsagePlan, type KeyAuthorizerProps } from './constructs/authorizer.ts';
+import { TableBackup } from './constructs/backup.ts';
 import { Deployment } from './constructs/deployment.ts';
 import { Firewall } from './constructs/firewall.ts';
 import { Functions, type FunctionLimits, type FunctionsProps, type LogLifetime } from './constructs/functions.ts';
@@ -28,6 +29,8 @@ export interface PetStoreStackProps extends StackProps {
 export class PetStoreStack extends Stack {
   readonly settings: StageSettings;
   readonly storage: Storage;
+  /** The pets table's daily AWS Backup, where the stage's settings ask for one. */
+  readonly backup: TableBackup | undefined;
   readonly functions: Functions;
   readonly deployment: Deployment;
   readonly restApi: PetStoreApi;
@@ -49,6 +52,9 @@ export class PetStoreStack extends Stack {
       deletionProtection: settings.protectData,
       removalPolicy: removalPolicyFor(settings),
     });
+    this.backup = settings.backup
+      ? new TableBackup(this, 'Backup', { stage: settings.stage, settings: settings.backup, table: this.table })
+      : undefined;
     this.functions = new Functions(this, 'Functions', {
       ...functionsSettings(settings),
       tableName: this.table.tableName,
@@ -64,6 +70,7 @@ export class PetStoreStack extends Stack {
       ...keyAuthorizerSettings(settings),
       controlTableName: this.controlTable.tableName,
       controlTableArn: this.controlTable.tableArn,
+      publish: (fn) => this.deployment.publish('authorizer', fn),
     });
     this.restApi = new PetStoreApi(this, 'RestApi', {
       ...restApiSettings(settings),
@@ -94,8 +101,8 @@ export class PetStoreStack extends Stack {
       tables: { pets: this.table, control: this.controlTable },
       firewall: this.firewall,
     });
-    for (const operation of this.functions.byOperation.keys()) {
-      this.deployment.rollBackOn(operation, this.monitoring.rollbackAlarms(operation));
+    for (const deployed of this.deployment.aliases.keys()) {
+      this.deployment.rollBackOn(deployed, this.monitoring.rollbackAlarms(deployed));
     }
     this.#outputs();
   }
@@ -142,6 +149,12 @@ export class PetStoreStack extends Stack {
         value: this.firewall.blockedRequests.logGroupName,
       });
     }
+    if (this.backup) {
+      new CfnOutput(this, 'BackupVaultName', {
+        description: `The ${stage} pets table's daily recovery points (AWS Backup); retained when the stack is deleted.`,
+        value: this.backup.vault.backupVaultName,
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', {
       description: `Every ${stage} alarm notifies this SNS topic (subscribers: the AlarmEmail parameter, alarmEmails in infra/stages.ts).`,
       value: this.monitoring.topic.topicArn,
@@ -175,7 +188,7 @@ function functionsSettings(settings: StageSettings): Omit<FunctionsProps, TableP
   };
 }
 
-function keyAuthorizerSettings(settings: StageSettings): Omit<KeyAuthorizerProps, TableProps> {
+function keyAuthorizerSettings(settings: StageSettings): Omit<KeyAuthorizerProps, TableProps | 'publish'> {
   return {
     stage: settings.stage,
     limits: functionLimits(settings),

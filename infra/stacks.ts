@@ -9,7 +9,7 @@ import type { Construct } from 'constructs';
 import { PetStoreAccountStack } from './accountStack.ts';
 import { ACCOUNT_STACK_NAME, BOOTSTRAP_QUALIFIERS } from './names.ts';
 import { PetStoreStack } from './stack.ts';
-import { STAGES, STAGE_SETTINGS, stackName, type Stage } from './stages.ts';
+import { STAGES, STAGE_SETTINGS, stackName, type Stage, type StageSettings } from './stages.ts';
 
 /** The environment from the CLI's credentials when it has any; otherwise environment-agnostic. */
 function defaultEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -39,22 +39,36 @@ export function addPetStoreStacks(
   stages: readonly Stage[] = STAGES,
   env: Environment = defaultEnvironment(),
   account: PetStoreAccountStack = addAccountStack(scope, env),
+  settingsOf: (stage: Stage) => StageSettings = (stage) => STAGE_SETTINGS[stage],
 ): Map<Stage, PetStoreStack> {
   return new Map(
     stages.map((stage) => {
       const name = stackName(stage);
+      const settings = settingsOf(stage);
       const stack = new PetStoreStack(scope, name, {
         stackName: name,
         // Its own bootstrap roles (docs/deploying.md "Who may do what"): one stage's deployer cannot assume another's.
         synthesizer: new DefaultStackSynthesizer({ qualifier: BOOTSTRAP_QUALIFIERS[stage] }),
         description: `Pet Store Inventory API (${stage}): API Gateway, Lambda and DynamoDB`,
-        env,
-        settings: STAGE_SETTINGS[stage],
+        env: stageEnvironment(settings, env),
+        settings,
       });
       stack.addStackDependency(account, "a stage's execution logs need API Gateway's account-wide CloudWatch role");
       return [stage, stack];
     }),
   );
+}
+
+/**
+ * A stage's environment: its own `account` where its settings name one, so that the CLI refuses to
+ * deploy it with another account's credentials; otherwise the credentials' (environment-agnostic offline).
+ * The account stack stays environment-agnostic: it goes to whichever account a stage is deployed to.
+ */
+function stageEnvironment({ account }: Pick<StageSettings, 'account'>, env: Environment): Environment {
+  if (account === undefined) return env;
+  if (!/^\d{12}$/.test(account))
+    throw new Error(`A stage's account is an AWS account id of 12 digits, not "${account}"`);
+  return { ...env, account };
 }
 
 /** Registers cdk-nag's AWS Solutions pack, so synthesis fails on any unacknowledged finding. */

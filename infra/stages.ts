@@ -16,6 +16,12 @@ export { STAGES, stackName, type Stage };
 export interface StageSettings {
   readonly stage: Stage;
   /**
+   * The AWS account (12 digits) the stage deploys to, or none: the account of the deployer's credentials.
+   * Set, a deploy with another account's credentials stops before changing anything (docs/deploying.md
+   * "Region and account": one account per stage is the recommendation).
+   */
+  readonly account?: string | undefined;
+  /**
    * Production keeps its data: table and secret are retained, the table has deletion protection
    * and the stack termination protection. Staging can be torn down completely.
    */
@@ -70,6 +76,16 @@ export interface StageSettings {
    * says so, before CloudFormation does, against the account's quota.
    */
   readonly reservedConcurrency: ReservedConcurrency | false;
+  /**
+   * AWS Backup of the pets table (infra/constructs/backup.ts; docs/deploying.md "Backups"): a daily
+   * recovery point kept `retentionDays`, in a vault the stack retains, or none.
+   */
+  readonly backup: BackupSettings | false;
+}
+
+export interface BackupSettings {
+  /** Days each daily recovery point is kept (AWS Backup deletes it after them). */
+  readonly retentionDays: number;
 }
 
 export interface Throttle {
@@ -141,6 +157,11 @@ export interface AlarmThresholds {
   /** DynamoDB ThrottledRequests and SystemErrors per table, in a minute. */
   readonly dynamoThrottledRequests: number;
   readonly dynamoSystemErrors: number;
+  /**
+   * Write capacity units the pets table consumed in a minute (on demand: what it is billed for, and
+   * how fast the inventory grows). A create of a pet under 1 KB is one unit.
+   */
+  readonly petsWriteCapacityUnits: number;
   /** Requests the web ACL blocked (403 or 429) in a minute, when the stage has one. */
   readonly wafBlockedRequests: number;
 }
@@ -185,14 +206,17 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaConcurrency: { executions: 50 },
       dynamoThrottledRequests: 20,
       dynamoSystemErrors: 5,
+      // Two keys creating at their createPet ceiling (2 a second each), for a minute.
+      petsWriteCapacityUnits: 240,
       wafBlockedRequests: 100,
     },
     requireAlarmSubscriber: false,
     alarmEmails: [],
     alarmTopicArns: [],
-    // A cost decision (docs/deploying.md "Costs"), not a safety one: staging is a public Regional endpoint like
-    // production, guarded by its throttle and the API keys only. Turn it on to rehearse production.
-    webAcl: false,
+    // On, as production: staging is a public Regional endpoint too, with keys that reach its data. Turning it off
+    // (`false`) saves $13 a month and $0.60 per million requests (docs/deploying.md "Costs").
+    // 20 requests/s x 300 s / 10; a key's plan (10/s, burst 20) x 60 s plus a fifth.
+    webAcl: { requestsPerAddressPer5Minutes: 600, requestsPerKeyPerMinute: 720 },
     canaryDeploys: false,
     // As production, so that staging runs the same merge.
     statusIndexShards: DEFAULT_STATUS_INDEX_SHARDS,
@@ -200,6 +224,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     keyLimits: { rateLimit: 10, burstLimit: 20, requestsPerDay: 100_000, createPet: { rateLimit: 2, burstLimit: 5 } },
     // Staging deploys into any account, a new one's quota of 10 included.
     reservedConcurrency: false,
+    // Staging's data is test data: point-in-time recovery only.
+    backup: false,
   },
   production: {
     stage: 'production',
@@ -224,6 +250,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaConcurrency: { percentOfReserved: 80 },
       dynamoThrottledRequests: 1,
       dynamoSystemErrors: 1,
+      // Two keys creating at their createPet ceiling (5 a second each), for a minute.
+      petsWriteCapacityUnits: 600,
       wafBlockedRequests: 50,
     },
     requireAlarmSubscriber: true,
@@ -238,6 +266,8 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
     keyLimits: { rateLimit: 50, burstLimit: 100, requestsPerDay: 500_000, createPet: { rateLimit: 5, burstLimit: 10 } },
     // 250 in all: docs/operating.md "Capacity" has the arithmetic; the account needs a quota of 260.
     reservedConcurrency: { authorizer: 50, operations: { listPets: 100, createPet: 50, getPet: 50 } },
+    // Daily, kept 35 days: as long as point-in-time recovery reaches back, but surviving the table's deletion.
+    backup: { retentionDays: 35 },
   },
 };
 

@@ -8,6 +8,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -28,10 +29,17 @@ export interface KeyAuthorizerProps {
   readonly reservedConcurrency?: number | undefined;
   readonly controlTableName: string;
   readonly controlTableArn: string;
+  /**
+   * Publishes the authorizer's function and returns what API Gateway invokes: its `live` alias,
+   * moved by canary where the operations' are (./deployment.ts).
+   */
+  readonly publish: (fn: NodejsFunction) => lambda.IFunction;
 }
 
 export class KeyAuthorizer extends IdTransparentGroup {
   readonly fn: NodejsFunction;
+  /** What API Gateway invokes: the function's `live` alias. */
+  readonly live: lambda.IFunction;
   readonly logGroup: logs.LogGroup;
   readonly authorizer: apigw.RequestAuthorizer;
 
@@ -52,9 +60,11 @@ export class KeyAuthorizer extends IdTransparentGroup {
       // No TABLE_NAME: the authorizer never touches the pets table.
       environment: { CONTROL_TABLE_NAME: controlTableName },
     });
+    this.live = props.publish(this.fn);
     this.authorizer = new apigw.RequestAuthorizer(this, 'KeyAuthorizer', {
       authorizerName: `petstore-${stage}-keys`,
-      handler: this.fn,
+      // The alias: API Gateway's permission is on it, never on the function's unpublished $LATEST.
+      handler: this.live,
       // A request without the header is answered 401 by API Gateway itself, invoking nothing.
       identitySources: [apigw.IdentitySource.header(AUTHORIZER_IDENTITY_SOURCE)],
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_TTL_SECONDS),

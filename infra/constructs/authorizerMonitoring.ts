@@ -28,6 +28,8 @@ export interface AuthorizerMonitoringProps {
 export class AuthorizerMonitoring extends IdTransparentGroup {
   /** Requests the authorizer failed to decide (the key store unreadable or too slow): each answered 503. */
   readonly failures: cloudwatch.Metric;
+  /** The alarms of a failing version (its failures, its duration) that roll its canary back (./deployment.ts). */
+  readonly rollback: readonly cloudwatch.Alarm[];
 
   constructor(scope: Construct, id: string, { alarms, authorizer }: AuthorizerMonitoringProps) {
     super(scope, id);
@@ -42,7 +44,7 @@ export class AuthorizerMonitoring extends IdTransparentGroup {
       metricName: 'AuthorizerFailures',
       metricValue: '1',
     }).metric(sum);
-    alarms.add(this, {
+    const failuresAlarm = alarms.add(this, {
       id: 'AuthorizerFailuresAlarm',
       what: 'Key authorizer failures (key store unreadable or too slow: each request answered 503; refusals not counted)',
       metric: this.failures,
@@ -56,7 +58,7 @@ export class AuthorizerMonitoring extends IdTransparentGroup {
       threshold: t.lambdaThrottles,
       unit: 'throttles',
     });
-    alarms.add(this, {
+    const durationAlarm = alarms.add(this, {
       id: 'AuthorizerDurationAlarm',
       what: 'Key authorizer maximum duration near its timeout',
       metric: fn.metricDuration(maximum),
@@ -70,5 +72,6 @@ export class AuthorizerMonitoring extends IdTransparentGroup {
       threshold: alarms.concurrencyThreshold('authorizer'),
       unit: 'executions',
     });
+    this.rollback = [failuresAlarm, durationAlarm];
   }
 }

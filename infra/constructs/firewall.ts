@@ -25,6 +25,7 @@ import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErro
 import type { Stage, WebAclSettings } from '../stages.ts';
 import type { LogLifetime } from './functions.ts';
 import { IdTransparentGroup } from './idTransparentGroup.ts';
+import { stackInstanceId } from './stackInstance.ts';
 
 /**
  * Seconds a client over the rate limit is told to wait. The block lasts until the address's count
@@ -161,9 +162,7 @@ export class Firewall extends IdTransparentGroup {
    * follows what the firewall refuses.
    */
   #logBlockedRequests(stage: Stage, { retention, removalPolicy }: LogLifetime): logs.LogGroup {
-    // The stack id's first group of hex digits (arn:...:stack/<name>/<uuid>): a new stack, a new name.
-    const stackIdPart = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
-    const logGroupName = Fn.join('', [blockedRequestsLogGroupPrefix(stage), stackIdPart]);
+    const logGroupName = Fn.join('', [blockedRequestsLogGroupPrefix(stage), stackInstanceId()]);
     const logGroup = new logs.LogGroup(this, 'BlockedRequestLogs', {
       logGroupName,
       retention,

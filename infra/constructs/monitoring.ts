@@ -22,6 +22,7 @@ import { alarmEmailParameter, alarmTopic, extraTopics, type AlarmSubscribers } f
 import { PERIOD, StageAlarms, metricNamespace, type AlarmSpec } from './alarms.ts';
 import type { KeyAuthorizer } from './authorizer.ts';
 import { AuthorizerMonitoring } from './authorizerMonitoring.ts';
+import type { Deployed } from './deployment.ts';
 import { IdTransparentGroup } from './idTransparentGroup.ts';
 import { TABLE_OPERATIONS, stageDashboard } from './dashboard.ts';
 import type { Firewall } from './firewall.ts';
@@ -40,7 +41,8 @@ export interface MonitoringProps {
   readonly accessLogs: logs.ILogGroup;
   readonly functions: Functions;
   readonly authorizer: KeyAuthorizer;
-  readonly tables: Readonly<Record<string, dynamodb.Table>>;
+  /** The pets table (also watched for the write capacity it consumes) and the control table. */
+  readonly tables: { readonly pets: dynamodb.Table; readonly control: dynamodb.Table };
   /** The stage's web ACL, when it has one. */
   readonly firewall?: Firewall | undefined;
 }
@@ -53,6 +55,7 @@ export class Monitoring extends IdTransparentGroup {
   readonly #props: MonitoringProps;
   readonly #alarms: StageAlarms;
   readonly #api5xx: cloudwatch.Alarm;
+  readonly #unauthorized: cloudwatch.Alarm;
   readonly #throttled: cloudwatch.IMetric;
   readonly #authorizer: AuthorizerMonitoring;
   readonly #byOperation = new Map<OperationName, cloudwatch.Alarm[]>();
@@ -72,13 +75,14 @@ export class Monitoring extends IdTransparentGroup {
       actions,
     });
     this.#throttled = this.#throttledRequests();
-    this.#api5xx = this.#apiAlarms();
+    [this.#api5xx, this.#unauthorized] = this.#apiAlarms();
     for (const route of routes) this.#functionAlarms(route);
     this.#authorizer = new AuthorizerMonitoring(this, 'Authorizer', {
       alarms: this.#alarms,
       authorizer: props.authorizer,
     });
     for (const [name, table] of Object.entries(props.tables)) this.#tableAlarms(name, table);
+    this.#writeCapacityAlarm(props.tables.pets);
     if (props.firewall) this.#firewallAlarms(props.firewall);
     this.dashboard = this.#dashboard();
   }
@@ -88,8 +92,8 @@ export class Monitoring extends IdTransparentGroup {
     return this.#alarms.byId;
   }
 
-  /** Returns the 5xx rate alarm, which also guards every canary. */
-  #apiAlarms(): cloudwatch.Alarm {
+  /** Returns the 5xx rate alarm, which also guards every canary, and the 401 alarm, which guards the authorizer's. */
+  #apiAlarms(): [cloudwatch.Alarm, cloudwatch.Alarm] {
     const t = this.#props.thresholds;
     const average = { statistic: 'Average', period: PERIOD };
     this.#alarm({
@@ -99,7 +103,7 @@ export class Monitoring extends IdTransparentGroup {
       threshold: t.api4xxRatePercent,
       unit: '%',
     });
-    this.#alarm({
+    const unauthorized = this.#alarm({
       id: 'UnauthorizedAlarm',
       what: 'Requests answered 401 (no key, or a malformed, unknown or revoked one)',
       metric: this.#unauthorizedRequests(),
@@ -120,13 +124,14 @@ export class Monitoring extends IdTransparentGroup {
       threshold: t.apiThrottledRequests,
       unit: 'requests',
     });
-    return this.#alarm({
+    const api5xx = this.#alarm({
       id: 'Api5xxRateAlarm',
       what: 'Share of API requests answered 5xx',
       metric: percent(this.stageMetric('5XXError', average)),
       threshold: t.api5xxRatePercent,
       unit: '%',
     });
+    return [api5xx, unauthorized];
   }
 
   #functionAlarms(route: Route): void {
@@ -196,6 +201,20 @@ export class Monitoring extends IdTransparentGroup {
     });
   }
 
+  /**
+   * On demand, consumed capacity is what the table bills and how fast the inventory grows: a key
+   * creating at its ceiling all day adds 432,000 pets (docs/operating.md "Alarms").
+   */
+  #writeCapacityAlarm(pets: dynamodb.Table): void {
+    this.#alarm({
+      id: 'PetsWriteCapacityAlarm',
+      what: 'pets table consumed write capacity units',
+      metric: pets.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period: PERIOD }),
+      threshold: this.#props.thresholds.petsWriteCapacityUnits,
+      unit: 'units',
+    });
+  }
+
   #firewallAlarms(firewall: Firewall): void {
     this.#alarm({
       id: 'WafBlockedAlarm',
@@ -206,9 +225,14 @@ export class Monitoring extends IdTransparentGroup {
     });
   }
 
-  /** The alarms that roll a canary of `operation` back: API 5xx rate, its latency, errors and duration. */
-  rollbackAlarms(operation: OperationName): cloudwatch.Alarm[] {
-    return this.#byOperation.get(operation) ?? [];
+  /**
+   * The alarms that roll a canary back: for an operation, the API 5xx rate and its latency, errors
+   * and duration; for the key authorizer, the API 5xx rate, its failures and duration, and the 401s
+   * (a version that refuses good keys fails that way, not with errors).
+   */
+  rollbackAlarms(deployed: Deployed): cloudwatch.Alarm[] {
+    if (deployed === 'authorizer') return [this.#api5xx, ...this.#authorizer.rollback, this.#unauthorized];
+    return this.#byOperation.get(deployed) ?? [];
   }
 
   /**

@@ -6,7 +6,7 @@
 import { Validations, type CfnElement } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
@@ -46,6 +46,8 @@ export interface RestApiProps {
 export class PetStoreApi extends IdTransparentGroup {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.LogGroup;
+  /** API Gateway's execution log (errors only), declared so that it has the stage's retention and removal policy. */
+  readonly executionLogs: logs.LogGroup;
   /** The proxied method of each route (for per-method metrics). */
   readonly methods: ReadonlyMap<OperationName, apigw.Method>;
 
@@ -54,6 +56,7 @@ export class PetStoreApi extends IdTransparentGroup {
     const { targets, authorizer } = props;
     this.accessLogs = stageLogGroup(this, 'ApiAccessLogs', props.accessLogs);
     this.api = restApi(this, props, this.accessLogs);
+    this.executionLogs = executionLogGroup(this, this.api, props.accessLogs);
     keysFromAuthorizer(this.api);
     this.methods = new Map(
       routes.map((route) => [route.operation, this.#routeMethod(route, targets(route.operation), authorizer)]),
@@ -194,6 +197,21 @@ function restApi(
 }
 
 /**
+ * The log group API Gateway writes the stage's execution log to (`loggingLevel` ERROR). API Gateway
+ * creates it on the stage's first error, kept forever and left behind by a teardown, unless it
+ * exists already: so the stack declares it, under the name API Gateway uses, before the stage.
+ */
+function executionLogGroup(scope: Construct, api: apigw.RestApi, lifetime: LogLifetime): logs.LogGroup {
+  const group = new logs.LogGroup(scope, 'ApiExecutionLogs', {
+    logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${API_STAGE_NAME}`,
+    retention: lifetime.retention,
+    removalPolicy: lifetime.removalPolicy,
+  });
+  api.deploymentStage.node.addDependency(group);
+  return group;
+}
+
+/**
  * The TLS policy of the execute-api endpoint, the only one the API has: TLS 1.3 and 1.2 with
  * forward-secret (ECDHE) AES-GCM suites, post-quantum hybrid key exchange where the client offers
  * it. A Regional API without one accepts TLS 1.0 and 1.1, with bearer keys on the wire. An
@@ -231,6 +249,8 @@ function accessLogFormat(): apigw.AccessLogFormat {
     integrationStatus: F.contextIntegrationStatus(),
     integrationLatency: F.contextIntegrationLatency(),
     errorResponseType: F.contextErrorResponseType(),
+    // The key's id (lib/http/authorizer.ts), never the key: who was throttled, over quota or refused by a function.
+    principalId: F.contextAuthorizerPrincipalId(),
     xrayTraceId: F.contextXrayTraceId(),
   };
   const fields = Object.entries(quoted).map(([key, value]) => `"${key}":"${value}"`);

@@ -1,9 +1,9 @@
 /**
  * What a request may carry as a body, by method, checked in front of the functions before any key
- * is: by production's web ACL (infra/constructs/firewall.ts) and by the local API (local/server.ts),
+ * is: by the stage's web ACL (infra/constructs/firewall.ts) and by the local API (local/server.ts),
  * so a client is not read 10 MB to learn that its key is wrong. The functions check again themselves
- * (createPet in ./jsonBody.ts, the GET operations with `noBody`), which is what staging (no web
- * ACL) relies on: every stage and the local API answer a body alike.
+ * (createPet in ./jsonBody.ts, the GET operations with `noBody`), which is what a stage with its web
+ * ACL turned off relies on: every stage and the local API answer a body alike.
  */
 import type { ErrorCode } from '../domain/errors.ts';
 import { ApiError } from '../domain/errors.ts';

@@ -36,7 +36,7 @@ describe('getPet', () => {
     expect(res.body).toEqual({ id: rex.id, name: 'Rex', categoryId: 3, status: 'sold' });
   });
 
-  it("refuses a body, as the local API and production's web ACL do (staging has no web ACL), reading nothing", async () => {
+  it('refuses a body, as the local API and the web ACL do (a stage may turn its web ACL off), reading nothing', async () => {
     const res = await get(`/pets/${rex.id}`, { body: '{}' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({

@@ -56,7 +56,7 @@ async function walk(query: string): Promise<Pet[][]> {
 const ids = (list: Pet[]) => list.map((pet) => pet.id);
 
 describe('listPets', () => {
-  it("refuses a body, as the local API and production's web ACL do (staging has no web ACL)", async () => {
+  it('refuses a body, as the local API and the web ACL do (a stage may turn its web ACL off)', async () => {
     const res = await call(listPets, apiEvent('GET', '/pets', { body: { limit: 1 } }));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({

@@ -82,6 +82,9 @@ function runbookCalls(command: string, stage: Stage): Call[] | 'administrator' |
     'logs describe-log-groups': 'administrator',
     'logs delete-log-group': 'administrator',
     'service-quotas request-service-quota-increase': 'administrator',
+    // AWS Backup's account setting, and reading the vault's recovery points: an administrator's (docs/deploying.md "Backups").
+    'backup update-region-settings': 'administrator',
+    'backup list-recovery-points-by-backup-vault': 'administrator',
   };
   const calls = table[command];
   if (!calls)

@@ -1,23 +1,31 @@
 /**
- * Deployment (infra/constructs/deployment.ts): every function behind a `live` alias on a published
- * version; production shifts traffic by CodeDeploy canary and rolls back on its alarms; staging
- * moves the alias at once.
+ * Deployment (infra/constructs/deployment.ts): every function, the key authorizer's included, behind
+ * a `live` alias on a published version; production shifts traffic by CodeDeploy canary and rolls
+ * back on its alarms; staging moves the alias at once.
  */
 import { describe, expect, it } from 'vitest';
+import type { Deployed } from '../../infra/constructs/deployment.ts';
 import { STAGES } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
+import type { SynthesizedStack } from './synth.ts';
 import { functionOf, props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
 
+/** Every function the stage deploys: each operation's, then the key authorizer's. */
+const deployed: readonly Deployed[] = [...routes.map((route) => route.operation), 'authorizer'];
+
+const functionIdOf = (s: SynthesizedStack, name: Deployed): string =>
+  name === 'authorizer' ? s.logicalId(s.stack.keyAuthorizer.fn) : functionOf(s, name).logicalId;
+
 describe.each(STAGES)('PetStore-%s deployment', (stage) => {
-  it('publishes each function as a version behind the alias "live"', () => {
+  it('publishes each function, the key authorizer included, as a version behind the alias "live"', () => {
     const s = of(stage);
-    s.template.resourceCountIs('AWS::Lambda::Alias', routes.length);
-    s.template.resourceCountIs('AWS::Lambda::Version', routes.length);
-    for (const route of routes) {
-      const alias = props(s.resource(s.logicalId(s.stack.deployment.alias(route.operation)))) as Record<string, any>;
-      const fnId = functionOf(s, route.operation).logicalId;
+    s.template.resourceCountIs('AWS::Lambda::Alias', deployed.length);
+    s.template.resourceCountIs('AWS::Lambda::Version', deployed.length);
+    for (const name of deployed) {
+      const alias = props(s.resource(s.logicalId(s.stack.deployment.alias(name)))) as Record<string, any>;
+      const fnId = functionIdOf(s, name);
       expect(alias.Name).toBe('live');
       expect(alias.FunctionName).toEqual(ref(fnId));
       const versionId = (alias.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
@@ -31,12 +39,12 @@ describe('PetStore-production deployment', () => {
   it('shifts traffic to each new version by CodeDeploy canary: 10% for 5 minutes, then all', () => {
     const s = of('production');
     s.template.resourceCountIs('AWS::CodeDeploy::Application', 1);
-    s.template.resourceCountIs('AWS::CodeDeploy::DeploymentGroup', routes.length);
+    s.template.resourceCountIs('AWS::CodeDeploy::DeploymentGroup', deployed.length);
     s.template.hasResourceProperties('AWS::CodeDeploy::Application', { ComputePlatform: 'Lambda' });
-    for (const route of routes) {
-      const aliasId = s.logicalId(s.stack.deployment.alias(route.operation));
+    for (const name of deployed) {
+      const aliasId = s.logicalId(s.stack.deployment.alias(name));
       const alias = s.resource(aliasId) as Record<string, any>;
-      const groupId = s.logicalId(s.stack.deployment.groups.get(route.operation)!);
+      const groupId = s.logicalId(s.stack.deployment.groups.get(name)!);
       expect(alias.UpdatePolicy).toEqual({
         CodeDeployLambdaAliasUpdate: {
           ApplicationName: ref(s.ofType('AWS::CodeDeploy::Application')[0]![0]),
@@ -74,6 +82,19 @@ describe('PetStore-production deployment', () => {
         alarmName(`${name}Duration`),
       ]);
     }
+  });
+
+  it("rolls the key authorizer's canary back when the API's 5xx rate, its failures or duration, or the 401s alarm", () => {
+    const s = of('production');
+    const alarmName = (name: string) => ref(s.logicalId(s.stack.monitoring.alarms.get(`${name}Alarm`)!));
+    const group = props(s.resource(s.logicalId(s.stack.deployment.groups.get('authorizer')!))) as Record<string, any>;
+    expect(group.AlarmConfiguration.Enabled).toBe(true);
+    expect(group.AlarmConfiguration.Alarms.map((a: { Name: unknown }) => a.Name)).toEqual([
+      alarmName('Api5xxRate'),
+      alarmName('AuthorizerFailures'),
+      alarmName('AuthorizerDuration'),
+      alarmName('Unauthorized'),
+    ]);
   });
 });
 

@@ -18,6 +18,7 @@ import { STAGE_SETTINGS, STAGES } from '../../infra/stages.ts';
 import { errorStatuses } from '../../lib/domain/errors.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/jsonBody.ts';
+import { synthesize, testApp } from './synth.ts';
 import { alarmNamed, parseErrorBody, props, ref, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -25,12 +26,22 @@ const of = synthesizedStages();
 const WAF_MINIMUM_RATE_LIMIT = 10;
 
 const withWebAcl = STAGES.filter((stage) => STAGE_SETTINGS[stage].webAcl);
-const withoutWebAcl = STAGES.filter((stage) => !STAGE_SETTINGS[stage].webAcl);
 
 describe('web ACL settings', () => {
-  it('are on in production and off in staging', () => {
-    expect(withWebAcl).toEqual(['production']);
-    expect(withoutWebAcl).toEqual(['staging']);
+  it('are on in every stage, staging included (a setting it can turn off)', () => {
+    expect(withWebAcl).toEqual(['staging', 'production']);
+  });
+
+  it("derive staging's rates from its throttle and key plan as production's are from its own", () => {
+    const rates = (stage: (typeof STAGES)[number]) => {
+      const { webAcl, throttling, keyLimits } = STAGE_SETTINGS[stage];
+      if (!webAcl) throw new Error(`${stage} has no web ACL`);
+      return {
+        perAddress: webAcl.requestsPerAddressPer5Minutes / ((throttling.rateLimit * RATE_WINDOW_SECONDS) / 10),
+        perKey: webAcl.requestsPerKeyPerMinute / (keyLimits.rateLimit * KEY_RATE_WINDOW_SECONDS),
+      };
+    };
+    expect(rates('staging')).toEqual(rates('production'));
   });
 
   it.each(withWebAcl)(
@@ -337,9 +348,11 @@ describe.each(STAGES)('PetStore-%s gateway answer to a web ACL block', (stage) =
   });
 });
 
-describe.each(withoutWebAcl)('PetStore-%s without a web ACL', (stage) => {
+describe('a stage with its web ACL turned off (webAcl: false)', () => {
   it('has no WAF resources, no WafBlocked alarm and no WAF graphs', () => {
-    const s = of(stage);
+    const s = synthesize(
+      testApp({ stages: ['staging'], settings: { staging: { webAcl: false } } }).stacks.get('staging')!,
+    );
     s.template.resourceCountIs('AWS::WAFv2::WebACL', 0);
     s.template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
     expect(s.stack.firewall).toBeUndefined();

@@ -28,6 +28,7 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
     PetsSystemErrors: t.dynamoSystemErrors,
     ControlThrottled: t.dynamoThrottledRequests,
     ControlSystemErrors: t.dynamoSystemErrors,
+    PetsWriteCapacity: t.petsWriteCapacityUnits,
   };
   if (STAGE_SETTINGS[stage].webAcl) alarms.WafBlocked = t.wafBlockedRequests;
   alarms.AuthorizerFailures = t.lambdaErrors;
@@ -202,6 +203,25 @@ describe.each(STAGES)('PetStore-%s monitoring', (stage) => {
       if (p.MetricName === 'Errors')
         expect(p.Dimensions, p.AlarmName).not.toEqual([{ Name: 'FunctionName', Value: ref(authorizerFn) }]);
     }
+  });
+
+  it("watches the pets table's consumed write capacity per minute, at two keys' createPet ceiling", () => {
+    const s = of(stage);
+    expect(alarmNamed(s, stage, 'PetsWriteCapacity')).toMatchObject({
+      Namespace: 'AWS/DynamoDB',
+      MetricName: 'ConsumedWriteCapacityUnits',
+      Statistic: 'Sum',
+      Period: 60,
+      Dimensions: [{ Name: 'TableName', Value: ref(s.logicalId(s.stack.table)) }],
+      Threshold: settings.alarms.petsWriteCapacityUnits,
+    });
+    // A pet under 1 KB is one unit: two keys creating at their ceiling for a minute.
+    expect(settings.alarms.petsWriteCapacityUnits).toBe(2 * settings.keyLimits.createPet.rateLimit * 60);
+    // The pets table only: the control table's writes are idempotency records and key uses.
+    const watched = s
+      .ofType('AWS::CloudWatch::Alarm')
+      .filter(([, a]) => props(a).MetricName === 'ConsumedWriteCapacityUnits');
+    expect(watched).toHaveLength(1);
   });
 
   it('has an SNS topic that requires TLS, subscribed by the AlarmEmail parameter and the stage email list', () => {

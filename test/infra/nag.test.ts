@@ -20,7 +20,6 @@ import { testApp } from './synth.ts';
 /** Every acknowledgment in the app, and why. Adding one means adding it here, on purpose. */
 const EXPECTED_ACKNOWLEDGMENTS = [
   'AwsSolutions-APIG2',
-  'AwsSolutions-APIG3',
   'AwsSolutions-APIG4',
   'AwsSolutions-COG4',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AWSXRayDaemonWriteAccess]',
@@ -99,6 +98,15 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     expect(apig3.map((a) => a.path)).toEqual(
       STAGE_SETTINGS[stage].webAcl ? [] : [`PetStore-${stage}/RestApi/Api/DeploymentStage.v1`],
     );
+  });
+
+  it('acknowledges APIG3 on the API stage alone once a stage turns its web ACL off, and finds nothing else', () => {
+    const { stacks: off } = testApp({ stages: ['staging'], settings: { staging: { webAcl: false } } });
+    const stack = off.get('staging')!;
+    const apig3 = acknowledgments(stack).filter((a) => a.id === 'AwsSolutions-APIG3');
+    expect(apig3.map((a) => a.path)).toEqual(['PetStore-staging/RestApi/Api/DeploymentStage.v1']);
+    expect(apig3[0]!.reason.length).toBeGreaterThanOrEqual(100);
+    expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
   });
 
   it('still finds what it should: the checks are live, not silenced wholesale', () => {

@@ -37,6 +37,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         httpMethod: '$context.httpMethod',
         resourcePath: '$context.resourcePath',
         status: '$context.status',
+        // The key's id the authorizer names (lib/http/authorizer.ts): a throttled or refused request tied to its key.
+        principalId: '$context.authorizer.principalId',
         errorMessage: 'message',
       });
       const destination = render(properties.AccessLogSetting.DestinationArn, {});
@@ -46,6 +48,25 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       s.template.hasResourceProperties('AWS::ApiGateway::RestApi', {
         EndpointConfiguration: { Types: ['REGIONAL'] },
       });
+    });
+
+    it("declares API Gateway's execution log group, by the name API Gateway writes to, with the stage's retention, before the stage", () => {
+      const s = of(stage);
+      const groupId = s.logicalId(s.stack.restApi.executionLogs);
+      const group = s.resource(groupId);
+      expect(props(group)).toMatchObject({
+        LogGroupName: {
+          'Fn::Join': ['', ['API-Gateway-Execution-Logs_', ref(s.logicalId(s.stack.api)), `/${API_STAGE_NAME}`]],
+        },
+        RetentionInDays: settings.logRetention,
+      });
+      // Kept or deleted with the stack as the stage's other logs are.
+      const accessLogs = s.resource(s.logicalId(s.stack.restApi.accessLogs));
+      expect(group.DeletionPolicy).toBe(accessLogs.DeletionPolicy);
+      expect(group.DeletionPolicy).toBe(settings.protectData ? 'Retain' : 'Delete');
+      // Created before the stage, so API Gateway never creates it first (without retention).
+      const [, apiStage] = s.ofType('AWS::ApiGateway::Stage')[0]!;
+      expect(apiStage.DependsOn).toContain(groupId);
     });
 
     it('accepts TLS 1.2 at least on its execute-api endpoint, the only endpoint that carries keys', () => {
@@ -88,7 +109,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
       const permissions = s
         .ofType('AWS::Lambda::Permission')
         .filter(
-          ([, permission]) => !strings(props(permission).FunctionName).includes(s.logicalId(s.stack.keyAuthorizer.fn)),
+          ([, permission]) =>
+            !strings(props(permission).FunctionName).includes(s.logicalId(s.stack.deployment.alias('authorizer'))),
         );
       expect(permissions).toHaveLength(routes.length);
       for (const [, permission] of permissions) {

@@ -11,6 +11,7 @@ import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
 import { BOOTSTRAP_QUALIFIERS } from '../../infra/names.ts';
 import { RATE_WINDOW_SECONDS } from '../../infra/constructs/firewall.ts';
 import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { controlKeys } from '../../lib/store/table.ts';
 import { parseCommand } from '../../tools/keys/commandLine.ts';
 import { alarmNamed, props, synthesizedStages } from './templates.ts';
@@ -77,7 +78,7 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
       'First deploy, step by step',
       'When a first deploy fails',
       'Tear down, and deploy again',
-      'Web firewall (production)',
+      'Web firewall',
       'Alarms',
       'API keys',
     ].map((title) => runbook.indexOf(`\n## ${title}\n`));
@@ -124,11 +125,34 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     );
   });
 
+  it('lists in the Alarms table every alarm the templates have, and none they lack', () => {
+    const [alarmTable] = tables(section('Alarms'));
+    const operations = routes.map((route) => route.operation[0]!.toUpperCase() + route.operation.slice(1));
+    const documented = new Set(
+      alarmTable!
+        .slice(1)
+        .flatMap((row) => [...row[0]!.matchAll(/`([^`]+)`/g)].map((match) => match[1]!))
+        .flatMap((name) =>
+          name.startsWith('<Operation>') ? operations.map((op) => name.replace('<Operation>', op)) : [name],
+        ),
+    );
+    const inTemplates = new Set(
+      STAGES.flatMap((stage) =>
+        of(stage)
+          .ofType('AWS::CloudWatch::Alarm')
+          .map(([, alarm]) => String(props(alarm).AlarmName).replace(`petstore-${stage}-`, '')),
+      ),
+    );
+    expect([...documented].sort()).toEqual([...inTemplates].sort());
+  });
+
   it('tells what a production teardown keeps: exactly what the template retains', () => {
     const teardown = prose('Tear down, and deploy again');
     expect(retained('production').sort()).toEqual([
+      'AWS::Backup::BackupVault',
       'AWS::DynamoDB::Table',
       'AWS::DynamoDB::Table',
+      'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
       'AWS::Logs::LogGroup',
@@ -137,7 +161,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
       'AWS::Logs::LogGroup',
     ]);
     expect(teardown).toContain('both tables');
-    expect(teardown).toContain('the six log groups');
+    expect(teardown).toContain('the seven log groups');
+    expect(teardown).toContain('the backup vault with its recovery points');
     // Staging keeps nothing; the account-wide role and setting are the account stack's (infra/accountStack.ts).
     expect(retained('staging')).toEqual([]);
     expect(teardown).toContain('`PetStore-account` keeps');
@@ -174,7 +199,7 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
   it("states the web ACL's rate limit and its reason from the stage settings", () => {
     const { webAcl, throttling, alarms } = STAGE_SETTINGS.production;
     if (!webAcl) throw new Error('production has a web ACL');
-    const firewall = prose('Web firewall (production)');
+    const firewall = prose('Web firewall');
     const limit = webAcl.requestsPerAddressPer5Minutes;
     expect(firewall).toContain(`${limit.toLocaleString('en-US')} requests in any ${RATE_WINDOW_SECONDS / 60} minutes`);
     expect(firewall).toContain(`(${limit / RATE_WINDOW_SECONDS} a second sustained)`);
@@ -271,8 +296,8 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     ];
     for (const doc of everyDocument)
       expect(readFileSync(join(PROJECT_ROOT, doc), 'utf8'), doc).not.toContain('get-sampled-requests');
-    const firewall = prose('Web firewall (production)');
-    expect(firewall).toContain('`aws-waf-logs-petstore-production-<first part of the stack id>`');
+    const firewall = prose('Web firewall');
+    expect(firewall).toContain('`aws-waf-logs-petstore-<stage>-<first part of the stack id>`');
     expect(firewall).toContain('`BlockedRequestsLogGroup`');
     expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');
   });

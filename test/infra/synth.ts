@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import type { PetStoreAccountStack } from '../../infra/accountStack.ts';
 import { addAccountStack, addNagChecks, addPetStoreStacks } from '../../infra/stacks.ts';
 import type { PetStoreStack } from '../../infra/stack.ts';
-import { STAGES, type Stage } from '../../infra/stages.ts';
+import { STAGE_SETTINGS, STAGES, type Stage, type StageSettings } from '../../infra/stages.ts';
 
 /** The context `cdk synth` runs with: cdk.json's feature flags. */
 export const cdkJsonContext = (): Record<string, unknown> =>
@@ -25,6 +25,8 @@ export interface TestAppOptions {
   outdir?: string;
   /** Register cdk-nag as infra/app.ts does. */
   nag?: boolean;
+  /** Settings that differ from infra/stages.ts, by stage (to test a setting's other value). */
+  settings?: Partial<Record<Stage, Partial<StageSettings>>>;
 }
 
 export interface TestApp {
@@ -34,7 +36,13 @@ export interface TestApp {
   account: PetStoreAccountStack;
 }
 
-export function testApp({ bundle = [], stages = STAGES, outdir, nag = false }: TestAppOptions = {}): TestApp {
+export function testApp({
+  bundle = [],
+  stages = STAGES,
+  outdir,
+  nag = false,
+  settings = {},
+}: TestAppOptions = {}): TestApp {
   const app = new App({
     ...(outdir ? { outdir } : {}),
     context: {
@@ -45,7 +53,10 @@ export function testApp({ bundle = [], stages = STAGES, outdir, nag = false }: T
     },
   });
   const account = addAccountStack(app, {});
-  const stacks = addPetStoreStacks(app, stages, {}, account);
+  const stacks = addPetStoreStacks(app, stages, {}, account, (stage) => ({
+    ...STAGE_SETTINGS[stage],
+    ...settings[stage],
+  }));
   if (nag) addNagChecks(app);
   return { app, stacks, account };
 }

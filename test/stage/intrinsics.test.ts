@@ -185,6 +185,8 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
       Deploys: { Type: 'AWS::CodeDeploy::Application', Properties: {} },
       Canary: { Type: 'AWS::CodeDeploy::DeploymentGroup', Properties: { DeploymentGroupName: 'canary' } },
       Waf: { Type: 'AWS::WAFv2::WebACL', Properties: { Name: 'acl', Scope: 'REGIONAL' } },
+      Vault: { Type: 'AWS::Backup::BackupVault', Properties: { BackupVaultName: 'petstore-vault' } },
+      Plan: { Type: 'AWS::Backup::BackupPlan', Properties: {} },
       Widget: { Type: 'Custom::Widget', Properties: {} },
       Loop: { Type: 'AWS::DynamoDB::Table', Properties: { TableName: { Ref: 'Loop' } } },
     },
@@ -342,6 +344,19 @@ describe('TemplateResolver, intrinsic by intrinsic', () => {
     const wafId = resolver.getAtt('Waf', 'Id');
     expect(wafId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(resolver.getAtt('Waf', 'Arn')).toBe(`arn:aws:wafv2:us-east-1:123456789012:regional/webacl/acl/${wafId}`);
+  });
+
+  it('AWS Backup vaults and plans', () => {
+    expect(resolver.ref('Vault')).toBe('petstore-vault');
+    expect(resolver.getAtt('Vault', 'BackupVaultName')).toBe('petstore-vault');
+    expect(resolver.getAtt('Vault', 'BackupVaultArn')).toBe(
+      'arn:aws:backup:us-east-1:123456789012:backup-vault:petstore-vault',
+    );
+    const planId = resolver.ref('Plan');
+    expect(resolver.getAtt('Plan', 'BackupPlanId')).toBe(planId);
+    expect(resolver.getAtt('Plan', 'BackupPlanArn')).toBe(
+      `arn:aws:backup:us-east-1:123456789012:backup-plan:${planId}`,
+    );
   });
 
   it('refuses a reference cycle and an unsupported function with one line', () => {

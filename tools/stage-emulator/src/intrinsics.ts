@@ -46,6 +46,7 @@ const NAME_PROPERTY: Record<string, string> = {
   'AWS::ApiGateway::RestApi': 'Name',
   'AWS::Events::Rule': 'Name',
   'AWS::StepFunctions::StateMachine': 'StateMachineName',
+  'AWS::Backup::BackupVault': 'BackupVaultName',
 };
 
 type Attributes = Record<string, () => string>;
@@ -357,6 +358,15 @@ export class TemplateResolver {
           ref: () => `${name()}|${id()}|${String(this.resolve(props.Scope))}`,
           attributes: { Arn: webAclArn, Id: id },
         };
+      }
+      case 'AWS::Backup::BackupVault': {
+        const vaultArn = () => arn('backup', `backup-vault:${name()}`);
+        return named({ BackupVaultName: name, BackupVaultArn: vaultArn });
+      }
+      case 'AWS::Backup::BackupPlan': {
+        const id = () => deterministicUuid(`${this.stackName}/${logicalId}`);
+        const planArn = () => arn('backup', `backup-plan:${id()}`);
+        return { ref: id, attributes: { BackupPlanId: id, BackupPlanArn: planArn, VersionId: id } };
       }
       default:
         // API Gateway's types; then CloudWatch::Dashboard, CodeDeploy::*, and any type without its own semantics: the physical name.
