@@ -289,13 +289,26 @@ const BEARER_KEY_RULE_PRIORITY = 10;
 const UNAUTHORIZED_BODY = 'Unauthorized';
 
 /**
- * What a well-formed `Authorization` looks like after WAF's LOWERCASE transformation: `bearer `, then
- * a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased). Its shape
- * only: whether the key is valid is the authorizer's question.
+ * What WAF makes of an `Authorization` value before both the bearer-key rule and the rate per key read
+ * it: blanks (tabs too) compressed to one space, then lower-cased. Every spelling the service accepts
+ * of one key (lib/http/auth.ts: `Bearer`, in any case, 1*SP, the key) becomes the same text, so the
+ * rule passes it and the rate counts it as that key, once (test/infra/ratePerKey.test.ts).
+ * (WAF's TRIM is not in CloudFormation's schema; HTTP strips a value's surrounding blanks itself,
+ * and a value WAF might see with them fails the rule's pattern: refused, never counted apart.)
+ */
+const AUTHORIZATION_TRANSFORMATIONS: wafv2.CfnWebACL.TextTransformationProperty[] = [
+  { priority: 0, type: 'COMPRESS_WHITE_SPACE' },
+  { priority: 1, type: 'LOWERCASE' },
+];
+
+/**
+ * What a well-formed `Authorization` looks like after AUTHORIZATION_TRANSFORMATIONS: `bearer `, one
+ * space, then a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased),
+ * and nothing else. Its shape only: whether the key is valid is the authorizer's question.
  */
 export function bearerKeyPattern(): string {
   const key = API_KEY_FORMAT.source.replace(/^\^|\$$/g, '').replace(/[()]/g, '');
-  return `^bearer +${key.toLowerCase()} *$`;
+  return `^bearer ${key.toLowerCase()}$`;
 }
 
 function bearerKeyResponseBodies(): Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> {
@@ -317,7 +330,7 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
     regexMatchStatement: {
       fieldToMatch: { singleHeader: { Name: 'authorization' } },
       regexString: bearerKeyPattern(),
-      textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+      textTransformations: AUTHORIZATION_TRANSFORMATIONS,
     },
   };
   const preflight: wafv2.CfnWebACL.StatementProperty = {
@@ -350,8 +363,9 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
 }
 
 /**
- * Blocks, 429 in the Error shape with Retry-After, any API key (one `Authorization` value, whatever
- * the address) that sent more than `limit` requests in the last minute: the hard ceiling behind the
+ * Blocks, 429 in the Error shape with Retry-After, any API key (its `Authorization` value after
+ * AUTHORIZATION_TRANSFORMATIONS, however it is spelt, whatever the address) that sent more than `limit`
+ * requests in the last minute: the hard ceiling behind the
  * usage plan's best-effort throttle. After the bearer-key rule, so only well-formed keys are counted;
  * a request without the header is not counted (WAF leaves out a request missing an aggregation key).
  */
@@ -362,7 +376,7 @@ function ratePerKeyRule(limit: number): wafv2.CfnWebACL.RuleProperty {
     {
       limit,
       aggregateKeyType: 'CUSTOM_KEYS',
-      customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+      customKeys: [{ header: { name: 'authorization', textTransformations: AUTHORIZATION_TRANSFORMATIONS } }],
       evaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
     },
     'TooManyRequestsPerKey',

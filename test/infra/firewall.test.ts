@@ -117,13 +117,23 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(reputation!.Statement.ManagedRuleGroupStatement).not.toHaveProperty('RuleActionOverrides');
   });
 
-  it('caps each API key, counted by its Authorization header from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After', () => {
+  it('caps each API key, counted by its Authorization header (blanks compressed, lower-cased) from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After', () => {
     const { properties } = webAcl();
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
     expect(rule.Statement.RateBasedStatement).toEqual({
       Limit: settings.webAcl ? settings.webAcl.requestsPerKeyPerMinute : undefined,
       AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+      CustomKeys: [
+        {
+          Header: {
+            Name: 'authorization',
+            TextTransformations: [
+              { Priority: 0, Type: 'COMPRESS_WHITE_SPACE' },
+              { Priority: 1, Type: 'LOWERCASE' },
+            ],
+          },
+        },
+      ],
       EvaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
     });
     const response = rule.Action.Block.CustomResponse;
