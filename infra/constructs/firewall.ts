@@ -19,6 +19,7 @@ import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
+import { HARDENING_HEADERS } from '../../lib/http/responses.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
@@ -209,10 +210,18 @@ export class Firewall extends IdTransparentGroup {
   }
 }
 
-/** A custom response's status and body key, both from FIREWALL_REFUSALS. */
-function refusal(key: Refusal): { responseCode: number; customResponseBodyKey: Refusal } {
-  return { responseCode: errorStatuses[FIREWALL_REFUSALS[key].code], customResponseBodyKey: key };
+/** A custom response's status and body key, both from FIREWALL_REFUSALS, with `headers` and those of every answer. */
+function refusal(key: Refusal, headers: Record<string, string> = {}): wafv2.CfnWebACL.CustomResponseProperty {
+  return {
+    responseCode: errorStatuses[FIREWALL_REFUSALS[key].code],
+    customResponseBodyKey: key,
+    responseHeaders: withHardening(headers),
+  };
 }
+
+/** `headers` and lib/http/responses.ts HARDENING_HEADERS, as a custom response's headers. */
+const withHardening = (headers: Record<string, string>): wafv2.CfnWebACL.CustomHTTPHeaderProperty[] =>
+  Object.entries({ ...headers, ...HARDENING_HEADERS }).map(([name, value]) => ({ name, value }));
 
 /** Blocks what `rateBasedStatement` counts over its limit: `answer` (a 429) with Retry-After. */
 function rateRule(
@@ -226,12 +235,7 @@ function rateRule(
     priority,
     statement: { rateBasedStatement },
     action: {
-      block: {
-        customResponse: {
-          ...refusal(answer),
-          responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
-        },
-      },
+      block: { customResponse: refusal(answer, { 'Retry-After': String(RATE_LIMITED_RETRY_AFTER_SECONDS) }) },
     },
     visibilityConfig: visibility(name),
   };
@@ -354,7 +358,7 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
         customResponse: {
           responseCode: 401,
           customResponseBodyKey: UNAUTHORIZED_BODY,
-          responseHeaders: [{ name: 'WWW-Authenticate', value: BEARER_CHALLENGE }],
+          responseHeaders: withHardening({ 'WWW-Authenticate': BEARER_CHALLENGE }),
         },
       },
     },

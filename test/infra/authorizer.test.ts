@@ -215,7 +215,11 @@ describe('the production web ACL refuses a malformed Authorization before anythi
     });
     const response = bearer.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(401);
-    expect(response.ResponseHeaders).toEqual([{ Name: 'WWW-Authenticate', Value: BEARER_CHALLENGE }]);
+    expect(response.ResponseHeaders).toEqual([
+      { Name: 'WWW-Authenticate', Value: BEARER_CHALLENGE },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'X-Content-Type-Options', Value: 'nosniff' },
+    ]);
     const body = acl.CustomResponseBodies[response.CustomResponseBodyKey];
     expect(body.ContentType).toBe('APPLICATION_JSON');
     expect(JSON.parse(body.Content)).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });

@@ -140,6 +140,8 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(response.ResponseCode).toBe(429);
     expect(response.ResponseHeaders).toEqual([
       { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'X-Content-Type-Options', Value: 'nosniff' },
     ]);
     const body = parseErrorBody(properties.CustomResponseBodies[response.CustomResponseBodyKey].Content);
     expect(body).toEqual({
@@ -172,6 +174,8 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(response.ResponseCode).toBe(429);
     expect(response.ResponseHeaders).toEqual([
       { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'X-Content-Type-Options', Value: 'nosniff' },
     ]);
     const body = properties.CustomResponseBodies[response.CustomResponseBodyKey];
     expect(body.ContentType).toBe('APPLICATION_JSON');

@@ -215,6 +215,7 @@ const COMPARED_HEADERS = [
   'www-authenticate',
   'accept-encoding',
   'cache-control',
+  'x-content-type-options',
 ];
 
 /**
