@@ -25,6 +25,7 @@ const OWN_PROCESSES = [
   'test/client/retries.test.ts',
   'test/client/package.test.ts',
   'test/platform/nodeBinaries.test.ts',
+  'test/platform/installScripts.test.ts',
 ];
 /** Files in the unit or local folders that need a stage running. */
 const NEEDS_STAGE = ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'];

@@ -71,8 +71,13 @@ function localDocument(apiUrl: string): Record<string, unknown> {
   };
 }
 
+/**
+ * Its Cache-Control is the API's `no-store` (local/server.ts adds it to every answer): the page and
+ * its assets are read from disk in a few milliseconds, and a browser never shows a document staler
+ * than the one on disk.
+ */
 const answer = (contentType: string, body: Buffer): StaticAnswer => ({
   status: 200,
-  headers: { 'Content-Type': contentType, 'Cache-Control': 'no-cache' },
+  headers: { 'Content-Type': contentType },
   body,
 });

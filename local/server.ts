@@ -14,7 +14,7 @@ import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../lib/http/au
 import { CORS_ORIGINS_VARIABLE, parseOrigins, preflightHeaders } from '../lib/http/cors.ts';
 import { ApiError } from '../lib/domain/errors.ts';
 import { REQUEST_ID_HEADER } from '../lib/http/requestLog.ts';
-import { errorResponse } from '../lib/http/responses.ts';
+import { errorResponse, HARDENING_HEADERS } from '../lib/http/responses.ts';
 import {
   API_BASE_PATH,
   API_STAGE,
@@ -311,7 +311,11 @@ function forwardedHeaders(request: IncomingMessage): string[] {
 
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   const body = resultBody(result);
-  response.writeHead(result.statusCode, { ...resultHeaders(result), 'Content-Length': String(body.length) });
+  response.writeHead(result.statusCode, {
+    ...resultHeaders(result),
+    ...HARDENING_HEADERS,
+    'Content-Length': String(body.length),
+  });
   response.end(body);
 }
 

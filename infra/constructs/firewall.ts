@@ -19,6 +19,7 @@ import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { BODY_REFUSALS, MAX_BODY_BYTES } from '../../lib/http/bodyLimits.ts';
+import { HARDENING_HEADERS } from '../../lib/http/responses.ts';
 import { errorBody } from '../gatewayErrors.ts';
 import { API_KEY_FORMAT } from '../../lib/domain/apiKeys.ts';
 import { BEARER_CHALLENGE, MISSING_OR_INVALID_KEY_MESSAGE } from '../gatewayErrors.ts';
@@ -208,10 +209,18 @@ export class Firewall extends IdTransparentGroup {
   }
 }
 
-/** A custom response's status and body key, both from FIREWALL_REFUSALS. */
-function refusal(key: Refusal): { responseCode: number; customResponseBodyKey: Refusal } {
-  return { responseCode: errorStatuses[FIREWALL_REFUSALS[key].code], customResponseBodyKey: key };
+/** A custom response's status and body key, both from FIREWALL_REFUSALS, with `headers` and those of every answer. */
+function refusal(key: Refusal, headers: Record<string, string> = {}): wafv2.CfnWebACL.CustomResponseProperty {
+  return {
+    responseCode: errorStatuses[FIREWALL_REFUSALS[key].code],
+    customResponseBodyKey: key,
+    responseHeaders: withHardening(headers),
+  };
 }
+
+/** `headers` and lib/http/responses.ts HARDENING_HEADERS, as a custom response's headers. */
+const withHardening = (headers: Record<string, string>): wafv2.CfnWebACL.CustomHTTPHeaderProperty[] =>
+  Object.entries({ ...headers, ...HARDENING_HEADERS }).map(([name, value]) => ({ name, value }));
 
 /** Blocks what `rateBasedStatement` counts over its limit: `answer` (a 429) with Retry-After. */
 function rateRule(
@@ -225,12 +234,7 @@ function rateRule(
     priority,
     statement: { rateBasedStatement },
     action: {
-      block: {
-        customResponse: {
-          ...refusal(answer),
-          responseHeaders: [{ name: 'Retry-After', value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) }],
-        },
-      },
+      block: { customResponse: refusal(answer, { 'Retry-After': String(RATE_LIMITED_RETRY_AFTER_SECONDS) }) },
     },
     visibilityConfig: visibility(name),
   };
@@ -288,13 +292,26 @@ const BEARER_KEY_RULE_PRIORITY = 10;
 const UNAUTHORIZED_BODY = 'Unauthorized';
 
 /**
- * What a well-formed `Authorization` looks like after WAF's LOWERCASE transformation: `bearer `, then
- * a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased). Its shape
- * only: whether the key is valid is the authorizer's question.
+ * What WAF makes of an `Authorization` value before both the bearer-key rule and the rate per key read
+ * it: blanks (tabs too) compressed to one space, then lower-cased. Every spelling the service accepts
+ * of one key (lib/http/auth.ts: `Bearer`, in any case, 1*SP, the key) becomes the same text, so the
+ * rule passes it and the rate counts it as that key, once (test/infra/ratePerKey.test.ts).
+ * (WAF's TRIM is not in CloudFormation's schema; HTTP strips a value's surrounding blanks itself,
+ * and a value WAF might see with them fails the rule's pattern: refused, never counted apart.)
+ */
+const AUTHORIZATION_TRANSFORMATIONS: wafv2.CfnWebACL.TextTransformationProperty[] = [
+  { priority: 0, type: 'COMPRESS_WHITE_SPACE' },
+  { priority: 1, type: 'LOWERCASE' },
+];
+
+/**
+ * What a well-formed `Authorization` looks like after AUTHORIZATION_TRANSFORMATIONS: `bearer `, one
+ * space, then a key as `npm run keys` issues it (lib/domain/apiKeys.ts API_KEY_FORMAT, lowercased),
+ * and nothing else. Its shape only: whether the key is valid is the authorizer's question.
  */
 export function bearerKeyPattern(): string {
   const key = API_KEY_FORMAT.source.replace(/^\^|\$$/g, '').replace(/[()]/g, '');
-  return `^bearer +${key.toLowerCase()} *$`;
+  return `^bearer ${key.toLowerCase()}$`;
 }
 
 function bearerKeyResponseBodies(): Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> {
@@ -316,7 +333,7 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
     regexMatchStatement: {
       fieldToMatch: { singleHeader: { Name: 'authorization' } },
       regexString: bearerKeyPattern(),
-      textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+      textTransformations: AUTHORIZATION_TRANSFORMATIONS,
     },
   };
   const preflight: wafv2.CfnWebACL.StatementProperty = {
@@ -340,7 +357,7 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
         customResponse: {
           responseCode: 401,
           customResponseBodyKey: UNAUTHORIZED_BODY,
-          responseHeaders: [{ name: 'WWW-Authenticate', value: BEARER_CHALLENGE }],
+          responseHeaders: withHardening({ 'WWW-Authenticate': BEARER_CHALLENGE }),
         },
       },
     },
@@ -349,8 +366,9 @@ function bearerKeyRule(): wafv2.CfnWebACL.RuleProperty {
 }
 
 /**
- * Blocks, 429 in the Error shape with Retry-After, any API key (one `Authorization` value, whatever
- * the address) that sent more than `limit` requests in the last minute: the hard ceiling behind the
+ * Blocks, 429 in the Error shape with Retry-After, any API key (its `Authorization` value after
+ * AUTHORIZATION_TRANSFORMATIONS, however it is spelt, whatever the address) that sent more than `limit`
+ * requests in the last minute: the hard ceiling behind the
  * usage plan's best-effort throttle. After the bearer-key rule, so only well-formed keys are counted;
  * a request without the header is not counted (WAF leaves out a request missing an aggregation key).
  */
@@ -361,7 +379,7 @@ function ratePerKeyRule(limit: number): wafv2.CfnWebACL.RuleProperty {
     {
       limit,
       aggregateKeyType: 'CUSTOM_KEYS',
-      customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+      customKeys: [{ header: { name: 'authorization', textTransformations: AUTHORIZATION_TRANSFORMATIONS } }],
       evaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
     },
     'TooManyRequestsPerKey',

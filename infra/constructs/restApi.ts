@@ -12,6 +12,7 @@ import { errorStatuses, type ErrorCode } from '../../lib/domain/errors.ts';
 import { documentedRoutes as routes, type DocumentedRoute as Route } from '../../lib/domain/routeDocs.ts';
 import { API_BASE_PATH, API_STAGE_NAME, resourcePaths, type OperationName } from '../../lib/domain/routes.ts';
 import { REQUEST_ID_HEADER } from '../../lib/http/requestLog.ts';
+import { HARDENING_HEADERS } from '../../lib/http/responses.ts';
 import {
   GATEWAY_ERRORS,
   JSON_MEDIA_TYPE,
@@ -90,11 +91,7 @@ export class PetStoreApi extends IdTransparentGroup {
           methodResponses: [
             {
               statusCode: '405',
-              responseParameters: {
-                'method.response.header.Allow': true,
-                'method.response.header.Content-Type': true,
-                [`method.response.header.${REQUEST_ID_HEADER}`]: true,
-              },
+              responseParameters: declaredHeaders(['Allow', 'Content-Type', REQUEST_ID_HEADER]),
             },
           ],
         }),
@@ -109,10 +106,7 @@ export class PetStoreApi extends IdTransparentGroup {
           methodResponses: [
             {
               statusCode: '404',
-              responseParameters: {
-                'method.response.header.Content-Type': true,
-                [`method.response.header.${REQUEST_ID_HEADER}`]: true,
-              },
+              responseParameters: declaredHeaders(['Content-Type', REQUEST_ID_HEADER]),
             },
           ],
         }),
@@ -125,7 +119,7 @@ export class PetStoreApi extends IdTransparentGroup {
       this.api.addGatewayResponse(`Gateway${pascal(type.responseType.toLowerCase())}`, {
         type,
         statusCode: String(errorStatuses[code]),
-        responseHeaders: { 'Content-Type': quote(JSON_MEDIA_TYPE), ...mapValues(headers, quote) },
+        responseHeaders: mapValues({ 'Content-Type': JSON_MEDIA_TYPE, ...headers, ...HARDENING_HEADERS }, quote),
         templates: { [JSON_MEDIA_TYPE]: errorTemplate(code, message) },
       });
     }
@@ -268,7 +262,7 @@ function mockIntegration(statusCode: number, body: string, headers: Record<strin
         statusCode: String(statusCode),
         responseParameters: {
           ...mapValues(
-            { ...headers, 'Content-Type': JSON_MEDIA_TYPE },
+            { ...headers, 'Content-Type': JSON_MEDIA_TYPE, ...HARDENING_HEADERS },
             quote,
             (name) => `method.response.header.${name}`,
           ),
@@ -281,6 +275,13 @@ function mockIntegration(statusCode: number, body: string, headers: Record<strin
       },
     ],
   });
+}
+
+/** A mock method's response headers, `names` and HARDENING_HEADERS, as its method response declares them. */
+function declaredHeaders(names: readonly string[]): Record<string, boolean> {
+  return Object.fromEntries(
+    [...names, ...Object.keys(HARDENING_HEADERS)].map((name) => [`method.response.header.${name}`, true]),
+  );
 }
 
 function notFoundIntegration(): apigw.MockIntegration {

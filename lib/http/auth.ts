@@ -12,8 +12,13 @@ import type { ProxyMiddleware } from './proxy.ts';
 
 export const AUTH_REALM = 'petstore';
 
-/** RFC 6750 b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/**
+ * RFC 6750's `Bearer 1*SP b64token`, the scheme in any case (RFC 7235), nothing after the token. The
+ * web ACL counts every spelling of one key this accepts as that key (infra/constructs/firewall.ts).
+ */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+/** HTTP's optional white space around a field value (RFC 9110 5.6.3): the only blanks stripped, as HTTP parsers do. */
+const OWS = /^[ \t]+|[ \t]+$/g;
 
 const unauthorized = (message: string, tokenPresented: boolean) =>
   new ApiError('UNAUTHORIZED', message, {
@@ -65,9 +70,16 @@ export function onlyAuthorization(
 
 /** The token of a well-formed `Bearer` header; throws the 401 that says what is wrong otherwise. */
 function bearerToken(authorization: string | undefined): string {
-  const header = authorization?.trim() ?? '';
+  const header = authorization?.replace(OWS, '') ?? '';
   if (header === '') throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>".', false);
-  if (!/^Bearer(\s|$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
+  // A tab (or another blank) after the scheme: RFC 6750 separates it from the token by spaces only.
+  if (/^Bearer[^\S ]/i.test(header)) {
+    throw unauthorized(
+      'Separate the Bearer scheme from the key with a space: "Authorization: Bearer <API_KEY>".',
+      false,
+    );
+  }
+  if (!/^Bearer( |$)/i.test(header)) throw unauthorized('The Authorization scheme must be Bearer.', false);
   const token = BEARER.exec(header)?.[1];
   if (!token) {
     const empty = header.replace(/^Bearer/i, '').trim() === '';

@@ -6,12 +6,25 @@ import type { PetStatus } from '../domain/schemas.ts';
 
 export const JSON_CONTENT_TYPE = 'application/json';
 
+/**
+ * On every answer, whoever gives it: the functions (here), API Gateway's own answers (gateway
+ * responses, the 404/405 mocks, CORS preflight: infra/), the web ACL's refusals
+ * (infra/constructs/firewall.ts) and the local API's answers (local/server.ts), /docs included. No
+ * answer is for a cache to keep (a pet changes, a refusal is about one key), and no browser is to
+ * guess a type other than the one declared.
+ */
+export const HARDENING_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } as const;
+
 export function jsonResponse(
   statusCode: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
-  return { statusCode, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers }, body: JSON.stringify(body) };
+  return {
+    statusCode,
+    headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers, ...HARDENING_HEADERS },
+    body: JSON.stringify(body),
+  };
 }
 
 /** The Error body; a 5xx also carries the request id, for the client to quote when it reports it. */

@@ -1,7 +1,8 @@
 /**
  * CI's script (.ci/run) and what it installs: no dependency's install script runs (the
- * README's `npm ci && npm test`: package.json's `allowScripts` refuses each one the lock file has,
- * so `npm ci` skips them, and a new one fails here until someone decides about it), and
+ * README's `npm ci && npm test`: .npmrc sets ignore-scripts for every npm (test/platform/installScripts.test.ts),
+ * and package.json's `allowScripts` refuses each one the lock file has, a new one failing here until
+ * someone decides about it), and
  * cfn-lint is the pinned version the runner brings, checked in one line before anything else, never
  * pip-installed unhashed. The script runs for real, with `npm`, `cfn-lint` and `chromium` stood in
  * for on its PATH, each recording how it was called.

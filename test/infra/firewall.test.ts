@@ -128,19 +128,31 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(reputation!.Statement.ManagedRuleGroupStatement).not.toHaveProperty('RuleActionOverrides');
   });
 
-  it('caps each API key, counted by its Authorization header from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After', () => {
+  it('caps each API key, counted by its Authorization header (blanks compressed, lower-cased) from any address over a minute, 429 TOO_MANY_REQUESTS in the Error shape with Retry-After', () => {
     const { properties } = webAcl();
     const rule = (properties.Rules as Record<string, any>[]).find((r) => r.Name === FIREWALL_RULES.ratePerKey)!;
     expect(rule.Statement.RateBasedStatement).toEqual({
       Limit: settings.webAcl ? settings.webAcl.requestsPerKeyPerMinute : undefined,
       AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+      CustomKeys: [
+        {
+          Header: {
+            Name: 'authorization',
+            TextTransformations: [
+              { Priority: 0, Type: 'COMPRESS_WHITE_SPACE' },
+              { Priority: 1, Type: 'LOWERCASE' },
+            ],
+          },
+        },
+      ],
       EvaluationWindowSec: KEY_RATE_WINDOW_SECONDS,
     });
     const response = rule.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(429);
     expect(response.ResponseHeaders).toEqual([
       { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'X-Content-Type-Options', Value: 'nosniff' },
     ]);
     const body = parseErrorBody(properties.CustomResponseBodies[response.CustomResponseBodyKey].Content);
     expect(body).toEqual({
@@ -173,6 +185,8 @@ describe.each(withWebAcl)('PetStore-%s web ACL', (stage) => {
     expect(response.ResponseCode).toBe(429);
     expect(response.ResponseHeaders).toEqual([
       { Name: 'Retry-After', Value: String(RATE_LIMITED_RETRY_AFTER_SECONDS) },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'X-Content-Type-Options', Value: 'nosniff' },
     ]);
     const body = properties.CustomResponseBodies[response.CustomResponseBodyKey];
     expect(body.ContentType).toBe('APPLICATION_JSON');

@@ -142,6 +142,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
           'method.response.header.Allow': `'${allow.join(', ')}'`,
           'method.response.header.Content-Type': "'application/json'",
           'method.response.header.X-Request-Id': 'context.requestId',
+          'method.response.header.Cache-Control': "'no-store'",
+          'method.response.header.X-Content-Type-Options': "'nosniff'",
         });
         const body = parseErrorBody(response.ResponseTemplates['application/json']);
         expect(body).toEqual({
@@ -158,6 +160,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
               'method.response.header.Allow': true,
               'method.response.header.Content-Type': true,
               'method.response.header.X-Request-Id': true,
+              'method.response.header.Cache-Control': true,
+              'method.response.header.X-Content-Type-Options': true,
             },
           },
         ]);
@@ -178,6 +182,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
         expect(response.ResponseParameters).toEqual({
           'method.response.header.Content-Type': "'application/json'",
           'method.response.header.X-Request-Id': 'context.requestId',
+          'method.response.header.Cache-Control': "'no-store'",
+          'method.response.header.X-Content-Type-Options': "'nosniff'",
         });
         expect(parseErrorBody(response.ResponseTemplates['application/json'])).toEqual({
           code: 'NOT_FOUND',
@@ -190,6 +196,8 @@ describe.each(STAGES)('PetStore-%s REST API', (stage) => {
             ResponseParameters: {
               'method.response.header.Content-Type': true,
               'method.response.header.X-Request-Id': true,
+              'method.response.header.Cache-Control': true,
+              'method.response.header.X-Content-Type-Options': true,
             },
           },
         ]);

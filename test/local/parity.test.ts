@@ -97,6 +97,20 @@ const CORPUS: ParityRequest[] = [
     headers: { Authorization: 'Bearer psk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
   },
   { name: 'no Authorization on an unknown path', method: 'GET', path: '/v1/nope', anonymous: true },
+  // Spellings of the side's key ({key}): the scheme in any case, runs of spaces, blanks HTTP strips; not a tab.
+  ...[
+    ['the scheme in capitals', 'BEARER {key}'],
+    ['the scheme in mixed case', 'bEaReR {key}'],
+    ['spaces after the scheme', 'Bearer   {key}'],
+    ['a space after the key', 'Bearer {key} '],
+    ['a tab after the scheme', 'Bearer\t{key}'],
+  ].map(([name, authorization]) => ({
+    name: `key spelt: ${name}`,
+    method: 'GET',
+    path: '/v1/pets?status=sold',
+    anonymous: true,
+    headers: { Authorization: authorization! },
+  })),
   // Query parameters.
   { name: 'limit 0', method: 'GET', path: '/v1/pets?limit=0' },
   { name: 'limit 101', method: 'GET', path: '/v1/pets?limit=101' },
@@ -201,6 +215,7 @@ const COMPARED_HEADERS = [
   'www-authenticate',
   'accept-encoding',
   'cache-control',
+  'x-content-type-options',
 ];
 
 /**
@@ -233,7 +248,9 @@ interface Side {
 
 function send(side: Side, entry: ParityRequest, ids: number[]): Promise<Answer> {
   const path = entry.path.replace(/\{id(\d)\}/g, (_, index: string) => String(ids[Number(index)] ?? 0));
-  const headers: Record<string, string> = { ...entry.headers };
+  const headers = Object.fromEntries(
+    Object.entries(entry.headers ?? {}).map(([name, value]) => [name, value.replace('{key}', side.key)]),
+  );
   if (!entry.anonymous) headers.Authorization = `Bearer ${side.key}`;
   const body = entry.body === undefined ? undefined : Buffer.from(entry.body);
   if (body) headers['Content-Length'] = String(body.length);
@@ -365,6 +382,15 @@ describe('the local API and the stages run as deployed answer the corpus alike',
     // The happy paths happened: without them the comparison of later entries proves little.
     expect(localAnswers.get('createPet')!.status).toBe('201');
     expect(localAnswers.get('getPet')!.status).toBe('200');
+    // The key's spellings: accepted but for the tab (lib/http/auth.ts), on every side alike.
+    const spelt = [...localAnswers].filter(([name]) => name.startsWith('key spelt: '));
+    expect(spelt.map(([name, answer]) => [name.slice('key spelt: '.length), answer.status])).toEqual([
+      ['the scheme in capitals', '200'],
+      ['the scheme in mixed case', '200'],
+      ['spaces after the scheme', '200'],
+      ['a space after the key', '200'],
+      ['a tab after the scheme', '401'],
+    ]);
   });
 
   it.each(['staging', 'production'] as const)(

@@ -70,6 +70,9 @@ export async function call(handler: Handler, event: APIGatewayProxyEvent, remain
   );
   if (headers['content-type'] !== 'application/json')
     throw new Error(`no JSON content type: ${JSON.stringify(result)}`);
+  // The headers of every answer (lib/http/responses.ts HARDENING_HEADERS), on every handler answer.
+  if (headers['cache-control'] !== 'no-store' || headers['x-content-type-options'] !== 'nosniff')
+    throw new Error(`no Cache-Control: no-store and X-Content-Type-Options: nosniff: ${JSON.stringify(result)}`);
   const response = { status: result.statusCode, headers, body: JSON.parse(result.body) as any };
   assertDocumented(event.httpMethod, event.resource, response);
   return response;

@@ -20,6 +20,7 @@ const MISSING = 'Missing Authorization header; send "Authorization: Bearer <API_
 const SCHEME = 'The Authorization scheme must be Bearer.';
 const EMPTY = 'The bearer token is empty.';
 const UNKNOWN = 'The API key is invalid.';
+const SEPARATE = 'Separate the Bearer scheme from the key with a space: "Authorization: Bearer <API_KEY>".';
 
 async function rejection(header: string | undefined): Promise<ApiError> {
   const error = await authenticateCaller(header, keys).then(
@@ -38,6 +39,10 @@ describe('authenticateCaller', () => {
     ['another scheme', 'Basic dXNlcjpwYXNz', SCHEME, REALM],
     ['the key glued to the scheme', `Bearer${KEY}`, SCHEME, REALM],
     ['the scheme not first', `xBearer ${KEY}`, SCHEME, REALM],
+    ['a tab after the scheme', `Bearer\t${KEY}`, SEPARATE, REALM],
+    ['a non-breaking space after the scheme', `Bearer\u00a0${KEY}`, SEPARATE, REALM],
+    ['a non-breaking space before the scheme (HTTP strips only spaces and tabs)', `\u00a0Bearer ${KEY}`, SCHEME, REALM],
+    ['a non-breaking space after the key', `Bearer ${KEY}\u00a0`, UNKNOWN, INVALID],
     ['the scheme alone', 'Bearer', EMPTY, REALM],
     ['the scheme alone, in lower case, with blanks', 'bearer   ', EMPTY, REALM],
     ['an unknown key', 'Bearer not-the-key', UNKNOWN, INVALID],
@@ -56,6 +61,7 @@ describe('authenticateCaller', () => {
     ['the scheme in another case', `bEARER ${KEY}`],
     ['several spaces after the scheme', `Bearer   ${KEY}`],
     ['blanks around the header', `  Bearer ${KEY}  `],
+    ['tabs around the header (HTTP strips them too)', `\tBearer ${KEY}\t`],
   ])('accepts %s, and the caller is the key digest and its 12-digit id', async (_case, header) => {
     const digest = sha256(KEY);
     expect(await authenticateCaller(header, keys)).toEqual({
