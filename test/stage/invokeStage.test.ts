@@ -55,12 +55,13 @@ it("invokes the authorizer on its own sample event (a REQUEST authorizer's), its
   expect(run.code, run.stderr).toBe(0);
   const verdict = JSON.parse(run.stdout) as {
     principalId: string;
-    policyDocument: { Statement: { Effect: string; Resource: string }[] };
+    policyDocument: { Statement: { Effect: string; Resource: string[] }[] };
   };
   expect(verdict.policyDocument.Statement).toEqual([
     expect.objectContaining({
       Effect: 'Allow',
-      Resource: expect.stringMatching(/^arn:aws:execute-api:us-east-1:000000000000:local\/v1\//),
+      // The sample key is a write key: every method of the stage.
+      Resource: ['arn:aws:execute-api:us-east-1:000000000000:local/v1/*'],
     }),
   ]);
   expect(run.stderr).toMatch(/^REPORT RequestId: /m);
