@@ -49,6 +49,11 @@ function node22Needed(script) {
   if (!existsSync(join(ROOT, 'node_modules', shipped, 'package.json'))) {
     return `${needed} and ${shipped}, its package for ${platform}, is not installed (npm ci --omit=optional skips it): run npm ci, or ${INSTALL_NODE}`;
   }
+  // npm 10 links no `node` bin when several packages of the lock declare one (npm 11 links the installed one).
+  const bin = join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
+  if (!existsSync(bin)) {
+    return `${needed} and npm did not link ${shipped} as node_modules/.bin/node (npm 10 does not; npm 11 does): run npm install -g npm@11 and npm ci again, or ${INSTALL_NODE}`;
+  }
   return `${needed} to run ${script}: start it through npm (npm start, npm run <script>), which runs it on node_modules/.bin/node, or as node_modules/.bin/node --import tsx ${script}`;
 }
 

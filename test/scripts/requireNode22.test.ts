@@ -6,7 +6,16 @@
  * `node --import tsx <file>` and `tsx <file>`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -101,6 +110,24 @@ describe.skipIf(OLDER_NODE === undefined)(
         `Node 22 is needed (this is ${version()}) and no node-${platform} package exists for ${platform}: install Node 22 (nvm install, see .nvmrc) and run npm again`,
       ]);
       expect([run.code, run.stdout]).toEqual([1, '']);
+    });
+
+    it('where npm installed the package but did not link node_modules/.bin/node (npm 10): one line saying to use npm 11, exit 1', () => {
+      // A copy of what the guard reads: the lock, this platform's installed package, no .bin link.
+      const copy = join(work, 'unlinked');
+      const shipped = readdirSync(join(ROOT, 'node_modules')).find(
+        (name) => existsSync(join(ROOT, 'node_modules', name, 'bin', 'node')) && name.startsWith('node-'),
+      )!;
+      for (const folder of ['local', 'scripts', `node_modules/${shipped}`])
+        mkdirSync(join(copy, folder), { recursive: true });
+      for (const file of ['local/requireNode22.mjs', 'package-lock.json', `node_modules/${shipped}/package.json`])
+        copyFileSync(join(ROOT, file), join(copy, file));
+      writeFileSync(join(copy, 'scripts', 'entry.mjs'), "import '../local/requireNode22.mjs';\n");
+      const run = spawnSync(OLDER_NODE!, ['scripts/entry.mjs'], { cwd: copy, encoding: 'utf8', timeout: 30_000 });
+      expect(run.stderr.split('\n').filter(Boolean)).toEqual([
+        `Node 22 is needed (this is ${version()}) and npm did not link ${shipped} as node_modules/.bin/node (npm 10 does not; npm 11 does): run npm install -g npm@11 and npm ci again, or install Node 22 (nvm install, see .nvmrc)`,
+      ]);
+      expect([run.status, run.stdout]).toEqual([1, '']);
     });
 
     const cpu = otherShippedCpu();
