@@ -82,7 +82,7 @@ function componentSchemas(): Json {
 }
 
 const INTEGER_TEXT_DESCRIPTION =
-  'Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400.';
+  'Written as JSON writes an integer (`x-text-pattern`): an optional minus and decimal digits, no plus, leading zero, fraction, exponent or space; anything else is 400.';
 
 /** A parameter whose schema lib/domain/schemas.ts declares; an integer one also says how it is written. */
 function declaredParameter(name: string, location: 'query' | 'path', description: string, declared: object): Json {
@@ -115,7 +115,12 @@ function componentParameters(): Json {
         'service gave is taken (canonical base64url); one it did not give, or gave for another `status`, is 400.',
       query.cursor,
     ),
-    petId: declaredParameter('petId', 'path', "The pet's id.", jsonSchemas.PetIdPath.properties.petId),
+    petId: declaredParameter(
+      'petId',
+      'path',
+      "The pet's id: any int64. One that names no pet (`0`, `-1`, `9223372036854775807`) is 404, as for any unknown id.",
+      jsonSchemas.PetIdPath.properties.petId,
+    ),
     idempotencyKey: {
       name: 'Idempotency-Key',
       in: 'header',
@@ -379,5 +384,9 @@ export function openApiDocument(): Json {
   };
 }
 
-/** The document as it is written to openapi.json. */
-export const openApiText = (): string => `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+/**
+ * The document as it is written to openapi.json: ASCII, each other character a JSON `\u` escape, so
+ * that the whitespace the name's pattern spells as itself (lib/domain/schemas.ts) can be read.
+ */
+export const openApiText = (): string =>
+  `${JSON.stringify(openApiDocument(), null, 2).replace(/[^\n -~]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;

@@ -55,6 +55,7 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /** @description A pet to add. Unknown fields, `id` included, are refused. */
         NewPet: {
+            /** @description Stored exactly as sent. No control character (U+0000-U+001F, U+007F-U+009F) or U+FFFD anywhere, and no whitespace at either end (ECMA-262's `\s`), as `pattern` states; and no lone surrogate (a `\uD800`-`\uDFFF` escape that is not half of a pair; RFC 7493), which a pattern cannot state in every engine: 400 as well. */
             name: string;
             /** Format: int64 */
             categoryId: number;
@@ -64,6 +65,7 @@ export interface components {
         Pet: {
             /** Format: int64 */
             id: number;
+            /** @description Stored exactly as sent. No control character (U+0000-U+001F, U+007F-U+009F) or U+FFFD anywhere, and no whitespace at either end (ECMA-262's `\s`), as `pattern` states; and no lone surrogate (a `\uD800`-`\uDFFF` escape that is not half of a pair; RFC 7493), which a pattern cannot state in every engine: 400 as well. */
             name: string;
             /** Format: int64 */
             categoryId: number;
@@ -87,13 +89,13 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
+        /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): an optional minus and decimal digits, no plus, leading zero, fraction, exponent or space; anything else is 400. */
         limit: number;
         /** @description Only pets of this status. */
         status: components["schemas"]["PetStatus"];
         /** @description Where the page starts: opaque, taken from a `Link: rel="next"` as it is, for the same `status`. Only the spelling the service gave is taken (canonical base64url); one it did not give, or gave for another `status`, is 400. */
         cursor: string;
-        /** @description The pet's id. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
+        /** @description The pet's id: any int64. One that names no pet (`0`, `-1`, `9223372036854775807`) is 404, as for any unknown id. Written as JSON writes an integer (`x-text-pattern`): an optional minus and decimal digits, no plus, leading zero, fraction, exponent or space; anything else is 400. */
         petId: number;
         /** @description Makes the create safe to retry: the same key with the same body, within 24 hours, answers the pet the first request created (201, `Idempotent-Replayed: true`); with another body, 422; once an operator has removed that pet, 410. Scoped to the API key. Send one whenever the client may retry (after a 503 or 504, or a lost connection). */
         idempotencyKey: string;
@@ -136,7 +138,7 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
+                /** @description Pets per page. Written as JSON writes an integer (`x-text-pattern`): an optional minus and decimal digits, no plus, leading zero, fraction, exponent or space; anything else is 400. */
                 limit?: components["parameters"]["limit"];
                 /** @description Only pets of this status. */
                 status?: components["parameters"]["status"];
@@ -537,7 +539,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The pet's id. Written as JSON writes an integer (`x-text-pattern`): decimal digits, no sign, leading zero, fraction, exponent or space; anything else is 400. */
+                /** @description The pet's id: any int64. One that names no pet (`0`, `-1`, `9223372036854775807`) is 404, as for any unknown id. Written as JSON writes an integer (`x-text-pattern`): an optional minus and decimal digits, no plus, leading zero, fraction, exponent or space; anything else is 400. */
                 petId: components["parameters"]["petId"];
             };
             cookie?: never;

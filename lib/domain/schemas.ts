@@ -6,8 +6,10 @@
  *
  * Keywords: `type` (object, string, integer), `enum`, `minLength`/`maxLength` (in characters, that is
  * code points, as JSON Schema counts), `pattern` (an ECMA-262 regex run with the `u` flag, as ajv runs
- * it), `minimum`/`maximum`, `default`, `properties`, `required`, `additionalProperties: false`; and one
- * extension, `x-patternMessage` (what a failed `pattern` tells the client). Strings are judged and
+ * it; a string with a lone surrogate fails it too), `minimum`/`maximum`, `format: int64` (a parameter
+ * read exactly, as a bigint, over the signed 64-bit range), `default`, `properties`, `required`,
+ * `additionalProperties: false`; and one extension, `x-patternMessage` (what a failed `pattern` tells
+ * the client). `description` is for the document. Strings are judged and
  * stored exactly as sent, never trimmed, so a client validating with openapi.json agrees with the
  * service on every value (test/contract/schemaDifferential.test.ts).
  * Path and query parameters arrive as text: an `integer` one must be written as `INTEGER_TEXT` says.
@@ -22,41 +24,84 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 const PetStatusSchema = { type: 'string', enum: PET_STATUSES } as const;
 
+/** An inclusive range of code points. */
+type CodePoints = readonly [first: number, last: number];
+
+/** The inside of a character class for `ranges`, sorted and merged, spelled as every engine reads it. */
+function classRanges(ranges: readonly CodePoints[]): string {
+  const merged: [number, number][] = [];
+  for (const [first, last] of [...ranges].sort(([a], [b]) => a - b)) {
+    const previous = merged.at(-1);
+    if (previous && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
+    else merged.push([first, last]);
+  }
+  const spelled = (codePoint: number) =>
+    codePoint <= 0xff ? `\\x${codePoint.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCodePoint(codePoint);
+  return merged
+    .map(([first, last]) => (first === last ? spelled(first) : `${spelled(first)}-${spelled(last)}`))
+    .join('');
+}
+
 /**
  * A name is stored as sent, so it must not start or end with whitespace (ECMA-262's `\s`: spaces,
- * NBSP, U+FEFF, line separators...) nor contain a control character anywhere; nor a lone surrogate
- * (valid in a JSON escape), which cannot be stored as UTF-8 and would come back as U+FFFD; nor
- * U+FFFD itself, the mark of bytes lost on the way: API Gateway hands the function a body that is
- * not UTF-8 as text with U+FFFD in place of each bad sequence (the API declares no binary media
- * types; docs "Content type conversions in API Gateway"), so refusing U+FFFD is what keeps a
- * corrupted name out of the store on AWS, and the local API decodes bodies the same way.
+ * NBSP, U+FEFF, line separators...) nor contain a control character anywhere; nor U+FFFD, the mark
+ * of bytes lost on the way: API Gateway hands the function a body that is not UTF-8 as text with
+ * U+FFFD in place of each bad sequence (the API declares no binary media types; docs "Content type
+ * conversions in API Gateway"), so refusing U+FFFD is what keeps a corrupted name out of the store on
+ * AWS, and the local API decodes bodies the same way.
  *
- * Those code points are spelled as ranges: the controls (General_Category Cc, U+0000-U+001F and
- * U+007F-U+009F, a set Unicode's stability policy keeps unchanged), the surrogates (Cs,
- * U+D800-U+DFFF) and U+FFFD. That is the set `[\p{Cc}\p{Cs}\uFFFD]`, which
- * test/lib/domain/schemas.test.ts checks over every code point; but V8 compiles a class of property
- * escapes in about 0.8 ms against 0.07 ms for ranges, on every createPet cold start, and validators
- * without property escapes (Python's `re`) read ranges.
+ * The pattern must mean the same in every engine a client may validate or generate with: ECMA-262
+ * (ajv), Python's `re`, Rust's `regex`, Go's and RE2's. So it names each code point: `\s` differs
+ * between them (U+FEFF is whitespace only to ECMA-262), `\uXXXX` is unknown to Go and RE2, and
+ * `\p{…}` to Python. Code points up to U+00FF are written `\xHH`, the rest as themselves
+ * (test/contract/regexEngines.test.ts compiles every pattern of openapi.json with RE2 as well).
+ * The controls (General_Category Cc: U+0000-U+001F, U+007F-U+009F, a set Unicode's stability
+ * policy keeps unchanged) and U+FFFD are refused anywhere; at the edges, also ECMA-262's whitespace
+ * (`WhiteSpace` and `LineTerminator`: the Zs of Unicode, stable since 6.3, and U+FEFF).
+ *
+ * A lone surrogate (a `\uD800`-`\uDFFF` JSON escape that is not half of a pair) cannot be stored
+ * as UTF-8 and would come back as U+FFFD, so it is refused too (RFC 7493, I-JSON, forbids it in any
+ * string); but a pattern cannot say so outside ECMA-262 (Rust's and Python's engines refuse the range
+ * or cannot hold such a string), so `checkValue` refuses it in code and the name's description says it.
  */
-const NOT_IN_A_NAME = '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF\\uFFFD';
-const NAME_CHARACTER = `[^${NOT_IN_A_NAME}]`;
-const NAME_EDGE = `[^\\s${NOT_IN_A_NAME}]`;
+const CONTROLS: readonly CodePoints[] = [
+  [0x00, 0x1f],
+  [0x7f, 0x9f],
+];
+const REPLACEMENT_CHARACTER: CodePoints = [0xfffd, 0xfffd];
+const WHITESPACE: readonly CodePoints[] = [
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+];
+const NAME_CHARACTER = `[^${classRanges([...CONTROLS, REPLACEMENT_CHARACTER])}]`;
+const NAME_EDGE = `[^${classRanges([...CONTROLS, ...WHITESPACE, REPLACEMENT_CHARACTER])}]`;
 
 const PetNameSchema = {
   type: 'string',
   minLength: 1,
   maxLength: NAME_MAX_CHARACTERS,
   pattern: `^${NAME_EDGE}(${NAME_CHARACTER}*${NAME_EDGE})?$`,
+  description:
+    'Stored exactly as sent. No control character (U+0000-U+001F, U+007F-U+009F) or U+FFFD anywhere, and no ' +
+    "whitespace at either end (ECMA-262's `\\s`), as `pattern` states; and no lone surrogate (a `\\uD800`-`\\uDFFF` " +
+    'escape that is not half of a pair; RFC 7493), which a pattern cannot state in every engine: 400 as well.',
   'x-patternMessage':
     'must not start or end with whitespace, nor contain control characters, lone surrogates or U+FFFD (bytes that were not UTF-8)',
 } as const;
 
 /**
- * How an integer parameter is written: decimal digits without sign or leading zero, as JSON writes
- * an integer (`7`, never `07`, `+7`, `7.0`, `7e0` or ` 7`). openapi.json publishes it as the
- * parameters' `x-text-pattern`.
+ * How an integer parameter is written: JSON's grammar of an integer (RFC 8259: an optional minus,
+ * decimal digits without leading zero): `7`, `-7`, never `07`, `+7`, `7.0`, `7e0` or ` 7`; `-0` is 0.
+ * openapi.json publishes it as the parameters' `x-text-pattern`.
  */
-export const INTEGER_TEXT = '^(0|[1-9][0-9]*)$';
+export const INTEGER_TEXT = '^-?(0|[1-9][0-9]*)$';
 
 /**
  * A cursor is two parts of canonical base64url (RFC 4648 section 5, unpadded, the unused bits of a
@@ -98,7 +143,17 @@ const ListPetsQuerySchema = {
   required: [],
 } as const;
 
-const PetIdPathSchema = { type: 'object', properties: { petId: IdSchema }, required: ['petId'] } as const;
+/**
+ * The path's id is any int64, the spec's type: one no pet can have (0, -5, 2^63 - 1) names no pet,
+ * which is a 404 as for any other; only what is not an int64 is a 400. Read as a bigint, exactly.
+ */
+const PetIdParameterSchema = { type: 'integer', format: 'int64' } as const;
+
+const PetIdPathSchema = {
+  type: 'object',
+  properties: { petId: PetIdParameterSchema },
+  required: ['petId'],
+} as const;
 
 /** Every schema, by name: the one declaration the handlers, the types and OpenAPI read. */
 export const jsonSchemas = {
@@ -116,11 +171,13 @@ export const { NewPet, ListPetsQuery, PetIdPath } = jsonSchemas;
 type Simplify<T> = { [K in keyof T]: T[K] };
 type InferValue<S> = S extends { enum: readonly (infer E)[] }
   ? E
-  : S extends { type: 'integer' }
-    ? number
-    : S extends { type: 'string' }
-      ? string
-      : never;
+  : S extends { type: 'integer'; format: 'int64' }
+    ? bigint
+    : S extends { type: 'integer' }
+      ? number
+      : S extends { type: 'string' }
+        ? string
+        : never;
 /** Required in the output: listed in `required`, or filled in from a `default`. */
 type PresentKeys<P, R extends string> = {
   [K in keyof P]: K extends R ? K : P[K] extends { default: unknown } ? K : never;
@@ -140,6 +197,7 @@ export type ListPetsQuery = Infer<typeof ListPetsQuerySchema>;
 
 interface ValueSchema {
   readonly type: 'string' | 'integer';
+  readonly format?: 'int64';
   readonly enum?: readonly string[];
   readonly minLength?: number;
   readonly maxLength?: number;
@@ -171,6 +229,17 @@ const compiled = (pattern: string): RegExp => {
 };
 
 const integerText = new RegExp(INTEGER_TEXT);
+/** In `u` mode a surrogate code point is one not paired with its other half. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
+
+/** An `int64` parameter, read exactly over the whole signed 64-bit range. */
+function checkInt64(given: unknown): Checked {
+  const value = typeof given === 'string' && integerText.test(given) ? BigInt(given) : undefined;
+  return value !== undefined && value >= INT64.min && value <= INT64.max
+    ? { ok: true, value }
+    : { ok: false, problem: `must be an integer from ${INT64.min} to ${INT64.max}` };
+}
 
 function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): Checked {
   const fail = (problem: string): Checked => ({ ok: false, problem });
@@ -178,6 +247,7 @@ function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): C
     return schema.enum.includes(given as string)
       ? { ok: true, value: given }
       : fail(`must be one of ${schema.enum.join(', ')}`);
+  if (schema.type === 'integer' && schema.format === 'int64') return checkInt64(given);
   if (schema.type === 'integer') {
     const value = fromString && typeof given === 'string' && integerText.test(given) ? Number(given) : given;
     const { minimum = Number.MIN_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER } = schema;
@@ -191,7 +261,8 @@ function checkValue(schema: ValueSchema, given: unknown, fromString: boolean): C
   }
   if (schema.maxLength !== undefined && characters > schema.maxLength)
     return fail(`must be at most ${schema.maxLength} characters`);
-  if (schema.pattern !== undefined && !compiled(schema.pattern).test(given)) {
+  // A lone surrogate fails the pattern's rule here: only ECMA-262 engines could state it (see NAME_CHARACTER).
+  if (schema.pattern !== undefined && (LONE_SURROGATE.test(given) || !compiled(schema.pattern).test(given))) {
     return fail(schema['x-patternMessage'] ?? `must match ${schema.pattern}`);
   }
   return { ok: true, value: given };

@@ -45,7 +45,13 @@ describe('openapi.json', () => {
       default: 20,
     });
     // How a client writes it in the query: as JSON writes an integer.
-    expect(doc.components.parameters.limit['x-text-pattern']).toBe('^(0|[1-9][0-9]*)$');
+    expect(doc.components.parameters.limit['x-text-pattern']).toBe('^-?(0|[1-9][0-9]*)$');
+  });
+
+  it("states petId as the spec's int64, whole: an id no pet has is a 404, not a 400", () => {
+    expect(doc.components.parameters.petId.schema).toEqual({ type: 'integer', format: 'int64' });
+    expect(doc.components.parameters.petId['x-text-pattern']).toBe('^-?(0|[1-9][0-9]*)$');
+    expect(Object.keys(doc.paths['/pets/{petId}'].get.responses)).toEqual(expect.arrayContaining(['400', '404']));
   });
 
   it('marks getPet deprecated with its sunset and successor, on every answer', () => {

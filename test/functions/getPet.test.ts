@@ -52,10 +52,43 @@ describe('getPet', () => {
     expect(res.body).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
   });
 
-  it.each(['0', '-1', 'abc', '1.5', '9007199254740992', '1e3', '%20'])('answers 400 for petId %s', async (petId) => {
+  // The spec's petId is an int64, and its answer for an animal that does not exist is 404: an id no
+  // pet can have (ids are 1 to 2^53 - 1) names no pet, like any other unknown id.
+  it.each([
+    ['0', '0'],
+    ['-259', '-259'],
+    ['-0', '0'],
+    ['9007199254740992', '9007199254740992'],
+    ['9223372036854775807', '9223372036854775807'],
+    ['-9223372036854775808', '-9223372036854775808'],
+  ])('answers 404 NOT_FOUND for petId %s, an int64 no pet has, naming it exactly', async (petId, named) => {
+    const res = await get(`/pets/${petId}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'NOT_FOUND', message: `No pet has the id ${named}.`, status: 404 });
+  });
+
+  it.each([
+    'abc',
+    '1.5',
+    '1e3',
+    '%20',
+    '+1',
+    '01',
+    '-01',
+    '--1',
+    '-',
+    '1-',
+    '9223372036854775808',
+    '-9223372036854775809',
+    '99999999999999999999999',
+  ])('answers 400 for petId %s, which is not an int64 written as JSON writes one', async (petId) => {
     const res = await get(`/pets/${petId}`);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'VALIDATION_FAILED', message: expect.stringMatching(/'petId'/), status: 400 });
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: "Invalid path: 'petId' must be an integer from -9223372036854775808 to 9223372036854775807.",
+      status: 400,
+    });
   });
 
   it.each([
