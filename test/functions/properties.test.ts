@@ -179,6 +179,35 @@ describe('properties', () => {
     );
   });
 
+  it(`getPet: ${RUNS} int64 ids, each the stored pet or 404 NOT_FOUND naming it; ${RUNS} integers beyond int64, each 400`, async () => {
+    const getPet = getPetHandler(service);
+    const answerTo = async (petId: string) => {
+      const event = apiEvent('GET', '/pets/1', { route: routeOf('getPet') });
+      event.pathParameters = { petId };
+      return call(getPet, event);
+    };
+    const int64 = fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -3n, max: 3n }));
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(int64, fc.constantFrom(...[...acknowledged.keys()].map(BigInt))), async (id) => {
+        const res = await answerTo(String(id));
+        const stored = acknowledged.get(Number(id));
+        if (stored && BigInt(stored.id) === id) expect(res).toMatchObject({ status: 200, body: stored });
+        else expect(res.body).toEqual({ code: 'NOT_FOUND', message: `No pet has the id ${id}.`, status: 404 });
+      }),
+      { numRuns: RUNS },
+    );
+    const beyond = fc.oneof(
+      fc.bigInt({ min: 2n ** 63n, max: 2n ** 80n }),
+      fc.bigInt({ min: -(2n ** 80n), max: -(2n ** 63n) - 1n }),
+    );
+    await fc.assert(
+      fc.asyncProperty(beyond, async (id) => {
+        expect((await answerTo(String(id))).status).toBe(400);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('leaves exactly the acknowledged pets in the table, and lists each exactly once', async () => {
     const documents = createDocumentClient({ endpoint: env.DYNAMODB_ENDPOINT });
     const items: Record<string, unknown>[] = [];
