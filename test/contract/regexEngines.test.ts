@@ -4,7 +4,7 @@
  * `regex`, Python's `re` and Go's RE2 as well as with ajv. RE2 (re2js, a port of Go's engine, whose
  * syntax Rust's `regex` shares: no lookaround, no `\u` escape, `\s` ASCII only) must compile each and
  * judge every string as ECMA-262 with the `u` flag does (JSON Schema's dialect, and the service's), and
- * Python's `re` (python3, on every machine of this project) must compile each and agree on a corpus.
+ * Python's `re` (python3, which cfn-lint, a prerequisite of the suite, runs on) must compile each and agree on a corpus.
  * Strings with a lone surrogate are left out: they are not Unicode, which only ECMA-262 can hold (the
  * name's description states their rule). Python's `$` also matches before a final newline, a quirk no
  * pattern can undo in every engine, so its corpus has no string ending in one.
@@ -64,24 +64,32 @@ describe('the regexes of openapi.json under other engines', () => {
     },
   );
 
-  it("Python's re compiles each and agrees with ECMA-262 on the characters up to U+3100", () => {
-    const texts = [...corpus(0x3100)].filter((text) => !text.endsWith('\n'));
-    const expected = patterns.map(([, pattern]) => texts.map((text) => (new RegExp(pattern, 'u').test(text) ? 1 : 0)));
-    const python = spawnSync('python3', ['-c', PYTHON_VERDICTS], {
-      input: JSON.stringify({ patterns: patterns.map(([, pattern]) => pattern), texts }),
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    expect(python.error, 'python3 runs').toBeUndefined();
-    expect(python.stderr).toBe('');
-    const verdicts = JSON.parse(python.stdout) as number[][];
-    const differing = patterns.flatMap(([pointer], p) =>
-      texts
-        .filter((_text, t) => verdicts[p]![t] !== expected[p]![t])
-        .map((text) => `${pointer}: ${JSON.stringify(text)}`),
-    );
-    expect(differing.slice(0, 5)).toEqual([]);
-  });
+  // Like cfn-lint (which needs it too): skipped with a warning on a machine without python3, failed under CI.
+  const noPython = spawnSync('python3', ['--version']).error !== undefined;
+  if (noPython && !process.env.CI) console.warn("Skipping Python's re check: python3 is not installed.");
+  it.skipIf(noPython && !process.env.CI)(
+    "Python's re compiles each and agrees with ECMA-262 on the characters up to U+3100",
+    () => {
+      const texts = [...corpus(0x3100)].filter((text) => !text.endsWith('\n'));
+      const expected = patterns.map(([, pattern]) =>
+        texts.map((text) => (new RegExp(pattern, 'u').test(text) ? 1 : 0)),
+      );
+      const python = spawnSync('python3', ['-c', PYTHON_VERDICTS], {
+        input: JSON.stringify({ patterns: patterns.map(([, pattern]) => pattern), texts }),
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      expect(python.error, 'python3 runs').toBeUndefined();
+      expect(python.stderr).toBe('');
+      const verdicts = JSON.parse(python.stdout) as number[][];
+      const differing = patterns.flatMap(([pointer], p) =>
+        texts
+          .filter((_text, t) => verdicts[p]![t] !== expected[p]![t])
+          .map((text) => `${pointer}: ${JSON.stringify(text)}`),
+      );
+      expect(differing.slice(0, 5)).toEqual([]);
+    },
+  );
 });
 
 /** JSON Schema's `pattern` in Python: `re.search`, as the `jsonschema` package runs it. */
