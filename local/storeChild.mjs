@@ -41,6 +41,11 @@ process.on('message', (message) => {
   server.closeIdleConnections();
 });
 
+// A terminal's Ctrl-C (SIGINT to the whole process group) or a stop of the group (SIGTERM) reaches this
+// process too: it is part of its parent's stop, which closes it (IPC `close`) once the requests in
+// flight are answered; dying of it would cut them and read as a store fault.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {});
+
 // The parent is gone (a kill -9): LevelDB's log is its journal, so exiting here loses nothing acknowledged.
 process.on('disconnect', () => {
   if (!closing) process.exit(0);
