@@ -15,6 +15,7 @@ import { storeFolderProblem } from '@petstore/local-kit/store';
 import { ensureControlTable, startEmbeddedStore, type EmbeddedStore } from './embeddedStore.ts';
 import { repairPetsTable } from './storeRepair.ts';
 import {
+  copiedFrom,
   folderStoreId,
   holderAlive,
   markStore,
@@ -52,7 +53,12 @@ export async function persistentStore(
 ): Promise<PersistedStore> {
   return withStartLock(dataDir, async () => {
     const record = readEndpointRecord(filesOf(dataDir).endpoint);
-    if (record && (await sharable(record, dataDir, controlTableName))) {
+    const copied = record && copiedFrom(record, dataDir);
+    if (copied)
+      console.error(
+        `Store: ${filesOf(dataDir).endpoint} was copied from ${copied} with the folder; it names that folder's store, not this one's: this copy opens its own.`,
+      );
+    else if (record && (await sharable(record, dataDir, controlTableName))) {
       const stopWatch = { stop: () => {} };
       const store = { endpoint: record.endpoint, embedded: false, persistent: true as const, sharedWith: dataDir };
       const holderGone = new Promise<void>((resolve) => (stopWatch.stop = watchHolder(record, resolve)));
@@ -63,7 +69,7 @@ export async function persistentStore(
     const damage = unclean
       ? undefined
       : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
-    return ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged });
+    return ownStore({ dataDir, tableName, controlTableName, unclean, copied: !!copied, damage, keepDamaged });
   });
 }
 
@@ -89,6 +95,8 @@ interface OwnStoreOptions {
   controlTableName: string;
   /** The last run did not stop cleanly (its endpoint file is left). */
   unclean: boolean;
+  /** The data folder is a copy of one whose store was open (its endpoint file came with it). */
+  copied?: boolean;
   /** Damage found against the checkpoint and kept (PETSTORE_KEEP_DAMAGED_STORE=1): what it was. */
   damage: string | undefined;
   keepDamaged: boolean;
@@ -100,6 +108,7 @@ async function ownStore({
   tableName,
   controlTableName,
   unclean,
+  copied,
   damage,
   keepDamaged,
 }: OwnStoreOptions): Promise<PersistedStore> {
@@ -125,7 +134,7 @@ async function ownStore({
     await ensureControlTable(embedded.endpoint, controlTableName);
     dropCheckpoint(dataDir);
     await markStore(embedded.endpoint, controlTableName, dataDir);
-    await repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamaged }, embedded);
+    await repairWhenNeeded({ dataDir, tableName, unclean, copied, damage, keepDamaged }, embedded);
   } catch (error) {
     await embedded.close();
     throw unreadable(folder, embedded, keepDamaged, error);
@@ -150,7 +159,7 @@ async function ownStore({
  * corrupt table stops is said, and what is readable is served.
  */
 async function repairWhenNeeded(
-  { dataDir, tableName, unclean, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>,
+  { dataDir, tableName, unclean, copied, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>,
   embedded: EmbeddedStore,
 ): Promise<void> {
   const { checked: checkedFile, faulted: faultedFile, level } = filesOf(dataDir);
@@ -172,11 +181,13 @@ async function repairWhenNeeded(
   if (damage)
     console.error(`Store: ${damage}; serving the ${pets} pets readable (PETSTORE_KEEP_DAMAGED_STORE=1), ${fixed}.`);
   else {
-    const why = unclean
-      ? 'the last run did not stop cleanly'
-      : faulted
-        ? 'the last run had a store fault'
-        : 'first check of a store kept from before repairs';
+    const why = copied
+      ? 'the folder was copied while its store was open'
+      : unclean
+        ? 'the last run did not stop cleanly'
+        : faulted
+          ? 'the last run had a store fault'
+          : 'first check of a store kept from before repairs';
     if (unclean || faulted || repaired + reindexed > 0) console.error(`Store: ${why}; ${fixed}.`);
   }
   writeFileSync(checkedFile, '');
