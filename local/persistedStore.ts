@@ -27,6 +27,7 @@ import {
   type EndpointRecord,
 } from './storeOwner.ts';
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
+import { salvageLevel } from './storeSalvage.ts';
 import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 /** The files of a data folder this module reads and writes. */
@@ -69,7 +70,16 @@ export async function persistentStore(
     const damage = unclean
       ? undefined
       : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
-    return ownStore({ dataDir, tableName, controlTableName, unclean, copied: !!copied, damage, keepDamaged });
+    const options = { dataDir, tableName, controlTableName, unclean, copied: !!copied, damage, keepDamaged };
+    try {
+      return await ownStore(options);
+    } catch (error) {
+      if (!(keepDamaged && error instanceof UnreadableStoreError)) throw error;
+      // Nothing readable without LevelDB's own repair (the store's records are in the corrupt table).
+      const lost = await salvageLevel(filesOf(dataDir).level);
+      const salvaged = `${error.what}; LevelDB's repair kept what it could read and moved what it could not to ${lost}`;
+      return ownStore({ ...options, unclean: true, damage: salvaged });
+    }
   });
 }
 
@@ -194,14 +204,25 @@ async function repairWhenNeeded(
   rmSync(faultedFile, { force: true });
 }
 
-/** A start that failed because the store faulted (a corrupt table its repair read): one line, and the ways out. */
+/** A start that failed because the store faulted (a corrupt table read by the start itself): one line, and the ways out. */
+class UnreadableStoreError extends LocalSetupError {
+  /** What failed, without the ways out. */
+  readonly what: string;
+
+  constructor(folder: string, fault: string, keepDamaged: boolean) {
+    const what = `The local store ${folder} cannot be read (${fault})`;
+    const keep = keepDamaged ? '' : ', or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable';
+    super(
+      `${what}: restore it from a backup, or move it aside (mv ${folder} ${folder}.broken) to start with an empty store${keep}.`,
+    );
+    this.what = what;
+  }
+}
+
 function unreadable(folder: string, embedded: EmbeddedStore, keepDamaged: boolean, error: unknown): unknown {
   const fault = embedded.faults?.at(-1);
   if (!fault || error instanceof LocalSetupError) return error;
-  const keep = keepDamaged ? '' : ', or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable';
-  return new LocalSetupError(
-    `The local store ${folder} cannot be read (${fault}): restore it from a backup, or move it aside (mv ${folder} ${folder}.broken) to start with an empty store${keep}.`,
-  );
+  return new UnreadableStoreError(folder, fault, keepDamaged);
 }
 
 /** How long a lock left by a store's process that is exiting (its parent was killed) may take to go. */
