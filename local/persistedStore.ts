@@ -78,7 +78,7 @@ export async function persistentStore(
       // Nothing readable without LevelDB's own repair (the store's records are in the corrupt table).
       const lost = await salvageLevel(filesOf(dataDir).level);
       const salvaged = `${error.what}; LevelDB's repair kept what it could read and moved what it could not to ${lost}`;
-      return ownStore({ ...options, unclean: true, damage: salvaged });
+      return ownStore({ ...options, unclean: true, damage: damage ? `${damage}; ${salvaged}` : salvaged });
     }
   });
 }
