@@ -15,6 +15,7 @@ import { storeFolderProblem } from '@petstore/local-kit/store';
 import { ensureControlTable, startEmbeddedStore, type EmbeddedStore } from './embeddedStore.ts';
 import { repairPetsTable } from './storeRepair.ts';
 import {
+  copiedFrom,
   folderStoreId,
   holderAlive,
   markStore,
@@ -26,6 +27,7 @@ import {
   type EndpointRecord,
 } from './storeOwner.ts';
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
+import { salvageLevel } from './storeSalvage.ts';
 import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 /** The files of a data folder this module reads and writes. */
@@ -52,7 +54,12 @@ export async function persistentStore(
 ): Promise<PersistedStore> {
   return withStartLock(dataDir, async () => {
     const record = readEndpointRecord(filesOf(dataDir).endpoint);
-    if (record && (await sharable(record, dataDir, controlTableName))) {
+    const copied = record && copiedFrom(record, dataDir);
+    if (copied)
+      console.error(
+        `Store: ${filesOf(dataDir).endpoint} was copied from ${copied} with the folder; it names that folder's store, not this one's: this copy opens its own.`,
+      );
+    else if (record && (await sharable(record, dataDir, controlTableName))) {
       const stopWatch = { stop: () => {} };
       const store = { endpoint: record.endpoint, embedded: false, persistent: true as const, sharedWith: dataDir };
       const holderGone = new Promise<void>((resolve) => (stopWatch.stop = watchHolder(record, resolve)));
@@ -63,7 +70,16 @@ export async function persistentStore(
     const damage = unclean
       ? undefined
       : await checkCheckpoint(dataDir, keepDamaged, () => refuseUnopenable(filesOf(dataDir).level));
-    return ownStore({ dataDir, tableName, controlTableName, unclean, damage, keepDamaged });
+    const options = { dataDir, tableName, controlTableName, unclean, copied: !!copied, damage, keepDamaged };
+    try {
+      return await ownStore(options);
+    } catch (error) {
+      if (!(keepDamaged && error instanceof UnreadableStoreError)) throw error;
+      // Nothing readable without LevelDB's own repair (the store's records are in the corrupt table).
+      const lost = await salvageLevel(filesOf(dataDir).level);
+      const salvaged = `${error.what}; LevelDB's repair kept what it could read and moved what it could not to ${lost}`;
+      return ownStore({ ...options, unclean: true, damage: damage ? `${damage}; ${salvaged}` : salvaged });
+    }
   });
 }
 
@@ -89,6 +105,8 @@ interface OwnStoreOptions {
   controlTableName: string;
   /** The last run did not stop cleanly (its endpoint file is left). */
   unclean: boolean;
+  /** The data folder is a copy of one whose store was open (its endpoint file came with it). */
+  copied?: boolean;
   /** Damage found against the checkpoint and kept (PETSTORE_KEEP_DAMAGED_STORE=1): what it was. */
   damage: string | undefined;
   keepDamaged: boolean;
@@ -100,6 +118,7 @@ async function ownStore({
   tableName,
   controlTableName,
   unclean,
+  copied,
   damage,
   keepDamaged,
 }: OwnStoreOptions): Promise<PersistedStore> {
@@ -125,7 +144,7 @@ async function ownStore({
     await ensureControlTable(embedded.endpoint, controlTableName);
     dropCheckpoint(dataDir);
     await markStore(embedded.endpoint, controlTableName, dataDir);
-    await repairWhenNeeded({ dataDir, tableName, unclean, damage, keepDamaged }, embedded);
+    await repairWhenNeeded({ dataDir, tableName, unclean, copied, damage, keepDamaged }, embedded);
   } catch (error) {
     await embedded.close();
     throw unreadable(folder, embedded, keepDamaged, error);
@@ -150,7 +169,7 @@ async function ownStore({
  * corrupt table stops is said, and what is readable is served.
  */
 async function repairWhenNeeded(
-  { dataDir, tableName, unclean, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>,
+  { dataDir, tableName, unclean, copied, damage, keepDamaged }: Omit<OwnStoreOptions, 'controlTableName'>,
   embedded: EmbeddedStore,
 ): Promise<void> {
   const { checked: checkedFile, faulted: faultedFile, level } = filesOf(dataDir);
@@ -172,25 +191,38 @@ async function repairWhenNeeded(
   if (damage)
     console.error(`Store: ${damage}; serving the ${pets} pets readable (PETSTORE_KEEP_DAMAGED_STORE=1), ${fixed}.`);
   else {
-    const why = unclean
-      ? 'the last run did not stop cleanly'
-      : faulted
-        ? 'the last run had a store fault'
-        : 'first check of a store kept from before repairs';
+    const why = copied
+      ? 'the folder was copied while its store was open'
+      : unclean
+        ? 'the last run did not stop cleanly'
+        : faulted
+          ? 'the last run had a store fault'
+          : 'first check of a store kept from before repairs';
     if (unclean || faulted || repaired + reindexed > 0) console.error(`Store: ${why}; ${fixed}.`);
   }
   writeFileSync(checkedFile, '');
   rmSync(faultedFile, { force: true });
 }
 
-/** A start that failed because the store faulted (a corrupt table its repair read): one line, and the ways out. */
+/** A start that failed because the store faulted (a corrupt table read by the start itself): one line, and the ways out. */
+class UnreadableStoreError extends LocalSetupError {
+  /** What failed, without the ways out. */
+  readonly what: string;
+
+  constructor(folder: string, fault: string, keepDamaged: boolean) {
+    const what = `The local store ${folder} cannot be read (${fault})`;
+    const keep = keepDamaged ? '' : ', or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable';
+    super(
+      `${what}: restore it from a backup, or move it aside (mv ${folder} ${folder}.broken) to start with an empty store${keep}.`,
+    );
+    this.what = what;
+  }
+}
+
 function unreadable(folder: string, embedded: EmbeddedStore, keepDamaged: boolean, error: unknown): unknown {
   const fault = embedded.faults?.at(-1);
   if (!fault || error instanceof LocalSetupError) return error;
-  const keep = keepDamaged ? '' : ', or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable';
-  return new LocalSetupError(
-    `The local store ${folder} cannot be read (${fault}): restore it from a backup, or move it aside (mv ${folder} ${folder}.broken) to start with an empty store${keep}.`,
-  );
+  return new UnreadableStoreError(folder, fault, keepDamaged);
 }
 
 /** How long a lock left by a store's process that is exiting (its parent was killed) may take to go. */

@@ -11,10 +11,18 @@ import { LocalSetupError } from '@petstore/local-kit/setupError';
 
 type FileState = { bytes: number; sha256: string };
 
+/**
+ * The checkpoint's copy inside the LevelDB folder (a name LevelDB leaves alone): a copy of the folder
+ * made while it is stopped carries it, so the folder restored from that copy proves itself a clean
+ * state, of an earlier stop than `.data/checkpoint` describes.
+ */
+const OWN_CHECKPOINT = 'PETSTORE-CHECKPOINT';
+
 /** LevelDB's own lock and info log change at every open and hold no data; nor does the store's write probe (storeChild.mjs). */
-const NOT_DATA = new Set(['LOCK', 'LOG', 'LOG.old', 'WRITE-PROBE']);
+const NOT_DATA = new Set(['LOCK', 'LOG', 'LOG.old', 'WRITE-PROBE', OWN_CHECKPOINT]);
 
 const checkpointFile = (dataDir: string) => join(dataDir, 'checkpoint');
+const ownCheckpointFile = (dataDir: string) => join(dataDir, 'dynalite', OWN_CHECKPOINT);
 
 function folderState(folder: string): Record<string, FileState> {
   const state: Record<string, FileState> = {};
@@ -28,7 +36,35 @@ function folderState(folder: string): Record<string, FileState> {
 
 /** After a clean close of the store in `dataDir/dynalite`: what the next start checks. */
 export function writeCheckpoint(dataDir: string): void {
-  writeFileSync(checkpointFile(dataDir), JSON.stringify(folderState(join(dataDir, 'dynalite'))));
+  const state = JSON.stringify(folderState(join(dataDir, 'dynalite')));
+  writeFileSync(ownCheckpointFile(dataDir), state);
+  writeFileSync(checkpointFile(dataDir), state);
+}
+
+/** The checkpoint in `file`, or undefined when it is not one (not JSON, `null`, a file's entry without its size or hash). */
+function readCheckpoint(file: string): Record<string, FileState> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const fileState = (entry: unknown) =>
+    typeof entry === 'object' &&
+    entry !== null &&
+    typeof (entry as FileState).bytes === 'number' &&
+    typeof (entry as FileState).sha256 === 'string';
+  return Object.values(value).every(fileState) ? (value as Record<string, FileState>) : undefined;
+}
+
+/**
+ * Whether the folder, which the data folder's checkpoint finds changed, is a copy restored from an
+ * earlier clean stop: it carries that stop's checkpoint and every file agrees with it.
+ */
+function restoredFromCleanCopy(dataDir: string, found: Record<string, FileState>): boolean {
+  const own = existsSync(ownCheckpointFile(dataDir)) ? readCheckpoint(ownCheckpointFile(dataDir)) : undefined;
+  return own !== undefined && damageOf(own, found).length === 0 && Object.keys(found).every((name) => name in own);
 }
 
 /** What differs from the checkpoint, one phrase per damaged file. */
@@ -57,26 +93,33 @@ export async function checkCheckpoint(
   const file = checkpointFile(dataDir);
   if (!existsSync(file)) return undefined;
   const folder = join(dataDir, 'dynalite');
-  let expected: Record<string, FileState>;
-  try {
-    expected = JSON.parse(readFileSync(file, 'utf8')) as Record<string, FileState>;
-  } catch {
+  const expected = readCheckpoint(file);
+  if (!expected)
     throw new LocalSetupError(
       `${file} cannot be read as a checkpoint: delete it (the next clean stop writes a new one).`,
     );
-  }
-  const damage = damageOf(expected, existsSync(folder) ? folderState(folder) : {});
+  const found = existsSync(folder) ? folderState(folder) : {};
+  const damage = damageOf(expected, found);
   if (damage.length === 0) return undefined;
+  if (restoredFromCleanCopy(dataDir, found)) {
+    console.error(
+      `Store: ${folder} is not the store of its last clean stop but a copy of an earlier one, intact against the checkpoint it carries: serving it.`,
+    );
+    return undefined;
+  }
   // A damaged CURRENT or MANIFEST may leave a folder LevelDB cannot open at all: that refusal, with its way out, comes first.
   if (damage.some((phrase) => /^(CURRENT|MANIFEST-)/.test(phrase))) await refuseUnopenable();
   const what = `The local store ${folder} was damaged since its last clean stop (${damage.join('; ')}): the pets written there are lost or cannot be told`;
   if (!keepDamaged) {
     throw new LocalSetupError(
-      `${what}. Restore ${folder} from a backup, or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`,
+      `${what}. Restore ${folder} from a copy of it made after a clean stop (the copy carries its checkpoint), or set PETSTORE_KEEP_DAMAGED_STORE=1 to serve what is readable.`,
     );
   }
   return what;
 }
 
 /** Once the store is open: its files change from here, and only a clean stop says what they are. */
-export const dropCheckpoint = (dataDir: string): void => rmSync(checkpointFile(dataDir), { force: true });
+export function dropCheckpoint(dataDir: string): void {
+  rmSync(checkpointFile(dataDir), { force: true });
+  rmSync(ownCheckpointFile(dataDir), { force: true });
+}

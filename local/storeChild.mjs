@@ -9,7 +9,8 @@
  * Such an error is reported to the parent and the connections of the requests in flight are cut, so
  * that each answers 503 (a read retried by the SDK is served); LevelDB goes on serving reads. After an
  * I/O error LevelDB refuses every write until it is opened again: once the folder takes a write again
- * (space freed, permissions given back) the parent is told, and it starts another child. Any other
+ * (space freed, permissions given back) the parent is told, and it starts another child. A request
+ * its client cuts mid-body (dynalite rethrows its `aborted` too) ends that request only. Any other
  * uncaught error ends this process, and the parent starts another.
  *
  * In: argv `<LevelDB folder> [--probe]`; IPC `close`.
@@ -41,6 +42,11 @@ process.on('message', (message) => {
   server.closeIdleConnections();
 });
 
+// A terminal's Ctrl-C (SIGINT to the whole process group) or a stop of the group (SIGTERM) reaches this
+// process too: it is part of its parent's stop, which closes it (IPC `close`) once the requests in
+// flight are answered; dying of it would cut them and read as a store fault.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {});
+
 // The parent is gone (a kill -9): LevelDB's log is its journal, so exiting here loses nothing acknowledged.
 process.on('disconnect', () => {
   if (!closing) process.exit(0);
@@ -68,7 +74,11 @@ server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }
 const pending = new Set();
 // A relayed keep-alive connection would keep close() waiting for ever: once closing, each answer
 // ends its connection and idle ones are closed.
-server.on('request', (_request, response) => {
+/** A request's own stream errors: its client cut it (`aborted` mid-body), which ends that request only. */
+const cutRequests = new WeakSet();
+server.on('request', (request, response) => {
+  // Before dynalite's own listener, which rethrows the error where nothing catches it.
+  request.prependListener('error', (error) => cutRequests.add(error));
   pending.add(response);
   response.once('close', () => pending.delete(response));
   response.once('finish', () => {
@@ -77,6 +87,8 @@ server.on('request', (_request, response) => {
 });
 
 process.on('uncaughtException', (error) => {
+  // Nothing of a cut request reached the store: dynalite reads the whole body before it acts.
+  if (cutRequests.has(error)) return;
   if (typeof error?.code !== 'string' || !error.code.startsWith('LEVEL_')) return fail(error);
   process.send({ type: 'fault', message: String(error.message).split('\n')[0] });
   for (const response of pending) response.socket?.destroy();

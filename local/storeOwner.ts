@@ -13,8 +13,8 @@
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createDocumentClient } from '../lib/store/dynamo.ts';
 import { LocalSetupError } from '@petstore/local-kit/setupError';
 import { openLevel } from '@petstore/local-kit/store';
@@ -24,6 +24,9 @@ export interface EndpointRecord {
   /** The holder; absent in a record written by hand or by an older version (never shared then). */
   pid?: number;
   started?: string;
+  /** The data folder it was written in, and that folder's identity (device and inode), which a copy does not share. */
+  folder?: string;
+  folderId?: string;
 }
 
 const STORE_ID_KEY = { pk: 'local-store', sk: 'id' } as const;
@@ -43,9 +46,32 @@ export function readEndpointRecord(file: string): EndpointRecord | undefined {
 
 /** Written aside and renamed into place, so a reader never sees half of it. */
 export function writeEndpointRecord(file: string, endpoint: string): void {
-  const record: EndpointRecord = { endpoint, pid: process.pid, started: processStart(process.pid) ?? '' };
+  const folder = dirname(resolve(file));
+  const record: EndpointRecord = {
+    endpoint,
+    pid: process.pid,
+    started: processStart(process.pid) ?? '',
+    folder,
+    folderId: folderIdentity(folder),
+  };
   writeFileSync(`${file}.${process.pid}.new`, JSON.stringify(record));
   renameSync(`${file}.${process.pid}.new`, file);
+}
+
+/** A folder's device and inode: a copy (`cp -r .data copy`) has its own, a folder moved (`mv`) keeps its. */
+function folderIdentity(folder: string): string {
+  const { dev, ino } = statSync(folder);
+  return `${dev}:${ino}`;
+}
+
+/**
+ * The folder a record was written in when it is not `dataDir`: the record came with a copy of that
+ * folder and names that folder's store, never this one's. Undefined for a record of this folder, or
+ * one that does not say (written by an older version).
+ */
+export function copiedFrom(record: EndpointRecord, dataDir: string): string | undefined {
+  if (!record.folderId || record.folderId === folderIdentity(dataDir)) return undefined;
+  return record.folder ?? '(unrecorded)';
 }
 
 /** A process's start time (clock ticks since boot, /proc/<pid>/stat), which tells it from a later one with its id. */

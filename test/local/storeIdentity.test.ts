@@ -4,7 +4,7 @@
  * repair and open the data folder's own, so every pet acknowledged is in the data folder's store.
  */
 import dynalite from 'dynalite';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,4 +110,40 @@ describe('a stale .data/endpoint whose port another server took after a kill -9'
       }
     },
   );
+});
+
+describe('a copy of a running data folder (cp -r .data copy), started', () => {
+  it('is its own store, said in one line: every write goes to the copy, none to the original', {
+    timeout: 60_000,
+  }, async () => {
+    const original = mkdtempSync(join(tmpdir(), 'petstore-original-'));
+    const copy = `${original}-copy`;
+    const running = await startServer({ PETSTORE_DATA_DIR: original, PETSTORE_API_KEYS: KEY });
+    const before = await createPets(running.base, 5, 'Before');
+    cpSync(original, copy, { recursive: true });
+
+    const started = await startServer({ PETSTORE_DATA_DIR: copy, PETSTORE_API_KEYS: KEY });
+    const written = await createPets(started.base, 10, 'In the copy');
+    const list = async (base: string) =>
+      ((await (await fetch(`${base}/pets?limit=100`, { headers })).json()) as Pet[]).map((pet) => pet.name).sort();
+    expect(await list(running.base)).toEqual(before.map((pet) => pet.name).sort());
+    expect(await list(started.base)).toEqual([...before, ...written].map((pet) => pet.name).sort());
+    await stopCleanly(started);
+    await stopCleanly(running);
+    expect(started.stdout()).toMatch(/^Store: embedded dynalite http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(started.stderr().trimEnd().split('\n')).toEqual([
+      `Store: ${join(copy, 'endpoint')} was copied from ${original} with the folder; it names that folder's store, not this one's: this copy opens its own.`,
+      expect.stringMatching(/^Store: the folder was copied while its store was open; repaired 0 index entries/),
+    ]);
+    // Each folder, started again, has what was written to it.
+    for (const [dataDir, names] of [
+      [original, before.map((pet) => pet.name)],
+      [copy, [...before, ...written].map((pet) => pet.name)],
+    ] as const) {
+      const again = await startServer({ PETSTORE_DATA_DIR: dataDir, PETSTORE_API_KEYS: KEY });
+      expect(await list(again.base)).toEqual([...names].sort());
+      await stopCleanly(again);
+      expect(again.stderr()).toBe('');
+    }
+  });
 });
