@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { afterAll, expect } from 'vitest';
+import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import type { ServerProcess } from './serverProcess.ts';
 
 export const isRoot = process.getuid?.() === 0;
@@ -117,4 +118,113 @@ export async function fullDiskNamespace(sizeBytes: number): Promise<FullDiskName
       await ended;
     },
   };
+}
+
+export interface SentPet {
+  name: string;
+  categoryId: number;
+  status: (typeof PET_STATUSES)[number];
+}
+
+/** `POST /pets` with `apiKey`, and `idempotencyKey` when given. */
+export const createPet = (base: string, apiKey: string, sent: SentPet, idempotencyKey?: string) =>
+  fetch(`${base}/pets`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      'Content-Type': 'application/json',
+      ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+    },
+    body: JSON.stringify(sent),
+  });
+
+export interface CreateLoadOptions {
+  clients: number;
+  /** Retry a refused create at once with the same Idempotency-Key (else go on to the next pet). */
+  retrySameKey: boolean;
+  /** Begins each Idempotency-Key and name. */
+  prefix: string;
+}
+
+/**
+ * Clients creating pets one after another, each with an Idempotency-Key of its own, until stopped.
+ * A 503 in the Error shape with Retry-After is counted as refused, a 409 (the key's earlier try
+ * still in progress) is retried, anything else but a 201 is unexpected.
+ */
+export class CreateLoad {
+  readonly acknowledged: { key: string; sent: SentPet; pet: Pet }[] = [];
+  refused = 0;
+  readonly unexpected: string[] = [];
+  #stopped = false;
+  readonly #waiting = new Set<() => void>();
+
+  constructor(
+    private readonly base: string,
+    private readonly apiKey: string,
+    private readonly options: CreateLoadOptions,
+  ) {}
+
+  run(): Promise<void> {
+    return Promise.all(Array.from({ length: this.options.clients }, (_, client) => this.#client(client))).then(
+      () => {},
+    );
+  }
+
+  async #client(client: number): Promise<void> {
+    const { prefix, retrySameKey } = this.options;
+    for (let n = 0; !this.#stopped; n++) {
+      const key = `${prefix}-client-${client}-${n}`;
+      const sent = { name: `${prefix} client ${client} #${n}`, categoryId: 1, status: PET_STATUSES[n % 3]! };
+      for (;;) {
+        const res = await createPet(this.base, this.apiKey, sent, key);
+        if (res.status === 201) {
+          this.acknowledged.push({ key, sent, pet: (await res.json()) as Pet });
+          break;
+        }
+        const body = await res.text();
+        if (res.status === 503 && res.headers.get('retry-after') === '1' && body.includes('"SERVICE_UNAVAILABLE"'))
+          this.refused++;
+        else if (res.status !== 409) this.unexpected.push(`${res.status} ${body}`);
+        this.#notify();
+        if (this.#stopped || (res.status === 503 && !retrySameKey)) break;
+      }
+      this.#notify();
+    }
+  }
+
+  #notify(): void {
+    for (const check of this.#waiting) check();
+  }
+
+  /** Resolves once `condition` holds (checked at each answer). */
+  until(condition: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!condition()) return;
+        this.#waiting.delete(check);
+        resolve();
+      };
+      this.#waiting.add(check);
+      check();
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+}
+
+/** Resolves once the server's stderr matches `pattern`; rejected when it exits first. */
+export function saidOnStderr(server: ServerProcess, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!pattern.test(server.stderr())) return;
+      server.child.stderr.off('data', check);
+      resolve();
+    };
+    // Listeners run in order: serverProcess's own, which keeps the chunk, came first.
+    server.child.stderr.on('data', check);
+    check();
+    server.child.once('close', () => reject(new Error(`server exited before saying ${pattern}:\n${server.stderr()}`)));
+  });
 }
