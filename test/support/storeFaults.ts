@@ -14,7 +14,7 @@ import { afterAll, expect } from 'vitest';
 import { PET_STATUSES, type Pet } from '../../lib/domain/schemas.ts';
 import type { ServerProcess } from './serverProcess.ts';
 
-export const isRoot = process.getuid?.() === 0;
+const isRoot = process.getuid?.() === 0;
 
 const locked = new Set<string>();
 afterAll(() => {
