@@ -55,7 +55,8 @@ function identityOf(folder) {
  * `{ gone: false, message }` at the first failed write, or `{ gone: true }` when the folder is gone.
  */
 export function gateWrites(Level, folder, closed) {
-  const identity = identityOf(folder);
+  // The folder's, from the first look that finds it (a new store's folder is made as it opens).
+  let identity;
   let refusal;
   const close = (why) => {
     if (refusal) return;
@@ -64,8 +65,11 @@ export function gateWrites(Level, folder, closed) {
   };
   const checkFolder = () => {
     const now = identityOf(folder);
-    if (now !== 'unknown' && now !== identity) close({ gone: true });
+    if (now === 'unknown') return;
+    identity ??= now;
+    if (now !== identity) close({ gone: true });
   };
+  checkFolder();
   setInterval(checkFolder, FOLDER_CHECK_MS).unref();
   let last = Promise.resolve();
   for (const name of WRITES) {

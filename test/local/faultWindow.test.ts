@@ -9,7 +9,7 @@
  *
  * Five rounds, each on a new data folder: 8 clients create through the local API over HTTP; the
  * disk is filled to its last byte (a tmpfs) or the data folder made immutable (read-only without
- * root), then given back, and the clients go on until 150 more pets are acknowledged. After a clean
+ * root), then given back, and the clients go on until 80 more pets are acknowledged. After a clean
  * stop and a new start, every 201 is listed with its body, and every key replayed answers its pet.
  */
 import { mkdtempSync } from 'node:fs';
@@ -32,8 +32,8 @@ import {
 const KEY = 'fault-window-key-0123456789';
 const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
 const CLIENTS = 8;
-const BEFORE_FAULT = 40;
-const AFTER_GIVEN_BACK = 100;
+const BEFORE_FAULT = 30;
+const AFTER_GIVEN_BACK = 80;
 const ROUNDS = ['full disk', 'immutable folder', 'full disk', 'immutable folder', 'full disk'] as const;
 
 interface RoundFigures {
