@@ -17,6 +17,7 @@ import { defineConfig } from 'vitest/config';
 const STRESS = [
   'test/local/writeHistory.test.ts',
   'test/local/crashConsistency.test.ts',
+  'test/local/faultWindow.test.ts',
   'test/stage/writeHistory.test.ts',
   'test/docs/bench.test.ts',
 ];

@@ -16,14 +16,17 @@ export interface EmbeddedStoreOptions {
   port?: number;
   /** For a persisted store: called at each LevelDB fault (`first` unless the same came before). */
   onFault?: (message: string, first: boolean) => void;
+  /** For a persisted store: called once when its folder is deleted or replaced while it serves. */
+  onGone?: () => void;
 }
 
 export async function startEmbeddedStore({
   path,
   port = 0,
   onFault,
+  onGone,
 }: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
-  if (path) return startStoreProcess(path, { port, ...(onFault ? { onFault } : {}) });
+  if (path) return startStoreProcess(path, { port, ...(onFault ? { onFault } : {}), ...(onGone ? { onGone } : {}) });
   return startInMemoryStore({ port });
 }
 

@@ -6,8 +6,10 @@
  * is repaired before anything uses it (local/storeRepair.ts). The endpoint is written after the
  * repair, so a kill during it leaves the old one and the next start repairs again.
  *
- * A LevelDB fault while serving (local/storeProcess.ts) leaves `store-faulted` beside the store: a
- * write it cut may have left its index entry without its pet, so the next start repairs too.
+ * A LevelDB fault while serving (local/storeProcess.ts) leaves `store-faulted` beside the store
+ * (local/storeFaultMarker.ts): a write it cut may have left its index entry without its pet, so the
+ * next start repairs too. A store folder deleted while it serves takes no write from then, and its
+ * stop writes nothing there.
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ import {
   type EndpointRecord,
 } from './storeOwner.ts';
 import { checkCheckpoint, dropCheckpoint, writeCheckpoint } from './storeCheckpoint.ts';
+import { faultMarker } from './storeFaultMarker.ts';
 import { salvageLevel } from './storeSalvage.ts';
 import { LocalSetupError } from '@petstore/local-kit/setupError';
 
@@ -125,19 +128,24 @@ async function ownStore({
   const { level: folder, faulted: faultedFile, endpoint: endpointFile } = filesOf(dataDir);
   await refuseUnopenable(folder);
   let serving = false;
+  let gone = false;
+  const marker = faultMarker(faultedFile);
   const embedded = await startEmbeddedStore({
     path: folder,
     onFault: (message, first) => {
-      try {
-        writeFileSync(faultedFile, '');
-      } catch {
-        // A data folder that takes no file now (full, read-only) is said by the fault itself.
-      }
+      if (!gone) marker.record();
       // During the start, a fault ends it with its own one line (see unreadable).
       if (serving && first)
         console.error(
           `Store: the local store ${folder} failed (${message}); the requests that touch it answer 503 until it is fixed, the others are served.`,
         );
+    },
+    onGone: () => {
+      gone = true;
+      marker.abandon();
+      console.error(
+        `Store: the local store ${folder} was deleted while the local API ran; writes answer 503 until it is restarted, reads serve what this run still holds, and the next start makes a new, empty store.`,
+      );
     },
   });
   try {
@@ -156,6 +164,9 @@ async function ownStore({
     holderGone: undefined,
     close: async () => {
       await embedded.close();
+      // A folder deleted meanwhile has nothing to check; one made anew there is another run's.
+      if (gone) return;
+      marker.settle();
       writeCheckpoint(dataDir);
       rmSync(endpointFile, { force: true });
     },

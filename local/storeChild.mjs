@@ -9,18 +9,21 @@
  * Such an error is reported to the parent and the connections of the requests in flight are cut, so
  * that each answers 503 (a read retried by the SDK is served); LevelDB goes on serving reads. After an
  * I/O error LevelDB refuses every write until it is opened again: once the folder takes a write again
- * (space freed, permissions given back) the parent is told, and it starts another child. A request
- * its client cuts mid-body (dynalite rethrows its `aborted` too) ends that request only. Any other
- * uncaught error ends this process, and the parent starts another.
+ * (space freed, permissions given back) the parent is told, and it starts another child. From the
+ * first failed write until then, this process takes no write (storeWriteGate.mjs), nor after its
+ * folder was deleted, which the parent is told once. A request its client cuts mid-body (dynalite
+ * rethrows its `aborted` too) ends that request only. Any other uncaught error ends this process,
+ * and the parent starts another.
  *
  * In: argv `<LevelDB folder> [--probe]`; IPC `close`.
  * Out: IPC `{type:'ready', port}`, `{type:'fault', message, fatal?}` (fatal: this process then exits),
- * `{type:'writable'}`.
+ * `{type:'writable'}`, `{type:'gone'}`.
  */
 import dynalite from 'dynalite';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { gateWrites, REFUSED_CODE, refuseWritesAtTheDoor } from './storeWriteGate.mjs';
 
 const [path] = process.argv.slice(2);
 
@@ -54,10 +57,10 @@ process.on('disconnect', () => {
 
 // dynalite opens its folder at the first request and, when that fails, answers `Database is closed`
 // without the cause: opening it once first (`--probe`, after a fault) names the cause (no space
-// left, no permission, corruption).
+// left, no permission, corruption). A folder gone since the first start is not made anew.
+const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level');
 if (process.argv.includes('--probe')) {
-  const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level');
-  const probe = new Level(path, { createIfMissing: true });
+  const probe = new Level(path, { createIfMissing: false });
   try {
     await probe.open();
     await probe.close();
@@ -68,7 +71,12 @@ if (process.argv.includes('--probe')) {
 }
 
 if (closing) process.exit(0);
+const gate = gateWrites(Level, path, ({ gone }) => {
+  if (gone) process.send({ type: 'gone' });
+  else tellWhenWritable();
+});
 server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+refuseWritesAtTheDoor(server, gate);
 
 /** Answers not yet sent: the one a LevelDB error belongs to is among them. */
 const pending = new Set();
@@ -90,6 +98,11 @@ process.on('uncaughtException', (error) => {
   // Nothing of a cut request reached the store: dynalite reads the whole body before it acts.
   if (cutRequests.has(error)) return;
   if (typeof error?.code !== 'string' || !error.code.startsWith('LEVEL_')) return fail(error);
+  // A write refused by the gate after the fault that closed it, which was said then.
+  if (error.code === REFUSED_CODE) {
+    for (const response of pending) response.socket?.destroy();
+    return;
+  }
   process.send({ type: 'fault', message: String(error.message).split('\n')[0] });
   for (const response of pending) response.socket?.destroy();
   if (error.code === 'LEVEL_IO_ERROR') tellWhenWritable();

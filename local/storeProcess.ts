@@ -34,18 +34,24 @@ export interface StoreProcessOptions {
   port?: number;
   /** Called at each fault (the child's one-line LevelDB error; `first` unless the same came before). */
   onFault?: (message: string, first: boolean) => void;
+  /** Called once when the child finds its folder deleted or replaced: it takes no write from then. */
+  onGone?: () => void;
 }
 
 export async function startStoreProcess(
   folder: string,
-  { port = 0, onFault }: StoreProcessOptions = {},
+  { port = 0, onFault, onGone }: StoreProcessOptions = {},
 ): Promise<StoreProcess> {
   const faults: string[] = [];
-  const child = new ChildHolder(folder, (message) => {
-    const first = !faults.includes(message);
-    if (first) faults.push(message);
-    onFault?.(message, first);
-  });
+  const child = new ChildHolder(
+    folder,
+    (message) => {
+      const first = !faults.includes(message);
+      if (first) faults.push(message);
+      onFault?.(message, first);
+    },
+    () => onGone?.(),
+  );
   try {
     await child.start();
   } catch (error) {
@@ -94,6 +100,7 @@ class ChildHolder {
   constructor(
     private readonly folder: string,
     private readonly faulted: (message: string) => void,
+    private readonly gone: () => void,
   ) {}
 
   /** Starts a child and settles with its private port once it listens. */
@@ -121,6 +128,7 @@ class ChildHolder {
           if (opened && !message.fatal) this.faulted(message.message);
         }
         if (message.type === 'writable') this.replace(child);
+        if (message.type === 'gone') this.gone();
       });
       child.once('exit', (code, signal) => {
         reject(
