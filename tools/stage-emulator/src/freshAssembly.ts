@@ -95,13 +95,13 @@ function synthesize(
     heartbeat.refresh();
     say(`  synth: ${line}`);
   };
-  const heartbeat = setInterval(() => tell(`${seconds()} s so far (last: ${step})`), heartbeatMs);
   // Offline: no CLI telemetry sent (it would reach AWS's endpoints).
   const child = spawn(program!, [...args, '--output', target], {
     cwd: app.root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
   });
+  const heartbeat = setInterval(() => tell(`${seconds()} s so far (last: ${step})`), heartbeatMs);
   const errors: string[] = [];
   const onLine = (line: string, fromStderr: boolean) => {
     const text = line.trim();
@@ -121,7 +121,7 @@ function synthesize(
     child.once('close', (status) => {
       clearInterval(heartbeat);
       if (status === 0 && !spawnError) {
-        tell(`done in ${seconds()} s`);
+        say(`  synth: done in ${seconds()} s`);
         return resolvePromise();
       }
       const detail = errors.slice(-3).join(' / ');
