@@ -14,8 +14,8 @@ export interface StaticAnswer {
   body: Buffer;
 }
 
-const DOCS_PATH = '/docs';
-const OPENAPI_PATH = '/openapi.json';
+export const DOCS_PATH = '/docs';
+export const OPENAPI_PATH = '/openapi.json';
 
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 /**

@@ -13,6 +13,7 @@ import { routes } from '../lib/domain/routes.ts';
 import { LocalSetupError, prepareLocalEnvironment } from './environment.ts';
 import { loadHandler } from './handlers.ts';
 import { localContext } from '@petstore/local-kit/proxyEvent';
+import { typedPath } from '@petstore/local-kit/typedPath';
 import { STAGES } from '../lib/domain/stages.ts';
 
 /**
@@ -55,7 +56,10 @@ export async function invoke(argv: string[], invokeStage?: StageInvoker): Promis
     const file = values.event;
     return invokeStage(values.stage, positionals, file === undefined ? undefined : () => eventOf(file, values.path));
   }
-  const route = routes.find((r) => r.operation === positionals[0]);
+  const [name] = positionals;
+  const route = routes.find((r) => r.operation === name);
+  if (name !== undefined && !route)
+    throw new UsageError(`unknown function ${name}; the functions are ${routes.map((r) => r.operation).join(', ')}.`);
   if (!route || !values.event) throw new UsageError(USAGE);
   const event = eventOf(values.event, values.path);
   if (isAuthorizerEvent(event)) {
@@ -110,7 +114,8 @@ function parseArguments(argv: string[]) {
 function readEvent(file: string): APIGatewayProxyEvent {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // From the folder the command was typed in (`cd events && npm run invoke -- listPets --event listPets.json`).
+    text = readFileSync(typedPath(file, 'invoke'), 'utf8');
   } catch (error) {
     throw new UsageError(
       `Cannot read the event file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,

@@ -25,7 +25,7 @@ import {
   type Route,
   type RouteMatch,
 } from '../lib/domain/routes.ts';
-import { docsAnswer } from './docs.ts';
+import { DOCS_PATH, OPENAPI_PATH, docsAnswer } from './docs.ts';
 import { apiErrorAnswer } from './errorAnswer.ts';
 import { LocalSetupError, prepareLocalEnvironment, type LocalEnvironment } from './environment.ts';
 import {
@@ -200,11 +200,15 @@ function locate(method: string, url: URL): { below: string; routed: string; matc
   return { below, routed, match: matchRoute(method, routed) };
 }
 
+const ROOT_MESSAGE = `Nothing is served at /: the API is under ${API_BASE_PATH} (e.g. GET ${API_BASE_PATH}/pets); its documentation is at ${DOCS_PATH} (OpenAPI document: ${OPENAPI_PATH}).`;
+
 /** The Error for a method and target no route serves (404, 405 with Allow), or undefined when one does. */
 function refusal(method: string, url: URL): ApiError | undefined {
   const { match, routed } = locate(method, url);
   // The deployed API's messages (its 404 and 405 mocks), so a client reads the same on both.
-  if (match.kind === 'notFound') return new ApiError('NOT_FOUND', NOT_FOUND_MESSAGE);
+  // `/` itself: where a newcomer's browser lands first, told where the API and its docs are.
+  if (match.kind === 'notFound')
+    return new ApiError('NOT_FOUND', url.pathname === '/' ? ROOT_MESSAGE : NOT_FOUND_MESSAGE);
   if (match.kind === 'methodNotAllowed') {
     const resource = routes.find((route) => matchRoute(route.method, routed, [route]).kind === 'found')?.path ?? routed;
     return new ApiError('METHOD_NOT_ALLOWED', methodNotAllowedMessage(method, resource, match.allow), {

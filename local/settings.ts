@@ -5,6 +5,8 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { SCOPED_KEY } from '../lib/domain/apiKeys.ts';
+import { isBearerToken } from '../lib/http/auth.ts';
 import { CORS_ORIGINS_VARIABLE, parseOrigins } from '../lib/http/cors.ts';
 import { statusIndexShardsOf, type Environment } from '../lib/service.ts';
 import { LocalSetupError } from '@petstore/local-kit/setupError';
@@ -51,12 +53,7 @@ export function checkSettings(given: Environment): void {
       `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, not "${endpoint}"; unset it to use the embedded store.`,
     );
   }
-  const keys = given.PETSTORE_API_KEYS;
-  if (keys !== undefined && !keys.split(',').some((key) => key.trim())) {
-    throw new LocalSetupError(
-      'PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.',
-    );
-  }
+  checkApiKeys(given.PETSTORE_API_KEYS);
   for (const origin of parseOrigins(given[CORS_ORIGINS_VARIABLE])) {
     if (!isOrigin(origin)) {
       throw new LocalSetupError(
@@ -69,6 +66,28 @@ export function checkSettings(given: Environment): void {
   } catch (error) {
     throw new LocalSetupError(`${(error as Error).message} Unset it for the default.`);
   }
+}
+
+/**
+ * PETSTORE_API_KEYS: comma-separated keys, each optionally `read:` or `write:` first, each one a
+ * `Bearer` header can carry; a key with a space (or another character outside RFC 6750's b64token)
+ * would be accepted here and then match no request. The key itself is not echoed.
+ */
+function checkApiKeys(keys: string | undefined): void {
+  if (keys === undefined) return;
+  const given = keys
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean);
+  if (given.length === 0)
+    throw new LocalSetupError(
+      'PETSTORE_API_KEYS holds no key: give comma-separated keys, or unset it to have one generated.',
+    );
+  const unusable = given.findIndex((entry) => !isBearerToken(SCOPED_KEY.exec(entry)?.[2] ?? entry));
+  if (unusable >= 0)
+    throw new LocalSetupError(
+      `PETSTORE_API_KEYS key ${unusable + 1} of ${given.length} cannot be sent as "Authorization: Bearer <key>" (it has a space or another character outside A-Z a-z 0-9 - . _ ~ + / and a trailing =): give keys of those characters, comma-separated, read:<key> for a read key.`,
+    );
 }
 
 /** `scheme://host[:port]` and nothing more, as a browser sends it in `Origin`. */

@@ -6,6 +6,7 @@
 import '../local/requireNode22.mjs';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { typedPath } from '@petstore/local-kit/typedPath';
 import { PLACEHOLDERS, PolicyFillError, fillPolicy } from '../tools/policies/fill.ts';
 
 const USAGE =
@@ -19,7 +20,7 @@ try {
   if (positionals.length !== 1) throw new PolicyFillError('give one policy file');
   let text: string;
   try {
-    text = readFileSync(positionals[0]!, 'utf8');
+    text = readFileSync(typedPath(positionals[0]!, 'policy'), 'utf8');
   } catch (error) {
     throw new PolicyFillError(`cannot read ${positionals[0]} (${(error as Error).message})`);
   }

@@ -6,7 +6,7 @@
  */
 import createClient, { type Client } from 'openapi-fetch';
 import { retryPolicy, withRetries, type Answer, type RetryOptions } from './retry.ts';
-import type { components, paths } from './schema.ts';
+import { BASE_PATH, type components, type paths } from './schema.ts';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -15,7 +15,7 @@ export type PetStatus = components['schemas']['PetStatus'];
 export interface ClientOptions {
   /** The API's base URL, ending in `/v1` (the stack's `ApiUrl` output, or `http://127.0.0.1:3000/v1` locally). */
   baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`; without it every call answers 401. */
+  /** Sent as `Authorization: Bearer <apiKey>`; left out, every call answers 401; given undefined or empty, refused. */
   apiKey?: string;
   /** Retry rules for every call of this client; each call may override them. */
   retry?: RetryOptions;
@@ -81,7 +81,30 @@ function baseUrlOf(value: unknown): string {
       `baseUrl must be an http(s) URL such as https://<id>.execute-api.<region>.amazonaws.com/v1, not ${given}`,
     );
   }
+  // Without the base path every call would be answered 404, as the smoke check refuses it too.
+  const url = new URL(text);
+  if (!url.pathname.endsWith(BASE_PATH) || url.search || url.hash)
+    throw new TypeError(
+      `baseUrl must end in ${BASE_PATH}, the API's base path (the stack's ApiUrl output, or http://127.0.0.1:3000${BASE_PATH} locally), not ${JSON.stringify(value)}`,
+    );
   return text;
+}
+
+/**
+ * The Authorization header for `apiKey`. Left out, the client sends none (every call is answered
+ * 401); given but undefined or empty (`apiKey: process.env.KEY` with KEY unset) it is refused now,
+ * in one line, not at the first call.
+ */
+function authorizationOf(options: ClientOptions): Record<string, string> {
+  if (!Object.hasOwn(options, 'apiKey')) return {};
+  const key: unknown = options.apiKey;
+  if (typeof key !== 'string' || key.trim() === '') {
+    const given = typeof key === 'string' ? 'empty' : String(key);
+    throw new TypeError(
+      `apiKey is ${given}: give the API key (an unset environment variable reads as undefined), or leave apiKey out for a client without one, which every call answers 401`,
+    );
+  }
+  return { Authorization: `Bearer ${key}` };
 }
 
 type Retried = <T>(
@@ -119,7 +142,7 @@ export function petStoreClient(options: ClientOptions) {
   retryPolicy(options.retry); // refuses bad retry options when the client is made, not at its first call
   const api = createClient<paths>({
     baseUrl,
-    headers: options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` },
+    headers: authorizationOf(options),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const retried: Retried = (call, send, idempotencyKey) =>

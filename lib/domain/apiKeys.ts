@@ -67,7 +67,7 @@ export const keyIdOfKey = (key: string): string => API_KEY_FORMAT.exec(key)?.[1]
  * A key given in configuration may name its scope, `read:<key>` or `write:<key>` (a bearer token
  * never holds a colon, so no key is mistaken for one); without it, DEFAULT_KEY_SCOPE.
  */
-const SCOPED_KEY = /^(read|write):(.+)$/s;
+export const SCOPED_KEY = /^(read|write):(.+)$/s;
 
 /** Keys given in plain text, as `PETSTORE_API_KEYS` does locally: no expiry, no daily create ceiling. */
 export class StaticApiKeys implements ApiKeyStore {

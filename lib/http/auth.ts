@@ -16,7 +16,11 @@ export const AUTH_REALM = 'petstore';
  * RFC 6750's `Bearer 1*SP b64token`, the scheme in any case (RFC 7235), nothing after the token. The
  * web ACL counts every spelling of one key this accepts as that key (infra/constructs/firewall.ts).
  */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+const B64TOKEN = '[A-Za-z0-9\\-._~+/]+=*';
+const BEARER = new RegExp(`^Bearer +(${B64TOKEN})$`, 'i');
+
+/** Whether `key` can be sent as `Bearer <key>`: an RFC 6750 b64token (no space, no comma, no colon). */
+export const isBearerToken = (key: string): boolean => new RegExp(`^${B64TOKEN}$`).test(key);
 /** HTTP's optional white space around a field value (RFC 9110 5.6.3): the only blanks stripped, as HTTP parsers do. */
 const OWS = /^[ \t]+|[ \t]+$/g;
 

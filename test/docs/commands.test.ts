@@ -78,3 +78,19 @@ describe('every documented shell command is run by a named test or marked', () =
     }
   });
 });
+
+describe('a command that holds the terminal, in a list of commands', () => {
+  it('says of start:deployed, wherever commands follow it in a block, that it runs in the foreground until Ctrl-C', () => {
+    const lists = BLOCKS.filter((block) => {
+      const at = block.commands.findIndex((command) => command.startsWith('npm run start:deployed'));
+      return at >= 0 && at < block.commands.length - 1;
+    });
+    expect(lists.map((block) => block.where.split(':')[0])).toEqual(
+      expect.arrayContaining(['docs/deploying.md', 'docs/local-development.md']),
+    );
+    for (const block of lists) {
+      const line = block.body.split('\n').find((text) => text.startsWith('npm run start:deployed'));
+      expect(line, block.where).toMatch(/#.*\bruns in the foreground until Ctrl-C\b/);
+    }
+  });
+});

@@ -85,6 +85,11 @@ function runbookCalls(command: string, stage: Stage): Call[] | 'administrator' |
     // AWS Backup's account setting, and reading the vault's recovery points: an administrator's (docs/deploying.md "Backups").
     'backup update-region-settings': 'administrator',
     'backup list-recovery-points-by-backup-vault': 'administrator',
+    // Removing PetStore-account for good (docs/deploying.md "Tear down"): the account stack is an administrator's.
+    'cloudformation describe-stack-resources': 'administrator',
+    'apigateway update-account': 'administrator',
+    'iam detach-role-policy': 'administrator',
+    'iam delete-role': 'administrator',
   };
   const calls = table[command];
   if (!calls)

@@ -6,6 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PetStoreAccountStack } from '../../infra/accountStack.ts';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { ALARM_EMAIL_PARAMETER } from '../../infra/constructs/monitoring.ts';
 import { BOOTSTRAP_QUALIFIERS } from '../../infra/names.ts';
@@ -14,6 +17,7 @@ import { STAGE_SETTINGS, STAGES, type Stage } from '../../infra/stages.ts';
 import { routes } from '../../lib/domain/routes.ts';
 import { controlKeys } from '../../lib/store/table.ts';
 import { parseCommand } from '../../tools/keys/commandLine.ts';
+import { documentedBlocks } from '../docs/shellBlocks.ts';
 import { alarmNamed, props, synthesizedStages } from './templates.ts';
 
 const of = synthesizedStages();
@@ -300,5 +304,59 @@ describe('the deploy runbook (docs/deploying.md, docs/operating.md)', () => {
     expect(firewall).toContain('`aws-waf-logs-petstore-<stage>-<first part of the stack id>`');
     expect(firewall).toContain('`BlockedRequestsLogGroup`');
     expect(firewall).toContain('`Authorization` and `Idempotency-Key` headers read `REDACTED`');
+  });
+
+  it('sets the Region, read in order, before the first step that fills a policy with it (an unset one is refused: test/scripts/policy.test.ts)', () => {
+    const commands = documentedBlocks()
+      .filter((block) => block.where.startsWith('docs/deploying.md:'))
+      .flatMap((block) => block.commands);
+    const setsRegion = commands.findIndex((command) => /^export\b.*\bAWS_REGION=[\w-]+/.test(command));
+    const fillsPolicy = commands.findIndex((command) => /\$AWS_REGION|npm run (-s )?policy|^policy /.test(command));
+    expect(setsRegion, 'docs/deploying.md exports AWS_REGION').toBeGreaterThanOrEqual(0);
+    expect(fillsPolicy, commands[fillsPolicy]).toBeGreaterThan(setsRegion);
+  });
+
+  it("revokes each stage's smoke key once its smoke check has run", () => {
+    const steps = section('First deploy, step by step')
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, ''));
+    for (const stage of STAGES) {
+      const created = steps.findIndex(
+        (line) => line.startsWith(`npm run keys -- create --stage ${stage}`) && line.includes('"smoke tests"'),
+      );
+      const smoked = steps.findIndex((line, at) => at > created && line.startsWith('npm run smoke -- --base'));
+      const revoked = steps.findIndex(
+        (line, at) => at > smoked && line === `npm run keys -- revoke <smoke key id> --stage ${stage}`,
+      );
+      expect(created, stage).toBeGreaterThanOrEqual(0);
+      expect(smoked, stage).toBeGreaterThan(created);
+      expect(revoked, stage).toBeGreaterThan(smoked);
+    }
+  });
+
+  it("says how to remove PetStore-account's retained role and account setting for good", () => {
+    const account = Template.fromStack(new PetStoreAccountStack(new App(), 'PetStore-account')).toJSON() as {
+      Resources: Record<string, { Type: string; DeletionPolicy?: string; Properties: Record<string, unknown> }>;
+    };
+    const kept = Object.values(account.Resources).filter((resource) => resource.DeletionPolicy === 'Retain');
+    expect(kept.map((resource) => resource.Type).sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::IAM::Role']);
+    const teardown = section('Tear down, and deploy again');
+    const steps = [
+      'aws cloudformation describe-stack-resources --stack-name PetStore-account',
+      'npx cdk destroy PetStore-account',
+      'aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn',
+      // Every managed policy of the role detached first: IAM refuses to delete a role that has one.
+      ...kept
+        .filter((resource) => resource.Type === 'AWS::IAM::Role')
+        .flatMap((role) => role.Properties.ManagedPolicyArns as unknown[])
+        .map((arn) => `--policy-arn arn:aws:iam::aws:${JSON.stringify(arn).match(/:iam::aws:(policy\/[^"]+)/)![1]}`),
+      'aws iam delete-role --role-name "$role"',
+    ];
+    const at = steps.map((step) => teardown.indexOf(step));
+    expect(
+      at.every((found) => found >= 0),
+      steps.filter((_, i) => at[i]! < 0).join('; '),
+    ).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
   });
 });

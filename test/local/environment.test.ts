@@ -51,6 +51,13 @@ describe('the local environment', () => {
     await local.close();
   });
 
+  it('takes keys in the b64token characters a Bearer header carries, a read key as read:<key>', async () => {
+    const keys = 'read:reader-key, writer_key.1~+/=,write:w';
+    const local = await prepareLocalEnvironment({ PETSTORE_IN_MEMORY: '1', PETSTORE_API_KEYS: keys });
+    expect(local.env.PETSTORE_API_KEYS).toBe(keys);
+    await local.close();
+  });
+
   it('generates a fresh key per run in memory, and writes none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-data-'));
     const runs = [];

@@ -1,12 +1,14 @@
 /** `npm run invoke` as a user runs it: one process per invocation, on the sample events. */
-import { execFile } from 'node:child_process';
-import { expectOneLineRefusal, runCli } from '../support/cli.ts';
+import { execFile, spawnSync } from 'node:child_process';
+import { commandEnvironment, expectOneLineRefusal, runCli } from '../support/cli.ts';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nextLink, petStoreClient, type Pet } from '../../client/src/index.ts';
+import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
+import { routes } from '../../lib/domain/routes.ts';
 import { invoke } from '../../local/invoke.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { fetchApi, validatingFetch } from '../support/http.ts';
@@ -46,9 +48,27 @@ it('runs each sample event against the local store, which keeps its data between
   expect(fetched.headers.Sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
 });
 
-it('refuses an unknown operation or a missing event with its usage', async () => {
-  await expect(invoke(['deletePet', '--event', 'events/getPet.json'])).rejects.toThrow(/Usage/);
+it('names an unknown function and the functions there are in one line, exit 2; a missing event gets the usage', async () => {
+  const refused = await runCli('scripts/invoke.ts', ['creatPet', '--event', 'events/createPet.json'], {
+    PETSTORE_IN_MEMORY: '1',
+  });
+  expectOneLineRefusal(
+    refused,
+    `unknown function creatPet; the functions are ${routes.map((route) => route.operation).join(', ')}.`,
+  );
+  expect(refused).toMatchObject({ code: 2, stdout: '' });
   await expect(invoke(['listPets'])).rejects.toThrow(/Usage/);
+});
+
+it('reads --event from the folder the command was typed in (npm runs it from the package folder)', async () => {
+  const typed = spawnSync('npm', ['run', '-s', 'invoke', '--', 'listPets', '--event', 'listPets.json'], {
+    cwd: join(PROJECT_ROOT, 'events'),
+    encoding: 'utf8',
+    env: commandEnvironment({ PETSTORE_IN_MEMORY: '1' }),
+    timeout: 60_000,
+  });
+  expect(typed.status, typed.stderr).toBe(0);
+  expect((JSON.parse(typed.stdout) as LambdaResult).statusCode).toBe(200);
 });
 
 it('refuses a cursor secret under 16 bytes in one line, exit 1, as npm start does', async () => {

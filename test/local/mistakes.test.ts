@@ -74,6 +74,18 @@ describe('every documented variable, given a value the start cannot use', () => 
     ],
     ['PETSTORE_API_KEYS', 'empty', () => '', /^PETSTORE_API_KEYS holds no key/],
     [
+      'PETSTORE_API_KEYS',
+      'a key with a space, which no Bearer header carries',
+      () => 'my key',
+      /^PETSTORE_API_KEYS key 1 of 1 cannot be sent as "Authorization: Bearer <key>" \(it has a space/,
+    ],
+    [
+      'PETSTORE_API_KEYS',
+      'a read key with a space',
+      () => 'good-key,read:my key',
+      /^PETSTORE_API_KEYS key 2 of 2 cannot be sent as "Authorization: Bearer <key>"/,
+    ],
+    [
       'PETSTORE_IN_MEMORY',
       'a malformed boolean',
       () => 'yes',

@@ -80,6 +80,16 @@ describe('local API over HTTP', () => {
     expect(res.body).toEqual({ code: 'NOT_FOUND', message: expect.any(String), status: 404 });
   });
 
+  it('answers GET / with a 404 that points at the docs and the base path', async () => {
+    const res = await fetchApi(new URL('/', api.url));
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    expect((res.body as { message: string }).message).toMatch(/under \/v1 .*documentation is at \/docs/);
+    const docs = await fetch(new URL('/docs', api.url));
+    expect(docs.status).toBe(200);
+    await docs.text();
+  });
+
   it.each([
     ['/pets', 'DELETE', 'GET, POST'],
     ['/pets', 'PUT', 'GET, POST'],

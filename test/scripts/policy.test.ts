@@ -5,7 +5,8 @@
  * given a value of the wrong shape.
  */
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -67,6 +68,33 @@ describe('npm run policy', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(line);
+    expect(run.status).toBe(2);
+  });
+
+  it('reads the policy file from the folder the command was typed in, not the package folder npm runs it from', () => {
+    const run = spawnSync(
+      'npm',
+      ['run', '-s', 'policy', '--', 'deployer-staging.json', '--account', '123456789012', '--region', 'eu-west-1'],
+      { cwd: join(ROOT, 'infra', 'policies'), encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('arn:aws:cloudformation:eu-west-1:123456789012:stack/PetStore-staging/');
+  });
+
+  it('refuses, run as docs/deploying.md defines it, in a shell where AWS_REGION was never set', () => {
+    const deploying = readFileSync(join(ROOT, 'docs', 'deploying.md'), 'utf8');
+    const definition = deploying.split('\n').find((line) => line.startsWith('policy() {'));
+    expect(definition, 'docs/deploying.md defines policy()').toBeDefined();
+    const env: NodeJS.ProcessEnv = { ...process.env, ACCOUNT: '123456789012' };
+    for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION']) delete env[name];
+    const run = spawnSync('bash', ['-c', `${definition}\npolicy ${DEPLOYER}`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env,
+      timeout: 30_000,
+    });
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/the policy has <region>: give --region/)]);
     expect(run.status).toBe(2);
   });
 });

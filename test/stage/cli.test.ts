@@ -3,7 +3,7 @@
  * (Serving a stage as deployed is tested in test/stage/deployedStage.test.ts.)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/bundle/bundling.ts';
 import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembly.ts';
-import { parseStartDeployed } from '../../tools/stage-emulator/src/cli.ts';
+import { parseStartDeployed, webAclLine } from '../../tools/stage-emulator/src/cli.ts';
 import {
   DEFAULT_INSPECTED,
   DEFAULT_OUTDIR,
@@ -64,9 +64,15 @@ describe('start:deployed arguments', () => {
   it('reads where the IAM report goes', () => {
     expect(parseStartDeployed(['--stage', 'staging', '--iam-report', 'iam.json'], PRODUCT)).toMatchObject({
       stage: 'staging',
-      iamReport: 'iam.json',
+      iamReport: join(process.cwd(), 'iam.json'),
     });
     expect(parseStartDeployed(['--stage', 'staging'], PRODUCT)).not.toHaveProperty('iamReport');
+  });
+
+  it('says the web ACL is not emulated only where the template has one', () => {
+    const template = { Resources: { Acl: { Type: 'AWS::WAFv2::WebACL', Properties: {} } } };
+    expect(webAclLine(template)).toMatch(/^ {2}web ACL: Acl \(AWS WAF\) is not emulated: /);
+    expect(webAclLine({ Resources: { Table: { Type: 'AWS::DynamoDB::Table', Properties: {} } } })).toBeUndefined();
   });
 
   it.each([
@@ -117,17 +123,46 @@ describe('start:deployed on bad input', () => {
     expect(lines).toEqual([expect.stringMatching(/^start:deployed: .*PetStore-staging/)]);
   });
 
-  it('a port in use: one line naming it, exit 1', async () => {
-    await ensureCloudAssembly(DEFAULT_OUTDIR, STAGE_APP, { quiet: true });
+  it('a port in use: refused at once, before any synthesis, in one line naming it, exit 1', async () => {
+    // A missing assembly: anything but a refusal first would synthesize one here, for a minute or more.
+    const outdir = join(mkdtempSync(join(tmpdir(), 'cdk-out-')), 'cdk.out');
     const server = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      const { status, lines } = run('--stage', 'staging', '--port', String(port));
+      const { status, lines } = run('--stage', 'staging', '--port', String(port), '--cdk-out', outdir);
       expect(status).toBe(1);
       expect(lines).toEqual([expect.stringMatching(new RegExp(`^start:deployed: .*${port}.*in use`))]);
+      expect(existsSync(outdir)).toBe(false);
     } finally {
       server.close();
+    }
+  }, 60_000);
+
+  it('reads --iam-report and --cdk-out from the folder the command was typed in, not the package folder npm runs it from', async () => {
+    const typedIn = mkdtempSync(join(tmpdir(), 'typed-in-'));
+    const server = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const args = ['--stage', 'staging', '--port', String(port), '--iam-report', 'iam.json'];
+      const typed = spawnSync('npm', ['--prefix', PROJECT_ROOT, 'run', '-s', 'start:deployed', '--', ...args], {
+        cwd: typedIn,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      // Written at start (an unwritable report is refused then), before the port is found taken.
+      expect(typed.stderr).toMatch(/in use/);
+      expect(existsSync(join(typedIn, 'iam.json'))).toBe(true);
+      expect(existsSync(join(PROJECT_ROOT, 'iam.json'))).toBe(false);
+      // Run without npm (no INIT_CWD of its own): from the working folder.
+      expect(parseStartDeployed([...args, '--cdk-out', 'out'], PRODUCT)).toMatchObject({
+        iamReport: join(process.cwd(), 'iam.json'),
+        outdir: join(process.cwd(), 'out'),
+      });
+    } finally {
+      server.close();
+      rmSync(join(PROJECT_ROOT, 'iam.json'), { force: true });
     }
   }, 120_000);
 });
@@ -158,6 +193,8 @@ describe('start:deployed --iam-report', () => {
       functions: { function: string; unusedGrants: string[] }[];
     };
     expect(report.stack).toBe('PetStore-staging');
+    // Staging has a web ACL by default: the banner says the emulator does not run it.
+    expect(stdout).toMatch(/^ {2}web ACL: \w+ \(AWS WAF\) is not emulated: /m);
     const lines = stdout.split('\n').filter((line) => line.startsWith('IAM '));
     // Nothing was called: every function's every grant is unused, and each line says so.
     expect(lines).toEqual(

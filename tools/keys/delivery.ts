@@ -4,6 +4,7 @@
  * and write) before anything is issued. A key is never printed into a pipe, a redirect or a CI log.
  */
 import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { typedPath } from '@petstore/local-kit/typedPath';
 import { UsageError } from './commandLine.ts';
 
 export interface KeyDelivery {
@@ -30,9 +31,11 @@ export function keyDelivery(out: string | undefined, stdoutIsTerminal: boolean |
       abandon: () => {},
     };
   }
+  // From the folder the command was typed in, not the package's (where npm runs it).
+  const file = typedPath(out, 'keys');
   let fd: number;
   try {
-    fd = openSync(out, 'wx', 0o600);
+    fd = openSync(file, 'wx', 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(
@@ -53,7 +56,7 @@ export function keyDelivery(out: string | undefined, stdoutIsTerminal: boolean |
       if (!open) return;
       open = false;
       closeSync(fd);
-      unlinkSync(out);
+      unlinkSync(file);
     },
   };
 }

@@ -595,6 +595,29 @@ describe('keys as a command (npm run keys)', () => {
     expect(usage.err).toContain('list needs --stage');
   });
 
+  it('writes --out in the folder the command was typed in, not the package folder npm runs it from', async () => {
+    const typedIn = mkdtempSync(join(home, 'typed-in-'));
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      ['--prefix', root, 'run', '-s', 'keys', '--', 'create', '--stage', 'staging', '--out', 'staging.key'],
+      {
+        cwd: typedIn,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: home,
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          AWS_REGION: 'eu-west-1',
+          CONTROL_TABLE_NAME: STAGING,
+          AWS_ENDPOINT_URL_DYNAMODB: endpoint(),
+        },
+      },
+    );
+    expect(stdout).toContain('The key is in staging.key (mode 0600)');
+    expect(readFileSync(join(typedIn, 'staging.key'), 'utf8').trimEnd()).toMatch(API_KEY_FORMAT);
+    expect(existsSync(join(root, 'staging.key'))).toBe(false);
+  });
+
   it('refuses in one line, exit code 2 and before any request, to print a key into standard output that is not a terminal', async () => {
     const run = await command(['create', '--stage', 'staging'], { AWS_ENDPOINT_URL_DYNAMODB: endpoint() });
     expect(run).toMatchObject({ code: 2, out: '' });

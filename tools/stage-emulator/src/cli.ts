@@ -11,13 +11,14 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { EdgeErrorShape } from '@petstore/local-kit/httpEdges';
 import { parsePort } from '@petstore/local-kit/port';
-import { CloudAssemblyError } from './cloudAssembly.ts';
+import { typedPath } from '@petstore/local-kit/typedPath';
+import { CloudAssemblyError, type CfnTemplate } from './cloudAssembly.ts';
 import { startDeployedApi, type DeployedApi } from './deployedApi.ts';
 import { LambdaHostError } from './lambdaFunction.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, MAX_INSTANCES } from './lambdaHost.ts';
 import { parseInspectTarget, type InspectTarget } from './inspectBundle.ts';
 import { watchDeployedStage } from './watch.ts';
-import { RestApiPortInUseError } from './restApi.ts';
+import { RestApiPortInUseError, refuseTakenPort } from './restApi.ts';
 import { RestApiTemplateError } from './restApiModel.ts';
 import { SynthesisError, ensureCloudAssembly } from './freshAssembly.ts';
 import type { StageApp } from './stageApp.ts';
@@ -25,6 +26,8 @@ import type { StageApp } from './stageApp.ts';
 /** The usage line; `<stage>` is written out as the product's stages. */
 export const USAGE = `Usage: npm run start:deployed -- --stage <stage> [--port <port>] [--cdk-out <dir>] [--parameter Name=Value ...] [--iam-report <file>] [--idle-timeout <seconds>] [--inspect[=<function>[:<port>]]] [--watch]`;
 const DEFAULT_PORT = 3100;
+/** The npm script that runs this command line. */
+const SCRIPT = 'start:deployed';
 
 /** What the product's entry point (scripts/startDeployed.ts) tells `start:deployed`. */
 export interface StartDeployedProduct {
@@ -124,12 +127,13 @@ export function parseStartDeployed(
   return {
     stage: values.stage,
     port,
-    outdir: values['cdk-out'] ?? product.outdir,
+    // Paths as typed: from the folder the command was typed in, not the package's (where npm runs it).
+    outdir: values['cdk-out'] === undefined ? product.outdir : typedPath(values['cdk-out'], SCRIPT),
     parameters,
     ...(values['idle-timeout'] === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
     ...(inspect ? { inspect } : {}),
     watch: values.watch ?? false,
-    ...(values['iam-report'] === undefined ? {} : { iamReport: values['iam-report'] }),
+    ...(values['iam-report'] === undefined ? {} : { iamReport: typedPath(values['iam-report'], SCRIPT) }),
   };
 }
 
@@ -146,6 +150,7 @@ export async function runStartDeployedCommand(argv: string[], product: StartDepl
   const { app } = product;
   let running: { readonly api: DeployedApi; close(): Promise<void> };
   try {
+    await refuseTakenPort(args.port);
     await ensureCloudAssembly(args.outdir, app);
     const { outdir } = args;
     const start = () =>
@@ -248,4 +253,16 @@ function printBanner(api: DeployedApi, parameters: Record<string, string>, iamRe
   console.log(
     `  store: in-memory dynalite on ${api.storeEndpoint}; tables ${api.tables.map((t) => t.tableName).join(', ')}`,
   );
+  const webAcl = webAclLine(api.stack.template);
+  if (webAcl) console.log(webAcl);
+}
+
+/**
+ * The banner's line for a stage whose template has a web ACL (AWS WAF), which the emulator does not
+ * run: every request reaches the API here, however many or however shaped.
+ */
+export function webAclLine(template: CfnTemplate): string | undefined {
+  const acls = Object.keys(template.Resources).filter((id) => template.Resources[id]!.Type === 'AWS::WAFv2::WebACL');
+  if (acls.length === 0) return undefined;
+  return `  web ACL: ${acls.join(', ')} (AWS WAF) is not emulated: none of its rules blocks a request here (rate limits, body limits, managed rules), as if it allowed every one`;
 }

@@ -131,7 +131,7 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
   );
   answerEdges(server, edgeErrors);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, api, domainName));
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? 0;
   await listen(server, port, host);
   const address = server.address() as AddressInfo;
@@ -179,6 +179,20 @@ function overLimits(request: IncomingMessage, limits: (typeof REQUEST_LIMITS)[st
     );
   }
   return undefined;
+}
+
+/** Where the API listens unless told otherwise: this machine only. */
+const DEFAULT_HOST = '127.0.0.1';
+
+/**
+ * Refuses a port already taken as starting would, but at once: start:deployed checks it before a
+ * synthesis that may take minutes, not after. Port 0 (any free port) is never taken.
+ */
+export async function refuseTakenPort(port: number, host = DEFAULT_HOST): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await listen(probe, port, host);
+  await new Promise((closed) => probe.close(closed));
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
