@@ -28,6 +28,8 @@ const OWN_PROCESSES = [
   'test/platform/nodeBinaries.test.ts',
   'test/platform/installScripts.test.ts',
 ];
+/** The emulator's alarm evaluator on metric stores the tests fill: no stage, so the unit tier. */
+const ALARM_EVALUATOR = 'tools/stage-emulator/test/alarms/**/*.test.ts';
 /** Files in the unit or local folders that need a stage running. */
 const NEEDS_STAGE = ['test/contract/contentEncoding.test.ts', 'test/local/parity.test.ts'];
 
@@ -42,6 +44,7 @@ export const TIERS = {
       'test/docs/frontDoor.test.ts',
       'test/repository/**/*.test.ts',
       'test/tools/mutation/**/*.test.ts',
+      ALARM_EVALUATOR,
     ],
     exclude: [...NEEDS_STAGE, ...OWN_PROCESSES],
   },
@@ -63,7 +66,7 @@ export const TIERS = {
       'test/docs/walkthrough.test.ts',
       ...NEEDS_STAGE,
     ],
-    exclude: STRESS,
+    exclude: [...STRESS, ALARM_EVALUATOR],
   },
   stress: { include: STRESS, exclude: [] },
 } as const;
