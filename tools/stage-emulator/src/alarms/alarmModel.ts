@@ -145,10 +145,14 @@ class ReadError extends Error {}
 
 function readAlarm(logicalId: string, alarmName: string, resource: CfnResource, resolver: TemplateResolver) {
   const raw = resource.Properties ?? {};
-  if (raw.ThresholdMetricId !== undefined)
-    throw new ReadError(
-      `it compares with a band (ThresholdMetricId ${JSON.stringify(raw.ThresholdMetricId)}): anomaly detection is not evaluated offline.`,
+  if (raw.ThresholdMetricId !== undefined) {
+    const band = (raw.Metrics as { Id?: unknown; Expression?: unknown }[] | undefined)?.find(
+      ({ Id }) => Id === raw.ThresholdMetricId,
     );
+    throw new ReadError(
+      `it compares with the band ${String(raw.ThresholdMetricId)} (${JSON.stringify(band?.Expression)}): anomaly detection is not evaluated offline.`,
+    );
+  }
   const unread = Object.keys(raw).filter((key) => !READ_PROPERTIES.has(key));
   if (unread.length > 0) throw new ReadError(`it sets ${unread.join(', ')}, which the evaluator does not read.`);
   const props = resolver.resolve(raw) as Record<string, unknown>;
