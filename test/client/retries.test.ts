@@ -1,6 +1,6 @@
 /**
  * The client's retry rules against the real local API: faults on the wire between the API and
- * DynamoDB (tools/load/faultProxy.ts) and at the gateway (./gatewayProxy.ts, answering as API
+ * DynamoDB (tools/stage-emulator/src/alarms/faultProxy.ts) and at the gateway (./gatewayProxy.ts, answering as API
  * Gateway does). One createPet call stores exactly one pet however its attempts fare, every attempt
  * carries the same Idempotency-Key, and what is not transient is thrown at once.
  */
@@ -20,7 +20,7 @@ import {
 } from '../../client/src/index.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/embeddedStore.ts';
-import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
+import { startFaultProxy, type FaultProxy } from '@petstore/stage-emulator/faultProxy';
 import { validatingFetch } from '../support/http.ts';
 import { startGatewayProxy, type GatewayProxy } from './gatewayProxy.ts';
 

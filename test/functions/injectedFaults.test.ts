@@ -1,5 +1,5 @@
 /**
- * Faults injected on the wire between the real DynamoDB client and dynalite (tools/load/faultProxy.ts):
+ * Faults injected on the wire between the real DynamoDB client and dynalite (tools/stage-emulator/src/alarms/faultProxy.ts):
  * for each, the status, Retry-After, the time to answer and what the table holds afterwards.
  * The time bound is a correctness bound on a hang (the store budget is 2.5 s), with slack for a
  * loaded machine; it is not a speed figure.
@@ -16,7 +16,7 @@ import { toPet } from '../../lib/store/petReads.ts';
 import { createDocumentClient, isWriteOutcomeUnknown } from '../../lib/store/dynamo.ts';
 import { dependenciesFromEnvironment, type Environment, type Dependencies } from '../../lib/service.ts';
 import { apiEvent, call } from '../support/events.ts';
-import type { FaultKind } from '../../tools/load/faultProxy.ts';
+import type { FaultKind } from '@petstore/stage-emulator/faultProxy';
 import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 

@@ -1,6 +1,6 @@
 /**
  * listPets with a status over a sharded index, with faults on one shard's queries and the index's
- * per-partition write limit simulated on the wire (tools/load/faultProxy.ts). The time bound is a
+ * per-partition write limit simulated on the wire (tools/stage-emulator/src/alarms/faultProxy.ts). The time bound is a
  * correctness bound on a hang (the store budget is 2.5 s), with slack for a loaded machine.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,7 +12,7 @@ import { ANSWER_MARGIN_MS, STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { petsTable, STATUS_INDEX_SHARDS_VARIABLE } from '../../lib/store/table.ts';
 import { apiEvent, call } from '../support/events.ts';
-import type { FaultKind } from '../../tools/load/faultProxy.ts';
+import type { FaultKind } from '@petstore/stage-emulator/faultProxy';
 import { useFaultProxy } from '../support/faultProxy.ts';
 import { freshEnvironment, useEmbeddedStore } from '../support/store.ts';
 

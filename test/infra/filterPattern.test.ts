@@ -1,10 +1,10 @@
 /**
- * The filter-pattern reader the monitoring tests judge log lines with (test/support/filterPattern.ts),
+ * The filter-pattern reader the monitoring tests judge log lines with (tools/stage-emulator/src/alarms/filterPattern.ts),
  * on the examples of CloudWatch's "Filter pattern syntax for metric filters" and on Lambda's text
  * log format: it must refuse what it cannot read, and tell a match from a miss.
  */
 import { describe, expect, it } from 'vitest';
-import { matchesFilterPattern } from '../support/filterPattern.ts';
+import { matchesFilterPattern } from '@petstore/stage-emulator/filterPattern';
 
 const event = JSON.stringify({
   eventType: 'UpdateTrail',

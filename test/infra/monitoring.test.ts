@@ -7,7 +7,7 @@ import { STAGE_SETTINGS, STAGES, type StageSettings } from '../../infra/stages.t
 import { routes } from '../../lib/domain/routes.ts';
 import { ControlTableApiKeys } from '../../lib/store/controlTableKeys.ts';
 import { KeyUses } from '../../lib/store/keyUses.ts';
-import { matchesFilterPattern } from '../support/filterPattern.ts';
+import { matchesFilterPattern } from '@petstore/stage-emulator/filterPattern';
 import { synthesize, testApp } from './synth.ts';
 import { alarmNamed, props, ref, synthesizedStages } from './templates.ts';
 

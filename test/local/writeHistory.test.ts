@@ -14,7 +14,7 @@ import { ID_ATTEMPTS } from '../../lib/store/petWrites.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { toPet } from '../../lib/store/petReads.ts';
 import { startLocalApi, type LocalApi } from '../../local/server.ts';
-import type { FaultKind } from '../../tools/load/faultProxy.ts';
+import type { FaultKind } from '@petstore/stage-emulator/faultProxy';
 import { useFaultProxy } from '../support/faultProxy.ts';
 import { History, RecordingClient, checkHistory, inParallel, type SentPet } from '../support/history.ts';
 import { TEST_API_KEY, TEST_CURSOR_SECRET, useEmbeddedStore } from '../support/store.ts';

@@ -2,7 +2,7 @@
  * The key authorizer's alarms that read its log (infra/constructs/authorizerMonitoring.ts and the
  * KeyStoreWarnings filters of infra/constructs/monitoring.ts), driven through the stage run as deployed: the
  * authorizer's own lines, as its sandbox writes them, judged by the synthesized template's own
- * filter patterns on its log group (test/support/filterPattern.ts). A failed key read counts as a
+ * filter patterns on its log group (tools/stage-emulator/src/alarms/filterPattern.ts). A failed key read counts as a
  * failure; refused keys, however many, count nothing; an unreadable key item is a key-store warning.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { stackName } from '../../infra/stages.ts';
 import { createDocumentClient } from '../../lib/store/dynamo.ts';
 import { fetchApi } from '../support/http.ts';
-import { matchesFilterPattern } from '../support/filterPattern.ts';
+import { matchesFilterPattern } from '@petstore/stage-emulator/filterPattern';
 import { generateApiKey } from '../../tools/keys/keys.ts';
 import { readStack } from '../../tools/stage-emulator/src/cloudAssembly.ts';
 import { startStage, type RunningStage } from '../support/deployedStage.ts';

@@ -13,7 +13,7 @@ import { ensureCloudAssembly } from '../../tools/stage-emulator/src/freshAssembl
 import { KEY_REVOCATION_BOUND_MS } from '../../lib/store/controlTableKeys.ts';
 import { runKeys } from '../../tools/keys/keys.ts';
 import { expect } from 'vitest';
-import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
+import { startFaultProxy, type FaultProxy } from '@petstore/stage-emulator/faultProxy';
 import { fetchApi } from './http.ts';
 import { keyIn } from './keys.ts';
 import { DEFAULT_OUTDIR, EDGE_ERRORS, STAGE_APP } from '../../local/stageApp.ts';

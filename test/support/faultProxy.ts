@@ -1,9 +1,9 @@
 /**
- * Test support for the fault proxy (tools/load/faultProxy.ts): it lives here so that `npm run load`,
+ * Test support for the fault proxy (tools/stage-emulator/src/alarms/faultProxy.ts): it lives here so that `npm run load`,
  * which starts the proxy too, never loads the test framework.
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { startFaultProxy, type FaultProxy } from '../../tools/load/faultProxy.ts';
+import { startFaultProxy, type FaultProxy } from '@petstore/stage-emulator/faultProxy';
 
 /**
  * A fault proxy in front of this test file's store (`useEmbeddedStore()`'s endpoint), started once,

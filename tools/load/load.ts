@@ -35,7 +35,7 @@ import { API_BASE_PATH, API_STAGE, matchRoute } from '../../lib/domain/routes.ts
 import { dependenciesFromEnvironment } from '../../lib/service.ts';
 import { DEFAULT_STATUS_INDEX_SHARDS, STATUS_INDEX_SHARDS_VARIABLE, petsTable } from '../../lib/store/table.ts';
 import { localContext, toProxyEvent } from '@petstore/local-kit/proxyEvent';
-import { startFaultProxy } from './faultProxy.ts';
+import { startFaultProxy } from '@petstore/stage-emulator/faultProxy';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 10);

@@ -11,7 +11,7 @@ import { createDocumentClient } from '../../../lib/store/dynamo.ts';
 import { KeyUses } from '../../../lib/store/keyUses.ts';
 import { ensureControlTable } from '../../../local/embeddedStore.ts';
 import { generateApiKey } from '../../../tools/keys/keys.ts';
-import { startFaultProxy, type FaultProxy } from '../../../tools/load/faultProxy.ts';
+import { startFaultProxy, type FaultProxy } from '@petstore/stage-emulator/faultProxy';
 import { useEmbeddedStore } from '../../support/store.ts';
 
 const METHOD_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc123/v1/GET/pets/7';

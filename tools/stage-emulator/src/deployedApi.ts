@@ -10,6 +10,9 @@
  * create, so a drift between the two shows.
  */
 import { randomBytes } from 'node:crypto';
+import { startFaultProxy, type FaultProxy } from './alarms/faultProxy.ts';
+import type { MetricStore } from './alarms/metricStore.ts';
+import { readStageMetricSources, stageRecorders, type StageRecorders } from './alarms/recorders.ts';
 import type { EdgeErrorShape } from '@petstore/local-kit/httpEdges';
 import { startInMemoryStore, type EmbeddedStore } from '@petstore/local-kit/store';
 import {
@@ -69,6 +72,12 @@ export interface DeployedApiOptions {
   idleTimeoutMs?: number;
   /** The function whose sandbox runs under the Node inspector, from a source-mapped bundle (./inspectBundle.ts); needs `app`. */
   inspect?: InspectTarget;
+  /**
+   * Where the stage puts the metrics its alarms read, as AWS derives them (./alarms/recorders.ts),
+   * stamped by the store's clock; the functions' DynamoDB calls then go through `storeFaults`.
+   * Default: none recorded, no proxy.
+   */
+  metrics?: MetricStore;
 }
 
 export interface DeployedFunction {
@@ -91,6 +100,11 @@ export interface DeployedApi {
   /** The value of the stack's output `name`, as CloudFormation would give it after the deploy. */
   output(name: string): string;
   functions: DeployedFunction[];
+  /**
+   * With `metrics`: the proxy every function's DynamoDB calls go through, where the metrics of the
+   * store's answers are taken; set its `fault` to throttle or fail a table's operations.
+   */
+  storeFaults?: FaultProxy;
   /** Each function's calls allowed and denied, and each DynamoDB grant of its role with whether a call used it. */
   iamReport(): IamReport;
   /** Prints the IAM report (`report`), then stops everything; again, it does nothing. */
@@ -98,7 +112,9 @@ export interface DeployedApi {
 }
 
 /** The stack as CloudFormation would create it, and the resolver of its intrinsics. */
-function readDeployedStack(options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'template' | 'parameters'>) {
+export function readDeployedStack(
+  options: Pick<DeployedApiOptions, 'outdir' | 'stackName' | 'template' | 'parameters'>,
+) {
   const read = readStack(options.outdir, options.stackName, options.template);
   const resolver = new TemplateResolver(read, OFFLINE_ENVIRONMENT, options.parameters);
   return { resolver, stack: { ...read, template: withConditionsApplied(read.template, resolver) } };
@@ -182,7 +198,13 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
     const store: EmbeddedStore = await startInMemoryStore();
     closers.push(store.close);
     const tables = await createTablesFromTemplate(store.endpoint, stack.template, resolver);
-    const upstream = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
+    const front = options.storeFront ? await options.storeFront(store.endpoint) : store.endpoint;
+    const recorders =
+      options.metrics &&
+      stageRecorders(options.metrics, readStageMetricSources(stack.template, resolver, OFFLINE_ENVIRONMENT));
+    const storeFaults = recorders ? await startFaultProxy(front, { answered: recorders.storeCall }) : undefined;
+    if (storeFaults) closers.push(storeFaults.close);
+    const upstream = storeFaults?.endpoint ?? front;
     const functions: DeployedFunction[] = [];
     const inspect = inspectedOf(stack, options);
     const sources = infraSources(options.app);
@@ -197,6 +219,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
         sandboxPreload: options.sandboxPreload,
         idleTimeoutMs: options.idleTimeoutMs,
         inspect,
+        recorders,
         onStarted: (closer) => closers.push(closer),
       });
       functions.push(deployed);
@@ -208,6 +231,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       invoke: invokerOf(stack.template, resolver, functions),
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.edgeErrors ? { edgeErrors: options.edgeErrors } : {}),
+      ...(recorders ? { onAnswered: recorders.answered } : {}),
     });
     closers.push(api.close);
     const iamReport = (): IamReport => ({ stack: stack.stackName, functions: functions.map(functionReport) });
@@ -220,6 +244,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       tables,
       output: outputOf(stack, resolver),
       functions,
+      ...(storeFaults ? { storeFaults } : {}),
       iamReport,
       // Once: a second close() neither prints the report again nor stops what is stopped.
       close: () =>
@@ -268,6 +293,7 @@ interface FunctionWiring {
   sandboxPreload: string | undefined;
   idleTimeoutMs?: number | undefined;
   inspect?: InspectedFunction | undefined;
+  recorders?: StageRecorders | undefined;
   /** Called with each thing to close as soon as it runs, so a failure further on leaks nothing. */
   onStarted: (closer: () => Promise<void>) => void;
 }
@@ -288,6 +314,7 @@ async function startFunction(
     sandboxPreload,
     idleTimeoutMs,
     inspect,
+    recorders,
     onStarted,
   }: FunctionWiring,
 ): Promise<DeployedFunction> {
@@ -311,6 +338,7 @@ async function startFunction(
   onStarted(() => gate.close());
   const variables = (properties.Environment as { Variables?: unknown } | undefined)?.Variables ?? {};
   const inspected = inspect?.logicalId === logicalId ? inspect : undefined;
+  const logGroupName = logGroupOf(properties, resolver, functionName);
   const assetDir = inspected
     ? await buildInspectBundle(inspected.app, logicalId, inspected.entry, handlerFile(String(properties.Handler)))
     : stack.assetDir(logicalId);
@@ -327,7 +355,7 @@ async function startFunction(
     endpointOverrides: { AWS_ENDPOINT_URL_DYNAMODB: gate.endpoint },
     invokedFunctionArn: resolver.getAtt(logicalId, 'Arn'),
     functionVersion: '1',
-    logGroupName: logGroupOf(properties, resolver, functionName),
+    logGroupName,
     ...(log ? { log } : {}),
     ...(sandboxPreload ? { sandboxPreload } : {}),
     ...(properties.ReservedConcurrentExecutions === undefined
@@ -335,6 +363,7 @@ async function startFunction(
       : { reservedConcurrency: Number(resolver.resolve(properties.ReservedConcurrentExecutions)) }),
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
     ...(inspected ? { inspectPort: inspected.port } : {}),
+    ...(recorders ? { observer: recorders.lambda(functionName, logGroupName) } : {}),
   });
   onStarted(() => host.close());
   return { logicalId, functionName, roleLogicalId: roleId, roleSource: source, gate, host };

@@ -111,7 +111,7 @@ export function gatewayResponse(
       ? definition.responseTemplates
       : { 'application/json': BUILT_IN_TEMPLATE };
   const errorType = ERROR_TYPES[type];
-  return mappedAnswer(
+  const answer = mappedAnswer(
     status,
     { responseParameters: definition?.responseParameters ?? {}, responseTemplates: templates },
     'gatewayresponse.header',
@@ -120,4 +120,5 @@ export function gatewayResponse(
     variables,
     errorType ? [['x-amzn-ErrorType', errorType]] : [],
   );
+  return { ...answer, error: { responseType: type, message } };
 }

@@ -41,6 +41,20 @@ export interface FunctionDefinition {
   inspectPort?: number;
   /** How long an environment may sit idle before it is recycled (default DEFAULT_IDLE_TIMEOUT_MS). */
   idleTimeoutMs?: number;
+  /** Told what Lambda's metrics count (the alarm rehearsal's recorders, ./alarms/recorders.ts); none by default. */
+  observer?: InvocationObserver;
+}
+
+/** What the host tells of each invocation, as Lambda's metrics see it. */
+export interface InvocationObserver {
+  /** An invocation runs (Invocations), `concurrency` of them in flight now (ConcurrentExecutions). */
+  started(concurrency: number): void;
+  /** It ended with `outcome` after `durationMs` of running (Duration; an error or timeout is Errors). */
+  ended(outcome: InvokeOutcome, durationMs: number): void;
+  /** One refused past the reserved concurrency (Throttles). */
+  throttled(): void;
+  /** A line the function wrote to its log group (metric filters read it). */
+  logLine(line: string): void;
 }
 
 export type InvokeOutcome =

@@ -62,7 +62,14 @@ export class LambdaFunctionHost {
     this.#nodeBinary = lambdaNodeBinary();
     // Validates the environment now, so a refused variable fails at start-up rather than per request.
     lambdaEnvironment(definition, this.#nodeBinary, '');
-    this.#log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
+    const log = definition.log ?? ((line) => void process.stderr.write(`[${definition.functionName}] ${line}\n`));
+    const observer = definition.observer;
+    this.#log = observer
+      ? (line) => {
+          log(line);
+          observer.logLine(line);
+        }
+      : log;
   }
 
   /**
@@ -107,8 +114,12 @@ export class LambdaFunctionHost {
     }
     // Lambda does not queue a synchronous invocation past reserved concurrency (0 is its off switch).
     const reserved = this.#definition.reservedConcurrency;
-    if (reserved !== undefined && this.#inFlight >= reserved) return THROTTLED_OUTCOME;
+    if (reserved !== undefined && this.#inFlight >= reserved) {
+      this.#definition.observer?.throttled();
+      return THROTTLED_OUTCOME;
+    }
     this.#inFlight += 1;
+    this.#definition.observer?.started(this.#inFlight);
     try {
       return await this.#invokeOnSandbox(event);
     } finally {
@@ -119,9 +130,13 @@ export class LambdaFunctionHost {
   async #invokeOnSandbox(event: unknown): Promise<InvokeOutcome> {
     const instance = await this.#acquire();
     try {
+      const started = performance.now();
       const init = await instance.ready;
-      if (!init.ok) return init.outcome;
-      return await instance.invoke(event);
+      // Duration is the handler's time; a failed init is the invocation's whole time (AWS, Lambda metrics).
+      const ran = performance.now();
+      const outcome = init.ok ? await instance.invoke(event) : init.outcome;
+      this.#definition.observer?.ended(outcome, performance.now() - (init.ok ? ran : started));
+      return outcome;
     } finally {
       this.#release(instance);
     }

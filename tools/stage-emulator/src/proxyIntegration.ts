@@ -42,6 +42,7 @@ export async function proxyAnswer(
     );
     return gatewayResponse('API_CONFIGURATION_ERROR', 'Internal server error', exchange, api);
   }
+  const calledAt = performance.now();
   const invocation = invoke(integration.functionArn, proxyEvent(exchange, api));
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
@@ -49,6 +50,7 @@ export async function proxyAnswer(
   });
   const outcome = await Promise.race([invocation, timedOut]);
   clearTimeout(timer);
+  exchange.integrationLatencyMs = performance.now() - calledAt;
   if (outcome === 'timeout') {
     log(`(${exchange.requestId}) Execution failed due to a timeout error (${integration.timeoutMs} ms)`);
     return gatewayResponse('INTEGRATION_TIMEOUT', 'Endpoint request timed out', exchange, api);

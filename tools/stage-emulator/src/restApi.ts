@@ -50,6 +50,16 @@ export interface RestApiEmulatorOptions {
    * default `messageEdgeError`, API Gateway's own `{"message": ...}` shape.
    */
   edgeErrors?: EdgeErrorShape;
+  /** Told of each answer sent to a request that reached the API (the alarm rehearsal's recorders); none by default. */
+  onAnswered?: (answered: AnsweredRequest) => void;
+}
+
+/** One request's answer as API Gateway's metrics and access log see it. */
+export interface AnsweredRequest {
+  exchange: Exchange;
+  answer: Answer;
+  /** From the request's arrival to its answer sent (`Latency`, `$context.responseLatency`). */
+  latencyMs: number;
 }
 
 /** An edge error in the shape of API Gateway's own error bodies, `{"message": ...}`. */
@@ -110,12 +120,14 @@ export async function startRestApiEmulator(options: RestApiEmulatorOptions): Pro
       request.resume();
       return sendError(response, edgeErrors(refused, randomUUID()));
     }
+    const arrived = performance.now();
     const exchange = newExchange(request, api, domainName);
     const result = await answer(request, exchange, api, access, throttles, invoke, log).catch((error: unknown) => {
       log(`(${exchange.requestId}) Execution failed: ${String(error)}`);
       return gatewayResponse('DEFAULT_5XX', 'Internal server error', exchange, api);
     });
     send(response, exchange, result);
+    options.onAnswered?.({ exchange, answer: result, latencyMs: performance.now() - arrived });
   };
   // What never reaches a method (what Node's parser refuses, an unknown Expect, no Host, headers
   // too slow) is answered in the shape the caller gives (`edgeErrors`; start:deployed gives the

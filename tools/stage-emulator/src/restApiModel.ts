@@ -84,6 +84,8 @@ export interface MethodSetting {
   httpMethod: string;
   rateLimit?: number;
   burstLimit?: number;
+  /** Detailed CloudWatch metrics: the per-method dimensions (Resource, Method) are published. */
+  metricsEnabled?: boolean;
 }
 
 export interface RestApi {
@@ -142,12 +144,16 @@ export interface Exchange {
   authorization?: Authorization;
   pathParameters: Record<string, string>;
   body: Buffer;
+  /** How long the integration took to answer, once one was called (`$context.integrationLatency`). */
+  integrationLatencyMs?: number;
 }
 
 export interface Answer {
   status: number;
   headers: [string, string][];
   body: Buffer;
+  /** An answer API Gateway made itself: its gateway response type and message (`$context.error.*`). */
+  error?: { responseType: string; message: string };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -91,6 +91,7 @@ export function readRestApi(template: CfnTemplate, resolver: ApiResolver, env: D
         httpMethod: String(setting.HttpMethod ?? '*'),
         rateLimit: optionalNumber(setting.ThrottlingRateLimit),
         burstLimit: optionalNumber(setting.ThrottlingBurstLimit),
+        ...(setting.MetricsEnabled === undefined ? {} : { metricsEnabled: setting.MetricsEnabled === true }),
       }),
     ),
     env,

@@ -27,7 +27,7 @@ export function matchesFilterPattern(pattern: string, event: string): boolean {
 }
 
 /** The JSON object of an event: the whole event, or the message after Lambda's text-format prefix. */
-function jsonOf(event: string): Json | undefined {
+export function jsonOf(event: string): Json | undefined {
   for (const candidate of [event, event.split('\t').slice(3).join('\t')]) {
     try {
       const parsed = JSON.parse(candidate) as Json;
