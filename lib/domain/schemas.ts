@@ -2,7 +2,7 @@
  * The spec's resources and parameters, each declared once as JSON Schema data (`jsonSchemas`):
  * handlers validate with them through the small interpreter below, TypeScript takes its types from
  * them (`Infer`), and the OpenAPI document can embed them as they are. An interpreter of the few
- * keywords we use costs about 2 KB of bundle where zod/mini cost 22 KB (docs/performance.md, Speed and size).
+ * keywords we use costs about 2.5 kB of bundle where zod/mini cost 22 KB (docs/performance.md, Speed and size).
  *
  * Keywords: `type` (object, string, integer), `enum`, `minLength`/`maxLength` (in characters, that is
  * code points, as JSON Schema counts), `pattern` (an ECMA-262 regex run with the `u` flag, as ajv runs
