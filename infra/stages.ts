@@ -147,8 +147,12 @@ export interface AlarmThresholds {
   /** Lambda Errors (crashes and timeouts: handled errors are answered, not thrown) in a minute. */
   readonly lambdaErrors: number;
   readonly lambdaThrottles: number;
-  /** Lambda Duration (maximum) as a share of the function timeout, percent. */
-  readonly lambdaDurationPercentOfTimeout: number;
+  /**
+   * Lambda Duration (maximum) as a share of a request's store budget (STORE_BUDGET_MS,
+   * lib/store/deadline.ts), percent: a hung or throttled store costs a request that budget, never
+   * the function's timeout, so a share of the timeout was never reached (`npm run rehearse`).
+   */
+  readonly lambdaDurationPercentOfStoreBudget: number;
   /**
    * Lambda ConcurrentExecutions (maximum) of each function: a count where the stage reserves none,
    * else a share of each function's reserved concurrency (past it Lambda throttles).
@@ -202,7 +206,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       keyStoreWarnings: 1,
       lambdaErrors: 5,
       lambdaThrottles: 5,
-      lambdaDurationPercentOfTimeout: 80,
+      lambdaDurationPercentOfStoreBudget: 80,
       lambdaConcurrency: { executions: 50 },
       dynamoThrottledRequests: 20,
       dynamoSystemErrors: 5,
@@ -246,7 +250,7 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       keyStoreWarnings: 1,
       lambdaErrors: 1,
       lambdaThrottles: 1,
-      lambdaDurationPercentOfTimeout: 80,
+      lambdaDurationPercentOfStoreBudget: 80,
       lambdaConcurrency: { percentOfReserved: 80 },
       dynamoThrottledRequests: 1,
       dynamoSystemErrors: 1,

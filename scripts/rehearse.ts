@@ -20,7 +20,7 @@ await runRehearseCommand(process.argv.slice(2), {
   edgeErrors: EDGE_ERRORS,
   operations: {
     listPets: (n) => ({ method: 'GET', path: `/pets?limit=${1 + (n % 20)}` }),
-    getPet: (n) => ({ method: 'GET', path: `/pets/${1 + (n % 3)}` }),
+    getPet: (n, created) => ({ method: 'GET', path: `/pets/${created[n % created.length] ?? 1}` }),
     createPet: (n) => ({
       method: 'POST',
       path: '/pets',
@@ -29,6 +29,7 @@ await runRehearseCommand(process.argv.slice(2), {
     }),
   },
   writeOperation: 'createPet',
+  createdId: (body) => (body as { id?: number } | undefined)?.id?.toString(),
   notFound: (n) => ({ method: 'GET', path: `/pets/${900_000 + n}` }),
   authorization: (key) => ({ Authorization: `Bearer ${key}` }),
   mistypedKey: () => generateApiKey().key,

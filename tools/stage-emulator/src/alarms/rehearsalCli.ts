@@ -14,6 +14,7 @@ import type { StartDeployedProduct } from '../cli.ts';
 import { readAlarms } from './alarmModel.ts';
 import { MetricStore } from './metricStore.ts';
 import { formatTable, rehearsalRows, runScenario, SimulatedClock, type ScenarioRun } from './rehearsal.ts';
+import { RehearsalDriver } from './rehearsalDriver.ts';
 import { rehearsalScenarios } from './rehearsalScenarios.ts';
 import type { RehearsalProduct } from './rehearsalTraffic.ts';
 
@@ -76,15 +77,17 @@ export async function runRehearseCommand(argv: string[], product: RehearseProduc
       metrics: store,
       // The functions' lines feed the metric filters; shown, they would bury the table.
       log: () => {},
+      apiLog: () => {},
       report: () => {},
     });
     const runs: ScenarioRun[] = [];
     try {
-      const scenarios = rehearsalScenarios(product, alarms, args.stage);
+      const driver = new RehearsalDriver(product, alarms, args.stage, api);
+      const scenarios = rehearsalScenarios(driver);
       for (const [index, scenario] of scenarios.entries()) {
         const run = await runScenario(scenario, index, { api, alarms, store, clock });
         console.error(
-          `  ${scenario.name}: ${scenario.minutes} simulated minutes in ${(run.realMs / 1000).toFixed(1)} s, ${run.fired.size} alarms fired`,
+          `  ${scenario.name} (${driver.tally()}): ${scenario.minutes} simulated minutes in ${(run.realMs / 1000).toFixed(1)} s, ${run.fired.size} alarms fired`,
         );
         runs.push(run);
       }

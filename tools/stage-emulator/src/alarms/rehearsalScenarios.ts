@@ -4,210 +4,259 @@
  * the plans' throttles and the reserved concurrency), with just the traffic each minute that its
  * alarms' thresholds need (read from the alarms themselves), for as many minutes as their M of N.
  */
-import { functionMatches, type DeployedApi, type DeployedFunction } from '../deployedApi.ts';
 import type { AlarmModel } from './alarmModel.ts';
-import type { Scenario, ScenarioContext } from './rehearsal.ts';
-import { paced, send, type RehearsalProduct } from './rehearsalTraffic.ts';
-
-/** Whether the alarm reads `metricName` of `namespace` with these dimensions (some of them). */
-const reads =
-  (namespace: string, metricName: string, dimensions: Record<string, string> = {}) =>
-  (alarm: AlarmModel): boolean =>
-    [...alarm.queries.values()].some(
-      (query) =>
-        query.kind === 'metric' &&
-        query.metric.namespace === namespace &&
-        query.metric.metricName === metricName &&
-        Object.entries(dimensions).every(([name, value]) => query.metric.dimensions[name] === value),
-    );
-const anyOf =
-  (...tests: ((alarm: AlarmModel) => boolean)[]) =>
-  (alarm: AlarmModel) =>
-    tests.some((test) => test(alarm));
-
-/** The highest threshold among the alarms `test` picks (what a minute's traffic must reach). */
-const thresholdOf = (alarms: readonly AlarmModel[], test: (alarm: AlarmModel) => boolean, fallback = 1): number =>
-  Math.max(fallback, ...alarms.filter(test).map((alarm) => Math.ceil(alarm.threshold)));
-
-/** The M of N the stage's alarms need: minutes enough to reach ALARM, plus one. */
-const minutesFor = (alarms: readonly AlarmModel[]) => Math.max(...alarms.map((alarm) => alarm.datapointsToAlarm)) + 1;
-
-const functionOf = (api: DeployedApi, name: string): DeployedFunction => {
-  const found = api.functions.find((fn) => functionMatches(fn.logicalId, name));
-  if (!found) throw new Error(`The stage has no function ${name}.`);
-  return found;
-};
-const killSandboxes = (fn: DeployedFunction) => {
-  for (const pid of fn.host.sandboxPids) process.kill(pid, 'SIGKILL');
-};
-const times = <T>(count: number, make: (n: number) => T): T[] => Array.from({ length: count }, (_, n) => make(n));
-const waitUntil = async (condition: () => boolean, timeoutMs = 10_000) => {
-  const until = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
-};
+import { anyOf, type RehearsalDriver, reads, times, waitUntil } from './rehearsalDriver.ts';
+import type { Scenario } from './rehearsal.ts';
+import { paced, send } from './rehearsalTraffic.ts';
 
 /** Every scenario, the healthy one first. */
-export function rehearsalScenarios(
-  product: RehearsalProduct,
-  alarms: readonly AlarmModel[],
-  stage: string,
-): Scenario[] {
-  const operations = Object.keys(product.operations);
-  const minutes = minutesFor(alarms);
-  let key = '';
-  const auth = () => product.authorization(key);
-  const request = (context: ScenarioContext, operation: string, n: number) =>
-    send(context.api, product.operations[operation]!(n), auth());
-  const keyed = (scenario: Scenario): Scenario => ({
-    ...scenario,
-    async setup(context) {
-      if (!key) key = await product.issueKey(context.api, { stage, manyCreates: true });
-      await scenario.setup?.(context);
-    },
-  });
-  const healthy: Scenario = {
-    name: 'healthy',
-    fault: 'steady mixed traffic: lists, gets, creates with Idempotency-Keys, a mistyped key, 404s',
-    targets: () => false,
-    minutes: Math.max(...alarms.map((alarm) => alarm.evaluationPeriods)) + 1,
-    async minute(context, index) {
-      const tasks = [
-        ...operations.flatMap((operation) => times(4, (n) => () => request(context, operation, index * 10 + n))),
-        () =>
-          send(context.api, product.operations[operations[0]!]!(0), product.authorization(product.mistypedKey(index))),
-        ...times(2, (n) => () => send(context.api, product.notFound(index * 10 + n), auth())),
-      ];
-      await paced(context.api, tasks, 0.5);
-    },
-  };
+export function rehearsalScenarios(driver: RehearsalDriver): Scenario[] {
+  const minutes = Math.max(...driver.alarms.map((alarm) => alarm.datapointsToAlarm)) + 1;
   return [
-    keyed(healthy),
-    keyed(runtimeKilled(product, alarms, minutes, request)),
-    ...tableScenarios(product, alarms, minutes, request).map(keyed),
-    keyed(unauthorizedFlood(product, alarms, minutes)),
-    keyed(planThrottled(alarms, minutes, request, operations)),
+    healthy(driver),
+    runtimeKilled(driver, minutes),
+    ...driver.tableNames().flatMap((table) => tableFaults(driver, minutes, table)),
+    concurrencyFlood(driver, minutes),
+    keyUsesNotRecorded(driver, minutes),
+    unauthorizedFlood(driver, minutes),
+    planThrottled(driver, minutes),
+    createFlood(driver, minutes),
   ];
 }
 
-type Send = (context: ScenarioContext, operation: string, n: number) => Promise<{ status: number }>;
+/** Steady mixed traffic, well under every throttle: lists, gets of real pets, creates, a mistyped key, 404s. */
+function healthy(driver: RehearsalDriver): Scenario {
+  const { product, api } = driver;
+  return {
+    name: 'healthy',
+    fault: 'none',
+    targets: () => false,
+    minutes: Math.max(...driver.alarms.map((alarm) => alarm.evaluationPeriods)) + 1,
+    async setup() {
+      await driver.mainKey();
+      for (const n of times(3, (n) => n)) await driver.request(product.writeOperation, n);
+    },
+    async minute(_, index) {
+      const key = await driver.mainKey();
+      const tasks = [
+        ...driver.operations.flatMap((operation) => times(4, (n) => () => driver.request(operation, index * 10 + n))),
+        () => driver.request(driver.operations[0]!, index, product.mistypedKey(index)),
+        ...times(2, (n) => () => send(api, product.notFound(index * 10 + n), product.authorization(key))),
+      ];
+      await paced(api, tasks, 0.5);
+    },
+  };
+}
 
 /**
  * The operations' runtimes killed mid-invocation (as an out-of-memory kill would): each request
- * held on a hung store, then its sandbox killed. Lambda Errors, 5xx, and the canary's rollback alarms.
+ * held on a hung store, then its sandbox killed. Lambda Errors and the 5xx rate.
  */
-function runtimeKilled(
-  product: RehearsalProduct,
-  alarms: readonly AlarmModel[],
-  minutes: number,
-  request: Send,
-): Scenario {
-  const operations = Object.keys(product.operations);
+function runtimeKilled(driver: RehearsalDriver, minutes: number): Scenario {
+  const faults = driver.api.storeFaults!;
+  const count = driver.threshold(reads('AWS/Lambda', 'Errors'));
   return {
     name: 'runtime killed',
-    fault: "each operation's sandbox killed mid-invocation while its store call hangs",
+    fault: "each operation's sandbox killed mid-invocation",
     targets: anyOf(reads('AWS/Lambda', 'Errors'), reads('AWS/ApiGateway', '5XXError')),
     minutes,
-    async minute({ api }) {
-      const faults = api.storeFaults!;
-      const count = thresholdOf(alarms, reads('AWS/Lambda', 'Errors'));
+    async minute() {
       const before = faults.injected;
       faults.fault = { kind: 'hang' };
-      const answers = operations.flatMap((operation) => times(count, (n) => request({ api, alarms }, operation, n)));
-      await waitUntil(() => faults.injected - before >= operations.length * count);
-      for (const operation of operations) killSandboxes(functionOf(api, operation));
+      const answers = driver.operations.flatMap((operation) => times(count, (n) => driver.request(operation, n)));
+      await waitUntil(() => faults.injected - before >= driver.operations.length * count);
+      for (const operation of driver.operations) driver.kill(operation);
       faults.fault = undefined;
       await Promise.all(answers);
     },
   };
 }
 
-/** Each table throttled, then failing (500s), under every operation's traffic and the authorizer's key reads. */
-function tableScenarios(
-  product: RehearsalProduct,
-  alarms: readonly AlarmModel[],
-  minutes: number,
-  request: Send,
-): Scenario[] {
-  const operations = Object.keys(product.operations);
-  const faultOf = (kind: 'throughput' | 'error500', metricName: string, label: string) => (tableName: string) => {
-    const targets = reads('AWS/DynamoDB', metricName, { TableName: tableName });
-    return {
-      name: `${tableName.replace(/^.*?-/, '')} ${label}`,
-      fault: `the store answers ${kind === 'error500' ? '500' : 'ProvisionedThroughputExceededException'} for ${tableName}`,
-      targets,
-      minutes,
-      async minute(context: ScenarioContext) {
-        const { api } = context;
-        // A fresh authorizer sandbox reads the keys: the key store's table sees the fault too.
-        killSandboxes(functionOf(api, 'authorizer'));
-        api.storeFaults!.fault = { kind, tables: [tableName] };
-        const perOperation = Math.ceil(thresholdOf(alarms, targets) / 2) + 1;
-        try {
-          await paced(
-            api,
-            operations.flatMap((operation) => times(perOperation, (n) => () => request(context, operation, n))),
-          );
-        } finally {
-          api.storeFaults!.fault = undefined;
-        }
-      },
-    } satisfies Scenario;
-  };
-  return [
-    ...tableNames(alarms).map(faultOf('throughput', 'ThrottledRequests', 'throttled')),
-    ...tableNames(alarms).map(faultOf('error500', 'SystemErrors', 'failing')),
-  ];
+/**
+ * A table throttled, failing (500s) and hung, under every operation's traffic and the key
+ * authorizer's reads of the keys (a fresh key each minute, its authorizer started cold, so it reads
+ * them): the table's alarms, and for the keys' table the authorizer's failures and the key-store
+ * warnings; a hung table, the durations and latencies.
+ */
+function tableFaults(driver: RehearsalDriver, minutes: number, table: string): Scenario[] {
+  const short = table.replace(/^.*?-/, '').replace(/Table[0-9A-F]{8}$/, '');
+  const keyStore = anyOf(reads('*', 'AuthorizerFailures'), reads('*', 'KeyStoreWarnings'));
+  const kinds = [
+    {
+      kind: 'throughput',
+      label: 'throttled',
+      targets: reads('AWS/DynamoDB', 'ThrottledRequests', { TableName: table }),
+    },
+    {
+      kind: 'error500',
+      label: 'failing',
+      targets: anyOf(reads('AWS/DynamoDB', 'SystemErrors', { TableName: table }), keyStore),
+    },
+    {
+      kind: 'hang',
+      label: 'hung',
+      targets: anyOf(reads('AWS/Lambda', 'Duration'), reads('AWS/ApiGateway', 'Latency')),
+    },
+  ] as const;
+  return kinds.map(({ kind, label, targets }) => ({
+    name: `${short} table ${label}`,
+    fault: `the store ${kind === 'hang' ? 'never answers' : `answers ${kind}`} for ${table}`,
+    targets,
+    minutes,
+    async minute() {
+      const key = await driver.issueKey();
+      driver.kill('authorizer');
+      driver.api.storeFaults!.fault = { kind, tables: [table] };
+      const perOperation = Math.ceil(driver.threshold(targets) / 2) + 1;
+      try {
+        const tasks = driver.operations.flatMap((operation) =>
+          times(Math.min(perOperation, 12), (n) => () => driver.request(operation, n, key)),
+        );
+        await paced(driver.api, tasks);
+      } finally {
+        driver.api.storeFaults!.fault = undefined;
+      }
+    },
+  }));
 }
 
-const tableNames = (alarms: readonly AlarmModel[]): string[] => [
-  ...new Set(
-    alarms.flatMap((alarm) =>
-      [...alarm.queries.values()].flatMap((query) =>
-        query.kind === 'metric' && query.metric.namespace === 'AWS/DynamoDB' && query.metric.dimensions.Operation
-          ? [query.metric.dimensions.TableName!]
-          : [],
-      ),
-    ),
-  ),
-];
+/**
+ * Requests to every function at once, past the share of its reserved concurrency the alarms fire at
+ * (and past the reservation itself), the first of them held on a hung store so that the others
+ * queue behind them; new identities at once make the key authorizer's own flood.
+ */
+function concurrencyFlood(driver: RehearsalDriver, minutes: number): Scenario {
+  const countFor = (name: string) => {
+    const fn = driver.fn(name).functionName;
+    const concurrency = driver.threshold(reads('AWS/Lambda', 'ConcurrentExecutions', { FunctionName: fn }));
+    const reserved = driver.reserved(name);
+    return Math.max(concurrency, reserved === undefined ? 0 : reserved + 5) + 2;
+  };
+  return {
+    name: 'concurrency flood',
+    fault: 'concurrent slow requests past the reserved concurrency',
+    targets: anyOf(reads('AWS/Lambda', 'ConcurrentExecutions'), reads('AWS/Lambda', 'Throttles')),
+    minutes,
+    async setup() {
+      await driver.pool(Math.max(...driver.operations.map(countFor)));
+      await driver.warmPool();
+    },
+    async minute(_, index) {
+      const counts = driver.operations.map((operation) => [operation, countFor(operation)] as const);
+      const keys = await driver.pool(0);
+      const faults = driver.api.storeFaults!;
+      faults.fault = { kind: 'hang', times: 10 * driver.operations.length };
+      try {
+        const tasks = [
+          ...counts.flatMap(([operation, count]) =>
+            times(count, (n) => () => driver.request(operation, n, keys[n % keys.length])),
+          ),
+          ...times(
+            countFor('authorizer'),
+            (n) => () => driver.request(driver.operations[0]!, n, driver.product.mistypedKey(index * 1000 + n)),
+          ),
+        ];
+        await paced(driver.api, tasks, 1);
+      } finally {
+        faults.fault = undefined;
+      }
+    },
+  };
+}
+
+const unauthorizedAlarm = (alarm: AlarmModel) => reads('*', 'UnauthorizedRequests')(alarm);
 
 /** Requests without a key, and with mistyped ones: 401s, the 4xx rate. */
-function unauthorizedFlood(product: RehearsalProduct, alarms: readonly AlarmModel[], minutes: number): Scenario {
-  const first = Object.keys(product.operations)[0]!;
+function unauthorizedFlood(driver: RehearsalDriver, minutes: number): Scenario {
+  const { product, api } = driver;
+  const count = driver.threshold(unauthorizedAlarm) + 5;
   return {
     name: 'keyless and bad-key flood',
     fault: 'requests without a key or with a mistyped one',
-    targets: anyOf(reads('AWS/ApiGateway', '4XXError'), (alarm) => /Unauthorized/.test(alarm.alarmName)),
+    targets: anyOf(reads('AWS/ApiGateway', '4XXError'), unauthorizedAlarm),
     minutes,
-    async minute({ api }, index) {
-      const count =
-        Math.max(...alarms.filter((alarm) => /Unauthorized/.test(alarm.alarmName)).map((a) => a.threshold), 1) + 5;
+    async minute(_, index) {
+      const first = driver.operations[0]!;
+      const tasks = times(
+        count,
+        (n) => () =>
+          n % 2 ? driver.request(first, n, product.mistypedKey(index * 1000 + n)) : driver.request(first, n, undefined),
+      );
+      await paced(api, tasks);
+    },
+  };
+}
+
+/** One key past its usage plan's burst (and the stage's): 429s. */
+function planThrottled(driver: RehearsalDriver, minutes: number): Scenario {
+  const targets = reads('*', 'ThrottledRequests');
+  const isApiThrottled = (alarm: AlarmModel) => targets(alarm) && !reads('AWS/DynamoDB', 'ThrottledRequests')(alarm);
+  const planBurst = Math.max(
+    0,
+    ...Object.values(driver.api.stack.template.Resources)
+      .filter((resource) => resource.Type === 'AWS::ApiGateway::UsagePlan')
+      .map((resource) => Number((resource.Properties?.Throttle as { BurstLimit?: unknown })?.BurstLimit ?? 0)),
+  );
+  return {
+    name: 'usage plan throttled',
+    fault: "one key's requests past its usage plan's burst",
+    targets: isApiThrottled,
+    minutes,
+    async minute() {
+      const count = planBurst + driver.threshold(isApiThrottled) + 10;
+      await Promise.all(times(count, (n) => driver.request(driver.operations[0]!, n)));
+    },
+  };
+}
+
+/** Creates past the write capacity a minute's alarm allows, from a pool of keys (each under its create throttle). */
+function createFlood(driver: RehearsalDriver, minutes: number): Scenario {
+  const targets = reads('AWS/DynamoDB', 'ConsumedWriteCapacityUnits');
+  const count = Math.ceil(driver.threshold(targets) * 1.1);
+  return {
+    name: 'create flood',
+    fault: 'many keys creating at once',
+    targets,
+    minutes,
+    async setup() {
+      await driver.pool(count);
+      await driver.warmPool();
+    },
+    async minute(_, index) {
+      const keys = await driver.pool(count);
+      const write = driver.product.writeOperation;
       await paced(
-        api,
-        times(
-          count,
-          (n) => () =>
-            send(
-              api,
-              product.operations[first]!(n),
-              n % 2 ? product.authorization(product.mistypedKey(index * 1000 + n)) : {},
-            ),
-        ),
+        driver.api,
+        times(count, (n) => () => driver.request(write, index * count + n, keys[n % keys.length])),
       );
     },
   };
 }
 
-/** One key past its usage plan's burst: 429s. */
-function planThrottled(alarms: readonly AlarmModel[], minutes: number, request: Send, operations: string[]): Scenario {
+/**
+ * The keys' table refusing the authorizer's record of a key's use (its UpdateItem) while the keys
+ * read fine: requests are allowed, and the key store warns.
+ */
+function keyUsesNotRecorded(driver: RehearsalDriver, minutes: number): Scenario {
+  const targets = reads('*', 'KeyStoreWarnings');
+  const tables = driver.api.tables.map(({ tableName }) => tableName);
   return {
-    name: 'usage plan throttled',
-    fault: "one key's requests past its usage plan's burst",
-    targets: (alarm) => /Throttled$/.test(alarm.alarmName) && !reads('AWS/DynamoDB', 'ThrottledRequests')(alarm),
+    name: 'key uses not recorded',
+    fault: "the store answers 500 to the authorizer's record of a key's use",
+    targets,
     minutes,
-    async minute(context) {
-      const count = 40 + thresholdOf(alarms, (alarm) => /ApiThrottled/.test(alarm.alarmName));
-      await Promise.all(times(count, (n) => request(context, operations[0]!, n)));
+    async minute() {
+      const faults = driver.api.storeFaults!;
+      for (const _ of times(driver.threshold(targets), (n) => n)) {
+        const key = await driver.issueKey();
+        driver.kill('authorizer');
+        faults.fault = { kind: 'error500', tables, operations: ['UpdateItem'] };
+        try {
+          await driver.request(driver.operations[0]!, 0, key);
+        } finally {
+          faults.fault = undefined;
+        }
+      }
     },
   };
 }

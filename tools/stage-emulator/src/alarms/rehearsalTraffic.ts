@@ -16,10 +16,15 @@ export interface RehearsalRequest {
 
 /** What the product tells the rehearsal: its operations' requests and how a key is issued. */
 export interface RehearsalProduct {
-  /** A request per operation (by the function name `functionMatches` takes, e.g. `listPets`); `n` varies it. */
-  readonly operations: Readonly<Record<string, (n: number) => RehearsalRequest>>;
+  /**
+   * A request per operation (by the function name `functionMatches` takes, e.g. `listPets`); `n`
+   * varies it, `created` holds the ids the write operation's answers gave so far (for reads of them).
+   */
+  readonly operations: Readonly<Record<string, (n: number, created: readonly string[]) => RehearsalRequest>>;
   /** The operation that writes an item per request (its alarms: the consumed write capacity). */
   readonly writeOperation: string;
+  /** The id of the item a write operation's answer (its JSON body) created. */
+  createdId(body: unknown): string | undefined;
   /** A request the API answers 404 (a missing item). */
   notFound(n: number): RehearsalRequest;
   /** How a request carries a key (e.g. `Authorization: Bearer <key>`). */
@@ -32,6 +37,7 @@ export interface RehearsalProduct {
 
 export interface Answer {
   readonly status: number;
+  readonly body: unknown;
 }
 
 /** Sends one request; the answer's status once its body is read. */
@@ -49,8 +55,14 @@ export async function send(
     },
     ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
   });
-  await response.arrayBuffer();
-  return { status: response.status };
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: response.status, body };
 }
 
 /** The stage's default method throttle (its `/*` `*` MethodSettings), unlimited when it has none. */
