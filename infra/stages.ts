@@ -207,7 +207,9 @@ export const STAGE_SETTINGS: Readonly<Record<Stage, StageSettings>> = {
       lambdaErrors: 5,
       lambdaThrottles: 5,
       lambdaDurationPercentOfStoreBudget: 80,
-      lambdaConcurrency: { executions: 50 },
+      // The stage's throttle (20/s) x the longest a request holds a function (a hung store's 2.5 s) is 50,
+      // the most one function can reach: 50 fired only if every request hung (npm run rehearse). Half of it.
+      lambdaConcurrency: { executions: 25 },
       dynamoThrottledRequests: 20,
       dynamoSystemErrors: 5,
       // Two keys creating at their createPet ceiling (2 a second each), for a minute.

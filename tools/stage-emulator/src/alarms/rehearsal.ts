@@ -54,7 +54,7 @@ export interface Scenario {
 }
 
 /** One scenario's outcome for one alarm: the minute it entered ALARM, and whether a topic was told. */
-export interface AlarmOutcome {
+interface AlarmOutcome {
   readonly minutes: number;
   readonly notified: readonly string[];
 }
@@ -130,22 +130,32 @@ export function rehearsalRows(
   refused: readonly AlarmRefusedError[],
   healthy: ScenarioRun,
   faults: readonly ScenarioRun[],
+  skipped: readonly Scenario[] = [],
+  /** The functions without reserved concurrency, by name. */
+  unreserved: ReadonlySet<string> = new Set(),
 ): RehearsalRow[] {
   const rows = alarms.map((alarm): RehearsalRow => {
     const healthyState = healthy.finalStates.get(alarm.logicalId) ?? '-';
-    const offline = notRehearsed(alarm);
+    const offline = notRehearsed(alarm, unreserved);
     const firing = faults.filter((run) => run.fired.has(alarm.logicalId));
     const run = firing.find((candidate) => candidate.scenario.targets(alarm)) ?? firing[0];
     const outcome = run?.fired.get(alarm.logicalId);
     const healthyFired = healthy.fired.has(alarm.logicalId) || healthyState === 'ALARM';
+    const notRun = !outcome && skipped.find((scenario) => scenario.targets(alarm));
     const failure = healthyFired
       ? `${alarm.alarmName} fires on the healthy scenario (${healthyState}).`
-      : !outcome && !offline
+      : !outcome && !offline && !notRun
         ? `${alarm.alarmName} never fires: no scenario reached its threshold (${alarm.comparisonOperator} ${alarm.threshold}, ${alarm.datapointsToAlarm} of ${alarm.evaluationPeriods}).`
         : undefined;
     return {
       alarm: alarm.alarmName,
-      firedBy: run ? run.scenario.name : offline ? `not rehearsed offline: ${offline}` : 'none',
+      firedBy: run
+        ? run.scenario.name
+        : offline
+          ? `not rehearsed offline: ${offline}`
+          : notRun
+            ? `not run: ${notRun.name}`
+            : 'none',
       minutesToAlarm: outcome ? String(outcome.minutes) : '-',
       healthyState,
       topicNotified: outcome ? (outcome.notified.length > 0 ? `yes (${outcome.notified.join(', ')})` : 'no') : '-',
@@ -165,9 +175,17 @@ export function rehearsalRows(
   return [...rows, ...refusedRows];
 }
 
-function notRehearsed(alarm: AlarmModel): string | undefined {
+/**
+ * Why the alarm cannot be rehearsed offline, if it cannot: it reads the WAF's metric, or the
+ * Throttles of a function without reserved concurrency, which Lambda throttles only at the
+ * account's concurrency quota (an account's setting, not the template's: none offline).
+ */
+function notRehearsed(alarm: AlarmModel, unreserved: ReadonlySet<string>): string | undefined {
   for (const query of alarm.queries.values()) {
     if (query.kind !== 'metric') continue;
+    const { namespace, metricName, dimensions } = query.metric;
+    if (namespace === 'AWS/Lambda' && metricName === 'Throttles' && unreserved.has(dimensions.FunctionName ?? ''))
+      return "no reserved concurrency: throttled only at the account's quota";
     const found = NOT_REHEARSED_OFFLINE.find(
       ({ namespace, metricName }) => query.metric.namespace === namespace && query.metric.metricName === metricName,
     );

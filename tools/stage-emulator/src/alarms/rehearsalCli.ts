@@ -13,7 +13,14 @@ import { ensureCloudAssembly } from '../freshAssembly.ts';
 import type { StartDeployedProduct } from '../cli.ts';
 import { readAlarms } from './alarmModel.ts';
 import { MetricStore } from './metricStore.ts';
-import { formatTable, rehearsalRows, runScenario, SimulatedClock, type ScenarioRun } from './rehearsal.ts';
+import {
+  formatTable,
+  rehearsalRows,
+  runScenario,
+  SimulatedClock,
+  type Scenario,
+  type ScenarioRun,
+} from './rehearsal.ts';
 import { RehearsalDriver } from './rehearsalDriver.ts';
 import { rehearsalScenarios } from './rehearsalScenarios.ts';
 import type { RehearsalProduct } from './rehearsalTraffic.ts';
@@ -24,7 +31,8 @@ export type RehearseProduct = Pick<
 > &
   RehearsalProduct;
 
-const USAGE = 'Usage: npm run rehearse -- --stage <stage> [--cdk-out <dir>] [--parameter Name=Value ...]';
+const USAGE =
+  'Usage: npm run rehearse -- --stage <stage> [--cdk-out <dir>] [--parameter Name=Value ...] [--scenario <name> ...]';
 
 function parse(argv: readonly string[], product: RehearseProduct) {
   const stages = Object.keys(product.stacks);
@@ -35,6 +43,7 @@ function parse(argv: readonly string[], product: RehearseProduct) {
       stage: { type: 'string' },
       'cdk-out': { type: 'string' },
       parameter: { type: 'string', multiple: true },
+      scenario: { type: 'string', multiple: true },
     },
   });
   if (values.stage === undefined) throw new Error(`--stage is required (${stages.join(' or ')}).`);
@@ -47,7 +56,7 @@ function parse(argv: readonly string[], product: RehearseProduct) {
     parameters[assignment.slice(0, at)] = assignment.slice(at + 1);
   }
   const outdir = values['cdk-out'] === undefined ? product.outdir : typedPath(values['cdk-out'], 'rehearse');
-  return { stage: values.stage, outdir, parameters };
+  return { stage: values.stage, outdir, parameters, only: values.scenario ?? [] };
 }
 
 export async function runRehearseCommand(argv: string[], product: RehearseProduct): Promise<void> {
@@ -81,9 +90,20 @@ export async function runRehearseCommand(argv: string[], product: RehearseProduc
       report: () => {},
     });
     const runs: ScenarioRun[] = [];
+    const skipped: Scenario[] = [];
     try {
       const driver = new RehearsalDriver(product, alarms, args.stage, api);
-      const scenarios = rehearsalScenarios(driver);
+      const every = rehearsalScenarios(driver);
+      const unknown = args.only.filter((name) => !every.some((scenario) => scenario.name === name));
+      if (unknown.length > 0)
+        throw new Error(
+          `no scenario ${unknown.join(', ')}: the scenarios are ${every.map(({ name }) => name).join(', ')}.`,
+        );
+      // The healthy day always runs; `--scenario` picks among the faults.
+      const scenarios = every.filter(
+        (scenario, i) => i === 0 || args.only.length === 0 || args.only.includes(scenario.name),
+      );
+      skipped.push(...every.filter((scenario) => !scenarios.includes(scenario)));
       for (const [index, scenario] of scenarios.entries()) {
         const run = await runScenario(scenario, index, { api, alarms, store, clock });
         console.error(
@@ -95,7 +115,16 @@ export async function runRehearseCommand(argv: string[], product: RehearseProduc
       await api.close();
     }
     const [healthy, ...faults] = runs;
-    const rows = rehearsalRows(alarms, refused, healthy!, faults);
+    const unreserved = new Set(
+      Object.entries(stack.template.Resources)
+        .filter(
+          ([, resource]) =>
+            resource.Type === 'AWS::Lambda::Function' &&
+            resource.Properties?.ReservedConcurrentExecutions === undefined,
+        )
+        .map(([logicalId]) => api.functions.find((fn) => fn.logicalId === logicalId)?.functionName ?? logicalId),
+    );
+    const rows = rehearsalRows(alarms, refused, healthy!, faults, skipped, unreserved);
     console.log(
       `${stackName}: ${alarms.length + refused.length} alarms rehearsed offline in ${((performance.now() - started) / 1000).toFixed(0)} s`,
     );

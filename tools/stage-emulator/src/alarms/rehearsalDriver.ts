@@ -5,7 +5,16 @@
  */
 import { functionMatches, type DeployedApi, type DeployedFunction } from '../deployedApi.ts';
 import type { AlarmModel } from './alarmModel.ts';
-import { send, type Answer, type RehearsalProduct } from './rehearsalTraffic.ts';
+import {
+  bucketOf,
+  planThrottle,
+  send,
+  stageThrottle,
+  type Answer,
+  type RehearsalProduct,
+  type RehearsalRequest,
+  type TokenBucket,
+} from './rehearsalTraffic.ts';
 
 /** Requests one pooled key sends at once: under every plan's burst (and a create method's). */
 const REQUESTS_PER_POOLED_KEY = 4;
@@ -35,13 +44,18 @@ export class RehearsalDriver {
   readonly #pool: string[] = [];
   readonly created: string[] = [];
   readonly #statuses = new Map<number, number>();
+  readonly #stageBucket: TokenBucket;
+  readonly #keyBucket: TokenBucket;
 
   constructor(
     readonly product: RehearsalProduct,
     readonly alarms: readonly AlarmModel[],
     readonly stage: string,
     readonly api: DeployedApi,
-  ) {}
+  ) {
+    this.#stageBucket = bucketOf(stageThrottle(api));
+    this.#keyBucket = bucketOf(planThrottle(api));
+  }
 
   get operations(): string[] {
     return Object.keys(this.product.operations);
@@ -65,8 +79,11 @@ export class RehearsalDriver {
   }
 
   /** Kills the function's sandboxes, busy or idle (as an out-of-memory kill would); the next invocation starts cold. */
-  kill(name: string): void {
-    for (const pid of this.fn(name).host.sandboxPids) process.kill(pid, 'SIGKILL');
+  async kill(name: string): Promise<void> {
+    const { host } = this.fn(name);
+    for (const pid of host.sandboxPids) process.kill(pid, 'SIGKILL');
+    // Until the host has seen them die, it could still hand one an invocation.
+    await waitUntil(() => host.sandboxPids.length === 0);
   }
 
   async mainKey(): Promise<string> {
@@ -86,14 +103,31 @@ export class RehearsalDriver {
   }
 
   /** Operation `operation`'s request number `n` with `key`; a create's id is kept for later reads. */
-  async request(operation: string, n: number, key: string | undefined = this.#key): Promise<Answer> {
+  /**
+   * `key` null: none sent. Paced (the default): under the stage's throttle, and the main key under
+   * its plan's; `paced: false` for the floods meant to pass them.
+   */
+  async request(operation: string, n: number, key: string | null = this.#key, paced = true): Promise<Answer> {
+    if (paced) {
+      await this.#stageBucket.take();
+      if (key === this.#key) await this.#keyBucket.take();
+    }
     const request = this.product.operations[operation]!(n, this.created);
-    const answer = await send(this.api, request, key === undefined ? {} : this.product.authorization(key));
+    const answer = await send(this.api, request, key === null ? {} : this.product.authorization(key));
     this.#statuses.set(answer.status, (this.#statuses.get(answer.status) ?? 0) + 1);
     if (operation === this.product.writeOperation && answer.status < 300) {
       const id = this.product.createdId(answer.body);
       if (id !== undefined) this.created.push(id);
     }
+    return answer;
+  }
+
+  /** A request of the product's other than an operation's (a 404), paced as `request`. */
+  async send(request: RehearsalRequest, key: string): Promise<Answer> {
+    await this.#stageBucket.take();
+    if (key === this.#key) await this.#keyBucket.take();
+    const answer = await send(this.api, request, this.product.authorization(key));
+    this.#statuses.set(answer.status, (this.#statuses.get(answer.status) ?? 0) + 1);
     return answer;
   }
 
@@ -110,7 +144,7 @@ export class RehearsalDriver {
   /** Sends one request with each pooled key, so that the key authorizer's verdicts are cached before a flood. */
   async warmPool(): Promise<void> {
     // A warm authorizer knows only the keys of its last read: a cold one reads the pool's too.
-    this.kill('authorizer');
+    await this.kill('authorizer');
     for (const key of this.#pool) await this.request(this.operations[0]!, 0, key);
   }
 

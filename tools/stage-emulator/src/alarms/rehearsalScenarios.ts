@@ -7,16 +7,18 @@
 import type { AlarmModel } from './alarmModel.ts';
 import { anyOf, type RehearsalDriver, reads, times, waitUntil } from './rehearsalDriver.ts';
 import type { Scenario } from './rehearsal.ts';
-import { paced, send } from './rehearsalTraffic.ts';
+import { MAX_INSTANCES as MAX_SANDBOXES } from '../lambdaHost.ts';
 
 /** Every scenario, the healthy one first. */
 export function rehearsalScenarios(driver: RehearsalDriver): Scenario[] {
-  const minutes = Math.max(...driver.alarms.map((alarm) => alarm.datapointsToAlarm)) + 1;
+  // A fault scenario runs M minutes: its alarms reach ALARM on the M-th, or never.
+  const minutes = Math.max(...driver.alarms.map((alarm) => alarm.datapointsToAlarm));
   return [
     healthy(driver),
     runtimeKilled(driver, minutes),
     ...driver.tableNames().flatMap((table) => tableFaults(driver, minutes, table)),
     concurrencyFlood(driver, minutes),
+    authorizerFlood(driver, minutes),
     keyUsesNotRecorded(driver, minutes),
     unauthorizedFlood(driver, minutes),
     planThrottled(driver, minutes),
@@ -26,7 +28,7 @@ export function rehearsalScenarios(driver: RehearsalDriver): Scenario[] {
 
 /** Steady mixed traffic, well under every throttle: lists, gets of real pets, creates, a mistyped key, 404s. */
 function healthy(driver: RehearsalDriver): Scenario {
-  const { product, api } = driver;
+  const { product } = driver;
   return {
     name: 'healthy',
     fault: 'none',
@@ -41,9 +43,9 @@ function healthy(driver: RehearsalDriver): Scenario {
       const tasks = [
         ...driver.operations.flatMap((operation) => times(4, (n) => () => driver.request(operation, index * 10 + n))),
         () => driver.request(driver.operations[0]!, index, product.mistypedKey(index)),
-        ...times(2, (n) => () => send(api, product.notFound(index * 10 + n), product.authorization(key))),
+        ...times(2, (n) => () => driver.send(product.notFound(index * 10 + n), key)),
       ];
-      await paced(api, tasks, 0.5);
+      await Promise.all(tasks.map((task) => task()));
     },
   };
 }
@@ -64,8 +66,13 @@ function runtimeKilled(driver: RehearsalDriver, minutes: number): Scenario {
       const before = faults.injected;
       faults.fault = { kind: 'hang' };
       const answers = driver.operations.flatMap((operation) => times(count, (n) => driver.request(operation, n)));
-      await waitUntil(() => faults.injected - before >= driver.operations.length * count);
-      for (const operation of driver.operations) driver.kill(operation);
+      // Every request held in its own sandbox, its store call hung, before the kill.
+      await waitUntil(
+        () =>
+          faults.injected - before >= driver.operations.length * count &&
+          driver.operations.every((operation) => driver.fn(operation).host.sandboxPids.length >= count),
+      );
+      await Promise.all(driver.operations.map((operation) => driver.kill(operation)));
       faults.fault = undefined;
       await Promise.all(answers);
     },
@@ -105,14 +112,16 @@ function tableFaults(driver: RehearsalDriver, minutes: number, table: string): S
     minutes,
     async minute() {
       const key = await driver.issueKey();
-      driver.kill('authorizer');
+      await driver.kill('authorizer');
       driver.api.storeFaults!.fault = { kind, tables: [table] };
-      const perOperation = Math.ceil(driver.threshold(targets) / 2) + 1;
+      // A throttled or failing call is tried 3 times; a hung one holds its request for the store budget.
+      const perOperation =
+        kind === 'hang' ? 2 : Math.ceil(driver.threshold(targets) / (3 * driver.operations.length)) + 1;
       try {
         const tasks = driver.operations.flatMap((operation) =>
-          times(Math.min(perOperation, 12), (n) => () => driver.request(operation, n, key)),
+          times(perOperation, (n) => () => driver.request(operation, n, key)),
         );
-        await paced(driver.api, tasks);
+        await Promise.all(tasks.map((task) => task()));
       } finally {
         driver.api.storeFaults!.fault = undefined;
       }
@@ -141,22 +150,48 @@ function concurrencyFlood(driver: RehearsalDriver, minutes: number): Scenario {
       await driver.pool(Math.max(...driver.operations.map(countFor)));
       await driver.warmPool();
     },
-    async minute(_, index) {
-      const counts = driver.operations.map((operation) => [operation, countFor(operation)] as const);
+    async minute() {
       const keys = await driver.pool(0);
       const faults = driver.api.storeFaults!;
-      faults.fault = { kind: 'hang', times: 10 * driver.operations.length };
+      // One function at a time: its first requests hold every sandbox it may run, the rest queue behind them.
+      for (const operation of driver.operations) {
+        faults.fault = { kind: 'hang', times: MAX_SANDBOXES };
+        try {
+          await Promise.all(times(countFor(operation), (n) => driver.request(operation, n, keys[n % keys.length]!)));
+        } finally {
+          faults.fault = undefined;
+        }
+      }
+    },
+  };
+}
+
+/**
+ * New identities at once, the key authorizer started cold on a hung keys' table so that each of its
+ * invocations is held and the others queue: its concurrency, and past its reservation its throttles.
+ */
+function authorizerFlood(driver: RehearsalDriver, minutes: number): Scenario {
+  const authorizer = driver.fn('authorizer').functionName;
+  const concurrency = driver.threshold(reads('AWS/Lambda', 'ConcurrentExecutions', { FunctionName: authorizer }));
+  const reserved = driver.reserved('authorizer');
+  const count = Math.max(concurrency, reserved === undefined ? 0 : reserved + 5) + 2;
+  const tables = driver.api.tables.map(({ tableName }) => tableName);
+  return {
+    name: 'authorizer flood',
+    fault: 'new keys at once while the key store hangs',
+    targets: anyOf(
+      reads('AWS/Lambda', 'ConcurrentExecutions', { FunctionName: authorizer }),
+      reads('AWS/Lambda', 'Throttles', { FunctionName: authorizer }),
+    ),
+    minutes,
+    async minute(_, index) {
+      await driver.kill('authorizer');
+      const faults = driver.api.storeFaults!;
+      faults.fault = { kind: 'hang', tables, times: MAX_SANDBOXES };
       try {
-        const tasks = [
-          ...counts.flatMap(([operation, count]) =>
-            times(count, (n) => () => driver.request(operation, n, keys[n % keys.length])),
-          ),
-          ...times(
-            countFor('authorizer'),
-            (n) => () => driver.request(driver.operations[0]!, n, driver.product.mistypedKey(index * 1000 + n)),
-          ),
-        ];
-        await paced(driver.api, tasks, 1);
+        const first = driver.operations[0]!;
+        const tasks = times(count, (n) => () => driver.request(first, n, driver.product.mistypedKey(index * 1000 + n)));
+        await Promise.all(tasks.map((task) => task()));
       } finally {
         faults.fault = undefined;
       }
@@ -168,7 +203,7 @@ const unauthorizedAlarm = (alarm: AlarmModel) => reads('*', 'UnauthorizedRequest
 
 /** Requests without a key, and with mistyped ones: 401s, the 4xx rate. */
 function unauthorizedFlood(driver: RehearsalDriver, minutes: number): Scenario {
-  const { product, api } = driver;
+  const { product } = driver;
   const count = driver.threshold(unauthorizedAlarm) + 5;
   return {
     name: 'keyless and bad-key flood',
@@ -180,9 +215,9 @@ function unauthorizedFlood(driver: RehearsalDriver, minutes: number): Scenario {
       const tasks = times(
         count,
         (n) => () =>
-          n % 2 ? driver.request(first, n, product.mistypedKey(index * 1000 + n)) : driver.request(first, n, undefined),
+          n % 2 ? driver.request(first, n, product.mistypedKey(index * 1000 + n)) : driver.request(first, n, null),
       );
-      await paced(api, tasks);
+      await Promise.all(tasks.map((task) => task()));
     },
   };
 }
@@ -203,8 +238,9 @@ function planThrottled(driver: RehearsalDriver, minutes: number): Scenario {
     targets: isApiThrottled,
     minutes,
     async minute() {
-      const count = planBurst + driver.threshold(isApiThrottled) + 10;
-      await Promise.all(times(count, (n) => driver.request(driver.operations[0]!, n)));
+      // Twice the burst: the bucket refills while the first ones are answered.
+      const count = 2 * planBurst + driver.threshold(isApiThrottled) + 10;
+      await Promise.all(times(count, (n) => driver.request(driver.operations[0]!, n, undefined, false)));
     },
   };
 }
@@ -225,10 +261,11 @@ function createFlood(driver: RehearsalDriver, minutes: number): Scenario {
     async minute(_, index) {
       const keys = await driver.pool(count);
       const write = driver.product.writeOperation;
-      await paced(
-        driver.api,
-        times(count, (n) => () => driver.request(write, index * count + n, keys[n % keys.length])),
-      );
+      const tasks = times(count, (n) => () => driver.request(write, index * count + n, keys[n % keys.length]!));
+      // In waves under the function's reserved concurrency (past it, Lambda throttles); the stage's throttle paces each request.
+      const wave = Math.max(1, Math.floor(Math.min(0.8 * (driver.reserved(write) ?? 100), 100)));
+      for (let at = 0; at < tasks.length; at += wave)
+        await Promise.all(tasks.slice(at, at + wave).map((task) => task()));
     },
   };
 }
@@ -249,7 +286,7 @@ function keyUsesNotRecorded(driver: RehearsalDriver, minutes: number): Scenario 
       const faults = driver.api.storeFaults!;
       for (const _ of times(driver.threshold(targets), (n) => n)) {
         const key = await driver.issueKey();
-        driver.kill('authorizer');
+        await driver.kill('authorizer');
         faults.fault = { kind: 'error500', tables, operations: ['UpdateItem'] };
         try {
           await driver.request(driver.operations[0]!, 0, key);

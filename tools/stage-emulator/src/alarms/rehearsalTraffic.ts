@@ -79,17 +79,55 @@ export function stageThrottle(api: DeployedApi): { burst: number; perSecond: num
 }
 
 /**
- * Runs `tasks` under the stage's throttle with `share` of it (a fraction, so the paced traffic
- * leaves room for what else the scenario sends): a burst at once, then the rest at its rate.
+ * A token bucket on real time, as API Gateway's throttles are: `take` waits for a token. The
+ * rehearsal's traffic takes one from the stage's bucket (and the main key's from its plan's) at a
+ * share of their limits, so that a healthy minute is never throttled however fast the simulated
+ * minutes pass.
  */
-export async function paced<T>(api: DeployedApi, tasks: readonly (() => Promise<T>)[], share = 0.8): Promise<T[]> {
-  const { burst, perSecond } = stageThrottle(api);
-  const first = Math.max(1, Math.floor(burst * share));
-  const batch = Math.max(1, Math.floor((perSecond * share) / 4));
-  const running: Promise<T>[] = tasks.slice(0, first).map((task) => task());
-  for (let at = first; at < tasks.length; at += batch) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    running.push(...tasks.slice(at, at + batch).map((task) => task()));
+export class TokenBucket {
+  #tokens: number;
+  #at = performance.now();
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly perSecond: number,
+    readonly burst: number,
+  ) {
+    this.#tokens = burst;
   }
-  return Promise.all(running);
+
+  take(): Promise<void> {
+    const turn = this.#queue.then(async () => {
+      for (;;) {
+        const now = performance.now();
+        this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) / 1000) * this.perSecond);
+        this.#at = now;
+        if (this.#tokens >= 1) {
+          this.#tokens -= 1;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, ((1 - this.#tokens) / this.perSecond) * 1000));
+      }
+    });
+    this.#queue = turn;
+    return turn;
+  }
+}
+
+/** A bucket at `share` of a throttle (unlimited stays unlimited). */
+export const bucketOf = ({ burst, perSecond }: { burst: number; perSecond: number }, share = 0.9): TokenBucket =>
+  new TokenBucket(
+    Number.isFinite(perSecond) ? perSecond * share : 1e9,
+    Number.isFinite(burst) ? Math.max(1, Math.floor(burst * share)) : 1e9,
+  );
+
+/** The usage plans' own throttle (the tightest), what each key may send. */
+export function planThrottle(api: DeployedApi): { burst: number; perSecond: number } {
+  const plans = Object.values(api.stack.template.Resources)
+    .filter((resource) => resource.Type === 'AWS::ApiGateway::UsagePlan')
+    .map((resource) => (resource.Properties?.Throttle ?? {}) as { BurstLimit?: unknown; RateLimit?: unknown });
+  return {
+    burst: Math.min(...plans.map(({ BurstLimit }) => Number(BurstLimit ?? Number.POSITIVE_INFINITY))),
+    perSecond: Math.min(...plans.map(({ RateLimit }) => Number(RateLimit ?? Number.POSITIVE_INFINITY))),
+  };
 }
