@@ -18,6 +18,8 @@ import {
 
 /** Requests one pooled key sends at once: under every plan's burst (and a create method's). */
 const REQUESTS_PER_POOLED_KEY = 4;
+/** The most a threshold asks of a minute's traffic (production's write capacity alarm asks 600 creates). */
+const MAX_COUNT = 1_000;
 
 /** Whether the alarm reads `metricName` (of `namespace`, unless `*`) with these dimensions (some of them). */
 export const reads =
@@ -61,9 +63,13 @@ export class RehearsalDriver {
     return Object.keys(this.product.operations);
   }
 
-  /** The highest threshold among the alarms `test` picks (what a minute's traffic must reach), at least `least`. */
+  /**
+   * The highest threshold among the alarms `test` picks (what a minute's traffic must reach), at
+   * least `least`, at most MAX_COUNT: a threshold past it is one no fault of this size reaches, and
+   * the rehearsal says so rather than flood the stage.
+   */
   threshold(test: (alarm: AlarmModel) => boolean, least = 1): number {
-    return Math.max(least, ...this.alarms.filter(test).map((alarm) => Math.ceil(alarm.threshold)));
+    return Math.min(MAX_COUNT, Math.max(least, ...this.alarms.filter(test).map((alarm) => Math.ceil(alarm.threshold))));
   }
 
   fn(name: string): DeployedFunction {

@@ -86,7 +86,8 @@ function runtimeKilled(driver: RehearsalDriver, minutes: number): Scenario {
  * warnings; a hung table, the durations and latencies.
  */
 function tableFaults(driver: RehearsalDriver, minutes: number, table: string): Scenario[] {
-  const short = table.replace(/^.*?-/, '').replace(/Table[0-9A-F]{8}$/, '');
+  // `PetStore-production-PetsTable56B0D675` is the `Pets` table.
+  const short = table.replace(`${driver.api.stack.stackName}-`, '').replace(/Table[0-9A-F]{8}$/, '');
   const keyStore = anyOf(reads('*', 'AuthorizerFailures'), reads('*', 'KeyStoreWarnings'));
   const kinds = [
     {
@@ -116,7 +117,7 @@ function tableFaults(driver: RehearsalDriver, minutes: number, table: string): S
       driver.api.storeFaults!.fault = { kind, tables: [table] };
       // A throttled or failing call is tried 3 times; a hung one holds its request for the store budget.
       const perOperation =
-        kind === 'hang' ? 2 : Math.ceil(driver.threshold(targets) / (3 * driver.operations.length)) + 1;
+        kind === 'hang' ? 2 : Math.min(20, Math.ceil(driver.threshold(targets) / (3 * driver.operations.length)) + 1);
       try {
         const tasks = driver.operations.flatMap((operation) =>
           times(perOperation, (n) => () => driver.request(operation, n, key)),
