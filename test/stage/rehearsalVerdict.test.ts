@@ -56,7 +56,9 @@ describe('the rehearsal’s verdict', () => {
     const run = await rehearse(outdir, 'Pets table failing');
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toMatch(/^\| petstore-production-ListPetsLatencyP99 +\| .* \| ALARM +\|/m);
-    expect(run.stdout).toMatch(/^\| petstore-production-PetsSystemErrors +\| Pets table failing +\| 2 +\| OK +\| yes \(AlarmTopic/m);
+    expect(run.stdout).toMatch(
+      /^\| petstore-production-PetsSystemErrors +\| Pets table failing +\| 2 +\| OK +\| yes \(AlarmTopic/m,
+    );
     expect(run.stdout).toMatch(/^\| petstore-production-CreatePetErrors +\| not run: runtime killed /m);
     expect(run.stdout).toMatch(/^\| petstore-production-WafBlocked +\| not rehearsed offline: the web ACL/m);
     expect(run.stdout.split('\n').filter((line) => line.startsWith('FAIL'))).toEqual([
@@ -68,6 +70,8 @@ describe('the rehearsal’s verdict', () => {
     const run = await runCli('scripts/rehearse.ts', ['--stage', 'qa']);
     expect(run.code).toBe(2);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(run.stderr).toMatch(/^rehearse: unknown stage "qa": the stages are staging and production\. Usage: npm run rehearse/);
+    expect(run.stderr).toMatch(
+      /^rehearse: unknown stage "qa": the stages are staging and production\. Usage: npm run rehearse/,
+    );
   });
 });
