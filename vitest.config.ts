@@ -19,6 +19,7 @@ const STRESS = [
   'test/local/crashConsistency.test.ts',
   'test/local/faultWindow.test.ts',
   'test/stage/writeHistory.test.ts',
+  'test/stage/rehearsal.test.ts',
   'test/docs/bench.test.ts',
 ];
 /** Files of the client and the platform that run the local API over HTTP or npm in its own process. */

@@ -9,6 +9,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Construct } from 'constructs';
 import type { OperationName } from '../../lib/domain/routes.ts';
+import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import { reservedFor, type AlarmThresholds, type ReservedConcurrency, type Stage } from '../stages.ts';
 
 export const PERIOD = Duration.minutes(1);
@@ -91,9 +92,13 @@ export class StageAlarms {
     return Math.ceil((reserved * setting.percentOfReserved) / 100);
   }
 
-  /** The Duration (maximum) threshold of every function: the stage's `alarms.lambdaDurationPercentOfTimeout` of its timeout, ms. */
+  /**
+   * The Duration (maximum) threshold of every function: the stage's `alarms.lambdaDurationPercentOfStoreBudget`
+   * of a request's store budget, ms, and never past the function's timeout.
+   */
   durationThreshold(): number {
     const { functionTimeout, thresholds } = this.#props;
-    return (functionTimeout.toMilliseconds() * thresholds.lambdaDurationPercentOfTimeout) / 100;
+    const share = (STORE_BUDGET_MS * thresholds.lambdaDurationPercentOfStoreBudget) / 100;
+    return Math.min(share, functionTimeout.toMilliseconds());
   }
 }

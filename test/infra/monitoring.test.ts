@@ -1,4 +1,5 @@
 /** Alarms, their SNS topic and subscribers, and the dashboard (infra/constructs/monitoring.ts), in both stages. */
+import { STORE_BUDGET_MS } from '../../lib/store/deadline.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY_STORE_WARNING_PREFIXES } from '../../infra/constructs/monitoring.ts';
@@ -33,7 +34,7 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
   if (STAGE_SETTINGS[stage].webAcl) alarms.WafBlocked = t.wafBlockedRequests;
   alarms.AuthorizerFailures = t.lambdaErrors;
   alarms.AuthorizerThrottles = t.lambdaThrottles;
-  alarms.AuthorizerDuration = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
+  alarms.AuthorizerDuration = Math.min((STORE_BUDGET_MS * t.lambdaDurationPercentOfStoreBudget) / 100, timeoutMs);
   const reserved = STAGE_SETTINGS[stage].reservedConcurrency;
   const concurrency = (reservation: number | undefined) =>
     'executions' in t.lambdaConcurrency
@@ -44,7 +45,7 @@ function expectedAlarms(stage: (typeof STAGES)[number]): Record<string, number> 
     const name = pascal(operation);
     alarms[`${name}LatencyP99`] = t.apiLatencyP99Ms;
     alarms[`${name}Errors`] = t.lambdaErrors;
-    alarms[`${name}Duration`] = (timeoutMs * t.lambdaDurationPercentOfTimeout) / 100;
+    alarms[`${name}Duration`] = Math.min((STORE_BUDGET_MS * t.lambdaDurationPercentOfStoreBudget) / 100, timeoutMs);
     alarms[`${name}Throttles`] = t.lambdaThrottles;
     alarms[`${name}Concurrency`] = concurrency(reserved ? reserved.operations[operation] : undefined);
   }

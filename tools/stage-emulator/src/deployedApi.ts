@@ -54,6 +54,8 @@ export interface DeployedApiOptions {
   parameters?: Record<string, string>;
   /** Where the functions' log lines, and the IAM gates' denials, go (default: stderr). */
   log?: (line: string) => void;
+  /** Where API Gateway's execution log lines go (default: stderr). */
+  apiLog?: (line: string) => void;
   /** Where `close()` prints the IAM report, one line per function (default: `log`). */
   report?: (line: string) => void;
   /** Keep every gate's decisions and signature checks (tests read them); off, nothing grows with traffic. */
@@ -231,6 +233,7 @@ export async function startDeployedApi(options: DeployedApiOptions): Promise<Dep
       invoke: invokerOf(stack.template, resolver, functions),
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.edgeErrors ? { edgeErrors: options.edgeErrors } : {}),
+      ...(options.apiLog ? { log: options.apiLog } : {}),
       ...(recorders ? { onAnswered: recorders.answered } : {}),
     });
     closers.push(api.close);
