@@ -20,6 +20,7 @@ const STRESS = [
   'test/local/faultWindow.test.ts',
   'test/stage/writeHistory.test.ts',
   'test/stage/rehearsal.test.ts',
+  'test/stage/rehearsalVerdict.test.ts',
   'test/docs/bench.test.ts',
 ];
 /** Files of the client and the platform that run the local API over HTTP or npm in its own process. */
